@@ -1,0 +1,7 @@
+#ifndef RSW_CMD_H
+#define RSW_CMD_H
+
+int rsw_cmd_inspect(int argc, char **argv);
+int rsw_cmd_check_config(int argc, char **argv);
+
+#endif

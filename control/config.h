@@ -1,0 +1,17 @@
+/* The YAML config compiler: a switch config in SONiC CONFIG_DB vocabulary → table writes.
+ * docs/config.md documents every table and field. */
+#ifndef RSW_CONFIG_H
+#define RSW_CONFIG_H
+
+#include <stddef.h>
+
+#include "dataplane/tables/switch.h"
+
+/* Compile path into writes appended to txn (nothing is applied). Returns -1 with
+ * "FILE:LINE: KEY: what was wrong, what was expected" in err. */
+int rsw_config_compile(const char *path, struct rsw_txn *txn, char *err, size_t errlen);
+
+/* Compile and commit in one transaction. */
+int rsw_config_apply(struct rsw_switch *sw, const char *path, char *err, size_t errlen);
+
+#endif

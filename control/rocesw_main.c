@@ -1,0 +1,35 @@
+/* `rocesw`: the offline tools and (later) the CLI of a running switch. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rocesw COMMAND [ARGS]\n"
+		"\n"
+		"commands:\n"
+		"  inspect PCAP [--config F] [--in-port NAME] [--icrc] [--json]\n"
+		"              run each packet through the parser (and with --config the ingress\n"
+		"              tables) and print what it saw and decided\n"
+		"  check-config F\n"
+		"              load a switch config, print its errors or a summary\n"
+		"\n"
+		"rocesw COMMAND --help describes a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "inspect"))
+		return rsw_cmd_inspect(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "check-config"))
+		return rsw_cmd_check_config(argc - 1, argv + 1);
+	fprintf(stderr, "rocesw: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

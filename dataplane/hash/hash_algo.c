@@ -1,0 +1,102 @@
+#include <string.h>
+#include <zlib.h>
+
+#include <rte_jhash.h>
+
+#include "hash_algo.h"
+
+static const char *const algo_names[RSW_HASH_ALGO_COUNT] = {
+	"CRC", "CRC_CCITT", "CRC_32LO", "CRC_32HI", "XOR", "CRC_XOR", "JENKINS_LO", "JENKINS_HI",
+	"RANDOM",
+};
+
+const char *rsw_hash_algo_name(unsigned algo)
+{
+	return algo < RSW_HASH_ALGO_COUNT ? algo_names[algo] : "?";
+}
+
+unsigned rsw_hash_algo_from_name(const char *name)
+{
+	for (unsigned i = 0; i < RSW_HASH_ALGO_COUNT; i++)
+		if (strcmp(algo_names[i], name) == 0)
+			return i;
+	return RSW_HASH_ALGO_COUNT;
+}
+
+/* Byte-wise tables, built once: 512 bytes each, they stay in L1 on the forwarding path. */
+static uint16_t arc_table[256], xmodem_table[256];
+
+static void __attribute__((constructor)) crc16_tables_init(void)
+{
+	for (unsigned i = 0; i < 256; i++) {
+		uint16_t r = (uint16_t)i; /* reflected: poly 0x8005 bit-reversed is 0xA001 */
+		for (int b = 0; b < 8; b++)
+			r = (r & 1) ? (uint16_t)((r >> 1) ^ 0xA001) : (uint16_t)(r >> 1);
+		arc_table[i] = r;
+		uint16_t x = (uint16_t)(i << 8);
+		for (int b = 0; b < 8; b++)
+			x = (x & 0x8000) ? (uint16_t)((x << 1) ^ 0x1021) : (uint16_t)(x << 1);
+		xmodem_table[i] = x;
+	}
+}
+
+uint16_t rsw_crc16_arc(uint16_t crc, const uint8_t *p, size_t n)
+{
+	while (n--)
+		crc = (uint16_t)((crc >> 8) ^ arc_table[(crc ^ *p++) & 0xFF]);
+	return crc;
+}
+
+uint16_t rsw_crc16_xmodem(uint16_t crc, const uint8_t *p, size_t n)
+{
+	while (n--)
+		crc = (uint16_t)((crc << 8) ^ xmodem_table[((crc >> 8) ^ *p++) & 0xFF]);
+	return crc;
+}
+
+uint16_t rsw_xor16(const uint8_t *p, size_t n)
+{
+	uint16_t x = 0;
+	size_t i;
+	for (i = 0; i + 1 < n; i += 2)
+		x ^= (uint16_t)(p[i] << 8 | p[i + 1]);
+	if (i < n) /* an odd last byte is the high byte of a word padded with zero */
+		x ^= (uint16_t)(p[i] << 8);
+	return x;
+}
+
+uint32_t rsw_hash_compute(unsigned algo, uint32_t seed, const uint8_t *key, size_t len,
+			  uint64_t *rnd)
+{
+	uint32_t v;
+
+	switch (algo) {
+	case RSW_HASH_CRC:
+		return rsw_crc16_arc((uint16_t)seed, key, len);
+	case RSW_HASH_CRC_CCITT:
+		return rsw_crc16_xmodem((uint16_t)seed, key, len);
+	case RSW_HASH_CRC_32LO:
+		return (uint32_t)crc32(seed, key, (uInt)len) & 0xFFFF;
+	case RSW_HASH_CRC_32HI:
+		return (uint32_t)crc32(seed, key, (uInt)len) >> 16;
+	case RSW_HASH_XOR:
+		return (rsw_xor16(key, len) ^ seed) & 0xFFFF;
+	case RSW_HASH_CRC_XOR:
+		return (uint32_t)(rsw_crc16_arc((uint16_t)seed, key, len) ^ rsw_xor16(key, len));
+	case RSW_HASH_JENKINS_LO:
+		return rte_jhash(key, (uint32_t)len, seed) & 0xFFFF;
+	case RSW_HASH_JENKINS_HI:
+		return rte_jhash(key, (uint32_t)len, seed) >> 16;
+	case RSW_HASH_RANDOM:
+		if (!rnd)
+			return 0;
+		/* xorshift64*: deterministic for a given seed, so replays repeat */
+		*rnd ^= *rnd >> 12;
+		*rnd ^= *rnd << 25;
+		*rnd ^= *rnd >> 27;
+		return (uint32_t)((*rnd * 0x2545F4914F6CDD1DULL) >> 48);
+	default:
+		v = 0;
+		return v;
+	}
+}

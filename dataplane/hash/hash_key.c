@@ -1,0 +1,132 @@
+/* Builds the byte string a hash policy feeds to its algorithm: native fields in the fixed order
+ * of enum rsw_hash_field, each in network byte order, then the UDFs in configured order. */
+#include <string.h>
+
+#include "hash_algo.h"
+#include "hash_policy.h"
+
+static const char *const field_names[RSW_HF_COUNT] = {
+	"SRC_IP", "DST_IP", "IP_PROTOCOL", "L4_SRC_PORT", "L4_DST_PORT", "IN_PORT",
+	"IPV6_FLOW_LABEL", "RDMA_BTH_OPCODE", "RDMA_BTH_DEST_QP",
+};
+
+const char *rsw_hash_field_name(unsigned f)
+{
+	return f < RSW_HF_COUNT ? field_names[f] : "?";
+}
+
+unsigned rsw_hash_field_from_name(const char *name)
+{
+	for (unsigned i = 0; i < RSW_HF_COUNT; i++)
+		if (strcmp(field_names[i], name) == 0)
+			return i;
+	return RSW_HF_COUNT;
+}
+
+static const char *const base_names[3] = {"L2", "L3", "L4"};
+
+const char *rsw_udf_base_name(unsigned b)
+{
+	return b < 3 ? base_names[b] : "?";
+}
+
+unsigned rsw_udf_base_from_name(const char *name)
+{
+	for (unsigned i = 0; i < 3; i++)
+		if (strcmp(base_names[i], name) == 0)
+			return i;
+	return 3;
+}
+
+static inline uint8_t *put16(uint8_t *k, uint16_t v)
+{
+	k[0] = (uint8_t)(v >> 8);
+	k[1] = (uint8_t)v;
+	return k + 2;
+}
+
+static inline uint8_t *put24(uint8_t *k, uint32_t v)
+{
+	k[0] = (uint8_t)(v >> 16);
+	k[1] = (uint8_t)(v >> 8);
+	k[2] = (uint8_t)v;
+	return k + 3;
+}
+
+static uint8_t *put_udf(uint8_t *k, const struct rsw_udf *u, const uint8_t *frame,
+			const struct rsw_pkt_meta *m)
+{
+	int ok = 1;
+	uint32_t base = 0;
+
+	if (u->match_ip_protocol >= 0 && (m->l3 == RSW_L3_NONE || m->ip_proto != u->match_ip_protocol))
+		ok = 0;
+	if (u->match_l4_dst_port >= 0 &&
+	    (!(m->flags & (RSW_META_F_UDP | RSW_META_F_TCP)) || m->dport != u->match_l4_dst_port))
+		ok = 0;
+	switch (u->base) {
+	case RSW_UDF_L2:
+		base = 0;
+		break;
+	case RSW_UDF_L3:
+		ok = ok && m->l3 != RSW_L3_NONE;
+		base = m->l3_off;
+		break;
+	default:
+		ok = ok && m->l3 != RSW_L3_NONE && !(m->flags & RSW_META_F_FRAG_LATER);
+		base = m->l4_off;
+		break;
+	}
+	if (ok && base + u->offset + u->length <= m->frame_len) {
+		const uint8_t *src = frame + base + u->offset;
+		for (unsigned i = 0; i < u->length; i++)
+			k[i] = src[i] & u->mask[i];
+	} else {
+		memset(k, 0, u->length);
+	}
+	return k + u->length;
+}
+
+size_t rsw_hash_key(const struct rsw_hash_policy *pol, const uint8_t *frame,
+		    const struct rsw_pkt_meta *m, uint8_t key[RSW_HASH_KEY_MAX])
+{
+	uint8_t *k = key;
+	unsigned iplen = m->l3 == RSW_L3_IPV6 ? 16 : 4;
+	int has_l4 = (m->flags & (RSW_META_F_UDP | RSW_META_F_TCP)) != 0;
+	int roce = (m->flags & RSW_META_F_ROCE) != 0;
+	uint16_t f = pol->fields;
+
+	if (f & (1u << RSW_HF_SRC_IP)) {
+		memcpy(k, m->src_ip, iplen);
+		k += iplen;
+	}
+	if (f & (1u << RSW_HF_DST_IP)) {
+		memcpy(k, m->dst_ip, iplen);
+		k += iplen;
+	}
+	if (f & (1u << RSW_HF_IP_PROTOCOL))
+		*k++ = m->ip_proto;
+	if (f & (1u << RSW_HF_L4_SRC_PORT))
+		k = put16(k, has_l4 ? m->sport : 0);
+	if (f & (1u << RSW_HF_L4_DST_PORT))
+		k = put16(k, has_l4 ? m->dport : 0);
+	if (f & (1u << RSW_HF_IN_PORT))
+		k = put16(k, m->in_port);
+	if (f & (1u << RSW_HF_IPV6_FLOW_LABEL))
+		k = put24(k, m->l3 == RSW_L3_IPV6 ? m->flow_label : 0);
+	if (f & (1u << RSW_HF_RDMA_BTH_OPCODE))
+		*k++ = roce ? m->bth_opcode : 0;
+	if (f & (1u << RSW_HF_RDMA_BTH_DEST_QP))
+		k = put24(k, roce ? m->bth_dest_qp : 0);
+	for (unsigned i = 0; i < pol->n_udf; i++)
+		k = put_udf(k, &pol->udf[i], frame, m);
+	return (size_t)(k - key);
+}
+
+uint32_t rsw_hash_packet(const struct rsw_hash_policy *pol, const uint8_t *frame,
+			 const struct rsw_pkt_meta *m, uint64_t *rnd)
+{
+	uint8_t key[RSW_HASH_KEY_MAX];
+	size_t n = rsw_hash_key(pol, frame, m, key);
+	return rsw_hash_compute(pol->algo, pol->seed, key, n, rnd) >> pol->offset;
+}

@@ -1,0 +1,253 @@
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_lpm.h>
+#include <rte_lpm6.h>
+
+#include "fib.h"
+#include "state.h"
+
+/* rte_lpm names are global to the process: make each one unique. */
+static atomic_uint_fast64_t lpm_serial;
+
+static struct rte_lpm *lpm4_new(unsigned n_rules)
+{
+	char name[RTE_LPM_NAMESIZE];
+	struct rte_lpm_config cfg = {
+		.max_rules = n_rules < 64 ? 64 : n_rules * 2,
+		.number_tbl8s = 256 + n_rules,
+	};
+	snprintf(name, sizeof(name), "rsw4_%lu", (unsigned long)atomic_fetch_add(&lpm_serial, 1));
+	return rte_lpm_create(name, SOCKET_ID_ANY, &cfg);
+}
+
+static struct rte_lpm6 *lpm6_new(unsigned n_rules)
+{
+	char name[RTE_LPM6_NAMESIZE];
+	struct rte_lpm6_config cfg = {
+		.max_rules = n_rules < 64 ? 64 : n_rules * 2,
+		.number_tbl8s = 1024 + n_rules * 16,
+	};
+	snprintf(name, sizeof(name), "rsw6_%lu", (unsigned long)atomic_fetch_add(&lpm_serial, 1));
+	return rte_lpm6_create(name, SOCKET_ID_ANY, &cfg);
+}
+
+/* Next-hop index for an IP, added on first use. */
+static long nh_index(struct rsw_fib *f, const struct rsw_state *s, const struct rsw_ip *ip,
+		     uint32_t *cap)
+{
+	for (uint32_t i = 0; i < f->n_nh; i++)
+		if (rsw_ip_eq(&f->nh[i].ip, ip))
+			return i;
+	if (f->n_nh == *cap) {
+		uint32_t nc = *cap ? *cap * 2 : 16;
+		void *p = realloc(f->nh, nc * sizeof(*f->nh));
+		if (!p)
+			return -1;
+		f->nh = p;
+		*cap = nc;
+	}
+	struct rsw_fib_nh *nh = &f->nh[f->n_nh];
+	memset(nh, 0, sizeof(*nh));
+	nh->ip = *ip;
+	const struct rsw_neighbor *n = rsw_state_resolve(s, ip);
+	if (n) {
+		nh->resolved = 1;
+		nh->port = n->port;
+		memcpy(nh->dmac, n->mac, 6);
+		const struct rsw_port_cfg *pc = &s->ports[n->port];
+		memcpy(nh->smac, pc->has_mac ? pc->mac : s->sw.router_mac, 6);
+	}
+	return f->n_nh++;
+}
+
+static int build_group(struct rsw_fib *f, const struct rsw_state *s, const struct rsw_nhg *g,
+		       struct rsw_fib_group *fg, uint32_t *nh_cap)
+{
+	long nh_of_slot[RSW_ECMP_MAX_MEMBERS];
+
+	memset(fg, 0, sizeof(*fg));
+	snprintf(fg->name, sizeof(fg->name), "%s", g->name);
+	fg->resilient = g->resilient;
+	fg->n_buckets = g->n_buckets;
+	for (uint32_t p = 0; p < f->n_policies; p++)
+		if (strcmp(f->policy_names[p], g->policy) == 0)
+			fg->policy = (uint16_t)p;
+	for (unsigned i = 0; i < RSW_ECMP_MAX_MEMBERS; i++)
+		nh_of_slot[i] = -1;
+	for (unsigned i = 0; i < g->n_members; i++) {
+		long nh = nh_index(f, s, &g->members[i].ip, nh_cap);
+		if (nh < 0)
+			return -1;
+		nh_of_slot[g->members[i].slot] = nh;
+		if (g->members[i].active)
+			fg->n_active++;
+	}
+	fg->active_nh = calloc(fg->n_active + 1u, sizeof(uint32_t));
+	fg->active_slot = calloc(fg->n_active + 1u, sizeof(uint16_t));
+	if (!fg->active_nh || !fg->active_slot)
+		return -1;
+	unsigned k = 0;
+	/* non-resilient order: by slot, so hash % n matches the member list order */
+	for (unsigned sl = 0; sl < RSW_ECMP_MAX_MEMBERS; sl++)
+		for (unsigned i = 0; i < g->n_members; i++)
+			if (g->members[i].slot == sl && g->members[i].active) {
+				fg->active_slot[k] = (uint16_t)sl;
+				fg->active_nh[k++] = (uint32_t)nh_of_slot[sl];
+			}
+	if (fg->n_active && g->rbt.bucket) {
+		fg->bucket_nh = malloc(sizeof(uint32_t) * g->n_buckets);
+		fg->bucket_slot = malloc(sizeof(uint16_t) * g->n_buckets);
+		if (!fg->bucket_nh || !fg->bucket_slot)
+			return -1;
+		for (uint32_t b = 0; b < g->n_buckets; b++) {
+			fg->bucket_slot[b] = g->rbt.bucket[b];
+			fg->bucket_nh[b] = (uint32_t)nh_of_slot[g->rbt.bucket[b]];
+		}
+	}
+	return 0;
+}
+
+static int route_value(struct rsw_fib *f, const struct rsw_state *s, const struct rsw_route *r,
+		       uint32_t *nh_cap, uint32_t *val)
+{
+	if (r->target == RSW_TGT_BLACKHOLE) {
+		*val = RSW_LPM_BLACKHOLE << RSW_LPM_KIND_SHIFT;
+		return 0;
+	}
+	if (r->target == RSW_TGT_GROUP) {
+		for (uint32_t g = 0; g < f->n_groups; g++)
+			if (strcmp(f->groups[g].name, r->group) == 0) {
+				*val = RSW_LPM_GROUP << RSW_LPM_KIND_SHIFT | g;
+				return 0;
+			}
+		return -1;
+	}
+	long nh = nh_index(f, s, &r->nexthop, nh_cap);
+	if (nh < 0 || nh > (long)RSW_LPM_INDEX_MASK)
+		return -1;
+	*val = RSW_LPM_NEXTHOP << RSW_LPM_KIND_SHIFT | (uint32_t)nh;
+	return 0;
+}
+
+static int add_route(struct rte_lpm *l4, struct rte_lpm6 *l6, const struct rsw_route *r,
+		     uint32_t val)
+{
+	if (r->prefix.ip.family == 4) {
+		uint32_t a = (uint32_t)r->prefix.ip.a[0] << 24 | (uint32_t)r->prefix.ip.a[1] << 16 |
+			     (uint32_t)r->prefix.ip.a[2] << 8 | r->prefix.ip.a[3];
+		return rte_lpm_add(l4, a, r->prefix.len, val);
+	}
+	return rte_lpm6_add(l6, r->prefix.ip.a, r->prefix.len, val);
+}
+
+struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, char *err,
+			      unsigned errlen)
+{
+	struct rsw_fib *f = calloc(1, sizeof(*f));
+	uint32_t nh_cap = 0;
+	unsigned n_pbr[RSW_MAX_PORTS] = {0};
+
+	if (!f)
+		goto oom;
+	f->generation = generation;
+	memcpy(f->router_mac, s->sw.router_mac, 6);
+	f->dmac_check = s->sw.dmac_check;
+	f->n_ports = s->n_ports;
+	f->n_policies = (uint32_t)s->n_pol;
+	f->policies = calloc(s->n_pol + 1, sizeof(*f->policies));
+	f->policy_names = calloc(s->n_pol + 1, sizeof(*f->policy_names));
+	if (!f->policies || !f->policy_names)
+		goto oom;
+	for (size_t i = 0; i < s->n_pol; i++) {
+		f->policies[i] = s->pol[i].pol;
+		memcpy(f->policy_names[i], s->pol[i].name, RSW_NAME_MAX);
+	}
+	for (unsigned p = 0; p < s->n_ports; p++) {
+		const struct rsw_port_cfg *pc = &s->ports[p];
+		struct rsw_fib_port *fp = &f->ports[p];
+		fp->up = pc->admin_up;
+		fp->role = pc->role;
+		fp->pfc_enable = pc->pfc_enable;
+		fp->speed_mbps = pc->speed_mbps;
+		memcpy(fp->mac, pc->has_mac ? pc->mac : s->sw.router_mac, 6);
+		memcpy(fp->dscp_to_tc, rsw_state_qos(s, pc->dscp_to_tc_map, RSW_QOS_DSCP_TO_TC)->map, 64);
+		memcpy(fp->tc_to_pg, rsw_state_qos(s, pc->tc_to_pg_map, RSW_QOS_TC_TO_PG)->map, 8);
+		snprintf(fp->name, sizeof(fp->name), "%s", pc->name);
+	}
+	f->groups = calloc(s->n_nhg + 1, sizeof(*f->groups));
+	if (!f->groups)
+		goto oom;
+	for (size_t i = 0; i < s->n_nhg; i++) {
+		if (build_group(f, s, s->nhg[i], &f->groups[i], &nh_cap) < 0)
+			goto oom;
+		f->n_groups++;
+	}
+	f->lpm4 = lpm4_new((unsigned)s->n_routes);
+	f->lpm6 = lpm6_new((unsigned)s->n_routes);
+	if (!f->lpm4 || !f->lpm6)
+		goto lpm_fail;
+	for (size_t i = 0; i < s->n_routes; i++)
+		if (s->routes[i].in_port >= 0)
+			n_pbr[s->routes[i].in_port]++;
+	for (unsigned p = 0; p < s->n_ports; p++) {
+		if (!n_pbr[p])
+			continue;
+		f->ports[p].pbr4 = lpm4_new(n_pbr[p]);
+		f->ports[p].pbr6 = lpm6_new(n_pbr[p]);
+		if (!f->ports[p].pbr4 || !f->ports[p].pbr6)
+			goto lpm_fail;
+	}
+	for (size_t i = 0; i < s->n_routes; i++) {
+		const struct rsw_route *r = &s->routes[i];
+		uint32_t val;
+		if (route_value(f, s, r, &nh_cap, &val) < 0) {
+			snprintf(err, errlen, "%s: route cannot be compiled (too many next hops?)",
+				 r->origin);
+			rsw_fib_free(f);
+			return NULL;
+		}
+		struct rte_lpm *l4 = r->in_port < 0 ? f->lpm4 : f->ports[r->in_port].pbr4;
+		struct rte_lpm6 *l6 = r->in_port < 0 ? f->lpm6 : f->ports[r->in_port].pbr6;
+		if (add_route(l4, l6, r, val) < 0) {
+			snprintf(err, errlen, "%s: the LPM table refused the route (full?)", r->origin);
+			rsw_fib_free(f);
+			return NULL;
+		}
+	}
+	return f;
+lpm_fail:
+	snprintf(err, errlen, "cannot create an LPM table: %s", rte_strerror(rte_errno));
+	rsw_fib_free(f);
+	return NULL;
+oom:
+	snprintf(err, errlen, "out of memory compiling the tables");
+	rsw_fib_free(f);
+	return NULL;
+}
+
+void rsw_fib_free(struct rsw_fib *f)
+{
+	if (!f)
+		return;
+	rte_lpm_free(f->lpm4);
+	rte_lpm6_free(f->lpm6);
+	for (unsigned p = 0; p < RSW_MAX_PORTS; p++) {
+		rte_lpm_free(f->ports[p].pbr4);
+		rte_lpm6_free(f->ports[p].pbr6);
+	}
+	for (uint32_t g = 0; f->groups && g < f->n_groups; g++) {
+		free(f->groups[g].bucket_nh);
+		free(f->groups[g].bucket_slot);
+		free(f->groups[g].active_nh);
+		free(f->groups[g].active_slot);
+	}
+	free(f->groups);
+	free(f->nh);
+	free(f->policies);
+	free(f->policy_names);
+	free(f);
+}

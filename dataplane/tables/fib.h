@@ -1,0 +1,75 @@
+/* The compiled tables the dataplane reads: immutable once published, replaced whole by a commit
+ * (RCU). Lookups use DPDK's rte_lpm / rte_lpm6. */
+#ifndef RSW_FIB_H
+#define RSW_FIB_H
+
+#include <stdint.h>
+
+#include "../hash/hash_policy.h"
+#include "table_types.h"
+
+struct rte_lpm;
+struct rte_lpm6;
+struct rsw_state;
+
+/* LPM next-hop values: kind in the top bits, index below (rte_lpm6 keeps 21 bits). */
+#define RSW_LPM_KIND_SHIFT 19
+#define RSW_LPM_INDEX_MASK ((1u << RSW_LPM_KIND_SHIFT) - 1)
+#define RSW_LPM_NEXTHOP 0u
+#define RSW_LPM_GROUP 1u
+#define RSW_LPM_BLACKHOLE 2u
+
+struct rsw_fib_nh {
+	uint16_t port;
+	uint8_t resolved;
+	uint8_t dmac[6];
+	uint8_t smac[6];
+	struct rsw_ip ip;
+};
+
+struct rsw_fib_group {
+	uint32_t n_buckets;
+	uint16_t n_active;
+	uint8_t resilient;
+	uint16_t policy;        /* index into fib->policies */
+	uint32_t *bucket_nh;    /* resilient: bucket → next-hop index */
+	uint16_t *bucket_slot;  /* resilient: bucket → member slot (for `inspect`) */
+	uint32_t *active_nh;    /* non-resilient: hash % n_active → next-hop index */
+	uint16_t *active_slot;
+	char name[RSW_NAME_MAX];
+};
+
+struct rsw_fib_port {
+	uint8_t up;
+	uint8_t role;
+	uint8_t pfc_enable;
+	uint8_t mac[6];
+	uint32_t speed_mbps;
+	uint8_t dscp_to_tc[64];
+	uint8_t tc_to_pg[8];
+	struct rte_lpm *pbr4;   /* policy routes keyed on this ingress port; NULL if none */
+	struct rte_lpm6 *pbr6;
+	char name[RSW_NAME_MAX];
+};
+
+struct rsw_fib {
+	uint64_t generation;
+	uint8_t router_mac[6];
+	uint8_t dmac_check;
+	uint16_t n_ports;
+	struct rte_lpm *lpm4;
+	struct rte_lpm6 *lpm6;
+	uint32_t n_nh, n_groups, n_policies;
+	struct rsw_fib_nh *nh;
+	struct rsw_fib_group *groups;
+	struct rsw_hash_policy *policies;
+	char (*policy_names)[RSW_NAME_MAX];
+	struct rsw_fib_port ports[RSW_MAX_PORTS];
+};
+
+/* Compile a validated state. Returns NULL with a message in err on failure (e.g. no memory). */
+struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, char *err,
+			      unsigned errlen);
+void rsw_fib_free(struct rsw_fib *fib);
+
+#endif

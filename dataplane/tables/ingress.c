@@ -1,0 +1,108 @@
+#include <string.h>
+
+#include <rte_lpm.h>
+#include <rte_lpm6.h>
+
+#include "../pkt/drop_reason.h"
+#include "../pkt/rewrite.h"
+#include "ingress.h"
+
+static inline int lookup(const struct rte_lpm *l4, const struct rte_lpm6 *l6,
+			 const struct rsw_pkt_meta *m, uint32_t *val)
+{
+	if (m->l3 == RSW_L3_IPV4) {
+		uint32_t a = (uint32_t)m->dst_ip[0] << 24 | (uint32_t)m->dst_ip[1] << 16 |
+			     (uint32_t)m->dst_ip[2] << 8 | m->dst_ip[3];
+		return rte_lpm_lookup((struct rte_lpm *)(uintptr_t)l4, a, val);
+	}
+	return rte_lpm6_lookup(l6, m->dst_ip, val);
+}
+
+static inline int is_multicast_ip(const struct rsw_pkt_meta *m)
+{
+	return m->l3 == RSW_L3_IPV4 ? (m->dst_ip[0] & 0xF0) == 0xE0 : m->dst_ip[0] == 0xFF;
+}
+
+void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt_meta *m,
+		 uint64_t *rnd)
+{
+	if (m->drop || m->l2_kind != RSW_L2_DATA)
+		return;
+	if (!fib || m->in_port >= fib->n_ports) {
+		m->drop = RSW_DROP_NO_TABLES;
+		return;
+	}
+	const struct rsw_fib_port *port = &fib->ports[m->in_port];
+	if (!port->up) {
+		m->drop = RSW_DROP_INGRESS_PORT_DOWN;
+		return;
+	}
+	/* QoS classification happens for every packet: the TM accounts drops per PG too */
+	m->tc = port->dscp_to_tc[m->dscp];
+	m->pg = port->tc_to_pg[m->tc & 7];
+	if (frame[6] & 1) {
+		m->drop = RSW_DROP_SMAC_MULTICAST;
+		return;
+	}
+	if (fib->dmac_check ? memcmp(frame, port->mac, 6) && memcmp(frame, fib->router_mac, 6)
+			    : (frame[0] & 1)) {
+		m->drop = RSW_DROP_DMAC_NOT_ROUTER;
+		return;
+	}
+	if (is_multicast_ip(m)) {
+		m->drop = RSW_DROP_IP_MULTICAST;
+		return;
+	}
+	if (m->ttl <= 1) {
+		m->drop = RSW_DROP_TTL_EXPIRED;
+		return;
+	}
+	uint32_t val;
+	if ((!port->pbr4 || lookup(port->pbr4, port->pbr6, m, &val) != 0) &&
+	    lookup(fib->lpm4, fib->lpm6, m, &val) != 0) {
+		m->drop = m->l3 == RSW_L3_IPV4 ? RSW_DROP_LPM4_MISS : RSW_DROP_LPM6_MISS;
+		return;
+	}
+	uint32_t kind = val >> RSW_LPM_KIND_SHIFT, idx = val & RSW_LPM_INDEX_MASK;
+	if (kind == RSW_LPM_BLACKHOLE) {
+		m->drop = RSW_DROP_BLACKHOLE_ROUTE;
+		return;
+	}
+	if (kind == RSW_LPM_GROUP) {
+		const struct rsw_fib_group *g = &fib->groups[idx];
+		m->via_group = 1;
+		m->group = idx;
+		if (g->n_active == 0) {
+			m->drop = RSW_DROP_ECMP_GROUP_EMPTY;
+			return;
+		}
+		m->hash = rsw_hash_packet(&fib->policies[g->policy], frame, m, rnd);
+		if (g->resilient && g->bucket_nh) {
+			m->bucket = m->hash % g->n_buckets;
+			m->member = g->bucket_slot[m->bucket];
+			idx = g->bucket_nh[m->bucket];
+		} else {
+			m->bucket = m->hash % g->n_active;
+			m->member = g->active_slot[m->bucket];
+			idx = g->active_nh[m->bucket];
+		}
+	}
+	m->nexthop = idx;
+	const struct rsw_fib_nh *nh = &fib->nh[idx];
+	if (!nh->resolved) {
+		m->drop = RSW_DROP_NEIGHBOR_MISS;
+		return;
+	}
+	if (!fib->ports[nh->port].up) {
+		m->drop = RSW_DROP_EGRESS_PORT_DOWN;
+		return;
+	}
+	m->egress_port = nh->port;
+}
+
+void rsw_egress_rewrite(const struct rsw_fib *fib, uint8_t *frame, struct rsw_pkt_meta *m)
+{
+	const struct rsw_fib_nh *nh = &fib->nh[m->nexthop];
+	rsw_rewrite_ttl(frame, m);
+	rsw_rewrite_mac(frame, nh->dmac, nh->smac);
+}

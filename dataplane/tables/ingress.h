@@ -1,0 +1,20 @@
+/* Ingress match-action: port → QoS maps → L3 LPM (policy routes first) → ECMP (hash policy,
+ * resilient buckets) → next hop. Reads only the compiled tables; decides, does not rewrite. */
+#ifndef RSW_INGRESS_H
+#define RSW_INGRESS_H
+
+#include <stdint.h>
+
+#include "../pkt/pkt_meta.h"
+#include "fib.h"
+
+/* m comes from rsw_parse with m->in_port set. Sets tc, pg, egress_port, nexthop, group, hash,
+ * bucket, member, or m->drop. PFC/PAUSE frames are left to the caller (m->l2_kind). rnd is the
+ * per-worker state of the RANDOM hash algorithm. */
+void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt_meta *m,
+		 uint64_t *rnd);
+
+/* Egress rewrite for a forwarded packet: TTL / hop limit and MACs. Never touches the ICRC. */
+void rsw_egress_rewrite(const struct rsw_fib *fib, uint8_t *frame, struct rsw_pkt_meta *m);
+
+#endif

@@ -1,0 +1,516 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
+
+void rsw_qos_azure_dscp_to_tc(uint8_t map[64])
+{
+	memset(map, 1, 64);
+	map[3] = 3;
+	map[4] = 4;
+	map[5] = 2;
+	map[8] = 0;
+	map[46] = 5;
+	map[48] = 6;
+}
+
+void rsw_qos_azure_tc_to_pg(uint8_t map[8])
+{
+	memset(map, 0, 8);
+	map[3] = 3;
+	map[4] = 4;
+	map[7] = 7;
+}
+
+static int fail(char *err, size_t errlen, const char *origin, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (origin && *origin)
+		snprintf(err, errlen, "%s: %s", origin, msg);
+	else
+		snprintf(err, errlen, "%s", msg);
+	return -1;
+}
+
+/* Grow-by-one append for the plain arrays of the state. */
+static void *push(void *arr, size_t *n, size_t elem)
+{
+	void *p = realloc(arr, (*n + 1) * elem);
+	if (p)
+		(*n)++;
+	return p;
+}
+
+struct rsw_state *rsw_state_new(void)
+{
+	struct rsw_state *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->sw.dmac_check = 1;
+	s->qos = calloc(2, sizeof(*s->qos));
+	s->pol = calloc(1, sizeof(*s->pol));
+	if (!s->qos || !s->pol) {
+		rsw_state_free(s);
+		return NULL;
+	}
+	s->n_qos = 2;
+	snprintf(s->qos[0].name, RSW_NAME_MAX, "AZURE");
+	s->qos[0].kind = RSW_QOS_DSCP_TO_TC;
+	rsw_qos_azure_dscp_to_tc(s->qos[0].map);
+	snprintf(s->qos[1].name, RSW_NAME_MAX, "AZURE");
+	s->qos[1].kind = RSW_QOS_TC_TO_PG;
+	rsw_qos_azure_tc_to_pg(s->qos[1].map);
+	/* SONiC's default ECMP hash: the 5-tuple plus the ingress port, CRC */
+	s->n_pol = 1;
+	snprintf(s->pol[0].name, RSW_NAME_MAX, RSW_DEFAULT_POLICY);
+	s->pol[0].pol.algo = 0;
+	s->pol[0].pol.fields = 1u << RSW_HF_SRC_IP | 1u << RSW_HF_DST_IP | 1u << RSW_HF_IP_PROTOCOL |
+			       1u << RSW_HF_L4_SRC_PORT | 1u << RSW_HF_L4_DST_PORT |
+			       1u << RSW_HF_IN_PORT;
+	return s;
+}
+
+static void *dup_array(const void *src, size_t n, size_t elem)
+{
+	void *d = malloc(n ? n * elem : 1);
+	if (d && n)
+		memcpy(d, src, n * elem);
+	return d;
+}
+
+struct rsw_state *rsw_state_clone(const struct rsw_state *s)
+{
+	struct rsw_state *c = malloc(sizeof(*c));
+	if (!c)
+		return NULL;
+	*c = *s;
+	c->qos = dup_array(s->qos, s->n_qos, sizeof(*s->qos));
+	c->pol = dup_array(s->pol, s->n_pol, sizeof(*s->pol));
+	c->neigh = dup_array(s->neigh, s->n_neigh, sizeof(*s->neigh));
+	c->routes = dup_array(s->routes, s->n_routes, sizeof(*s->routes));
+	c->nhg = calloc(s->n_nhg ? s->n_nhg : 1, sizeof(*c->nhg));
+	int ok = c->qos && c->pol && c->neigh && c->routes && c->nhg;
+	for (size_t i = 0; ok && i < s->n_nhg; i++) {
+		c->nhg[i] = malloc(sizeof(struct rsw_nhg));
+		if (!c->nhg[i]) {
+			ok = 0;
+			break;
+		}
+		*c->nhg[i] = *s->nhg[i];
+		c->nhg[i]->rbt.bucket = NULL;
+		if (s->nhg[i]->rbt.bucket && rsw_rbt_copy(&c->nhg[i]->rbt, &s->nhg[i]->rbt) < 0)
+			ok = 0;
+	}
+	if (!ok) {
+		rsw_state_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static void nhg_free(struct rsw_nhg *g)
+{
+	if (g) {
+		rsw_rbt_free(&g->rbt);
+		free(g);
+	}
+}
+
+void rsw_state_free(struct rsw_state *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; s->nhg && i < s->n_nhg; i++)
+		nhg_free(s->nhg[i]);
+	free(s->nhg);
+	free(s->qos);
+	free(s->pol);
+	free(s->neigh);
+	free(s->routes);
+	free(s);
+}
+
+int rsw_state_port_index(const struct rsw_state *s, const char *name)
+{
+	for (int i = 0; i < s->n_ports; i++)
+		if (strcmp(s->ports[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+static long find_nhg(const struct rsw_state *s, const char *name)
+{
+	for (size_t i = 0; i < s->n_nhg; i++)
+		if (strcmp(s->nhg[i]->name, name) == 0)
+			return (long)i;
+	return -1;
+}
+
+const struct rsw_nhg *rsw_state_nhg(const struct rsw_state *s, const char *name)
+{
+	long i = find_nhg(s, name);
+	return i < 0 ? NULL : s->nhg[i];
+}
+
+static long find_policy(const struct rsw_state *s, const char *name)
+{
+	for (size_t i = 0; i < s->n_pol; i++)
+		if (strcmp(s->pol[i].name, name) == 0)
+			return (long)i;
+	return -1;
+}
+
+const struct rsw_named_policy *rsw_state_policy(const struct rsw_state *s, const char *name)
+{
+	long i = find_policy(s, name);
+	return i < 0 ? NULL : &s->pol[i];
+}
+
+static long find_qos(const struct rsw_state *s, const char *name, unsigned kind)
+{
+	for (size_t i = 0; i < s->n_qos; i++)
+		if (s->qos[i].kind == kind && strcmp(s->qos[i].name, name) == 0)
+			return (long)i;
+	return -1;
+}
+
+const struct rsw_qos_map *rsw_state_qos(const struct rsw_state *s, const char *name, unsigned kind)
+{
+	long i = find_qos(s, name, kind);
+	return i < 0 ? NULL : &s->qos[i];
+}
+
+static long find_neigh(const struct rsw_state *s, uint16_t port, const struct rsw_ip *ip)
+{
+	for (size_t i = 0; i < s->n_neigh; i++)
+		if (s->neigh[i].port == port && rsw_ip_eq(&s->neigh[i].ip, ip))
+			return (long)i;
+	return -1;
+}
+
+const struct rsw_neighbor *rsw_state_resolve(const struct rsw_state *s, const struct rsw_ip *ip)
+{
+	for (size_t i = 0; i < s->n_neigh; i++)
+		if (rsw_ip_eq(&s->neigh[i].ip, ip))
+			return &s->neigh[i];
+	return NULL;
+}
+
+static int prefix_eq(const struct rsw_prefix *a, const struct rsw_prefix *b)
+{
+	return a->len == b->len && rsw_ip_eq(&a->ip, &b->ip);
+}
+
+static long find_route(const struct rsw_state *s, const struct rsw_route *r)
+{
+	for (size_t i = 0; i < s->n_routes; i++)
+		if (s->routes[i].in_port == r->in_port && prefix_eq(&s->routes[i].prefix, &r->prefix))
+			return (long)i;
+	return -1;
+}
+
+/* Checks the op against whether the key exists; returns 1 to insert, 0 to modify/delete. */
+static int op_check(const struct rsw_table_write *w, long found, const char *what, const char *key,
+		    char *err, size_t errlen, const char *origin)
+{
+	if (w->op == RSW_W_INSERT && found >= 0)
+		return fail(err, errlen, origin, "%s '%s' already exists", what, key);
+	if ((w->op == RSW_W_MODIFY || w->op == RSW_W_DELETE) && found < 0)
+		return fail(err, errlen, origin, "%s '%s' does not exist", what, key);
+	return found < 0 ? 1 : 0;
+}
+
+/* Member set of a group changed: keep the slots of members that stay. */
+static int nhg_set(struct rsw_state *s, const struct rsw_nhg *in, long idx, char *err, size_t errlen)
+{
+	struct rsw_nhg *g;
+
+	if (in->n_members == 0)
+		return fail(err, errlen, in->origin, "next-hop group '%s' has no members", in->name);
+	if (in->n_buckets == 0 || in->n_buckets > RSW_RBT_MAX_BUCKETS)
+		return fail(err, errlen, in->origin, "next-hop group '%s': buckets must be 1..%u, got %u",
+			    in->name, RSW_RBT_MAX_BUCKETS, in->n_buckets);
+	for (unsigned i = 0; i < in->n_members; i++)
+		for (unsigned j = 0; j < i; j++)
+			if (rsw_ip_eq(&in->members[i].ip, &in->members[j].ip))
+				return fail(err, errlen, in->origin,
+					    "next-hop group '%s' lists a next hop twice", in->name);
+	if (idx < 0) {
+		g = calloc(1, sizeof(*g));
+		struct rsw_nhg **arr = g ? push(s->nhg, &s->n_nhg, sizeof(*s->nhg)) : NULL;
+		if (!arr) {
+			free(g);
+			return fail(err, errlen, in->origin, "out of memory");
+		}
+		s->nhg = arr;
+		s->nhg[s->n_nhg - 1] = g;
+		*g = *in;
+		g->rbt.bucket = NULL;
+		for (unsigned i = 0; i < g->n_members; i++) {
+			g->members[i].slot = (uint16_t)i;
+			g->members[i].active = 0;
+		}
+		return 0;
+	}
+	g = s->nhg[idx];
+	if (g->n_buckets != in->n_buckets && g->rbt.bucket) {
+		/* a new table size redistributes everything, as on hardware */
+		rsw_rbt_free(&g->rbt);
+		for (unsigned i = 0; i < g->n_members; i++)
+			g->members[i].active = 0;
+	}
+	struct rsw_nhg_member old[RSW_ECMP_MAX_MEMBERS];
+	uint16_t n_old = g->n_members;
+	memcpy(old, g->members, sizeof(old));
+	uint8_t used[RSW_ECMP_MAX_MEMBERS] = {0};
+	/* members that stay keep their slot and state */
+	for (unsigned i = 0; i < in->n_members; i++) {
+		g->members[i] = in->members[i];
+		g->members[i].slot = UINT16_MAX;
+		g->members[i].active = 0;
+		for (unsigned j = 0; j < n_old; j++)
+			if (rsw_ip_eq(&old[j].ip, &in->members[i].ip)) {
+				g->members[i].slot = old[j].slot;
+				g->members[i].active = old[j].active;
+				used[old[j].slot] = 1;
+			}
+	}
+	/* members that left: their buckets go to the others */
+	for (unsigned j = 0; j < n_old; j++)
+		if (!used[old[j].slot] && old[j].active && g->rbt.bucket)
+			rsw_rbt_remove(&g->rbt, old[j].slot);
+	/* newcomers take free slots, lowest first */
+	for (unsigned i = 0; i < in->n_members; i++) {
+		if (g->members[i].slot != UINT16_MAX)
+			continue;
+		unsigned sl = 0;
+		while (used[sl])
+			sl++;
+		used[sl] = 1;
+		g->members[i].slot = (uint16_t)sl;
+	}
+	g->n_members = in->n_members;
+	memcpy(g->policy, in->policy, sizeof(g->policy));
+	g->n_buckets = in->n_buckets;
+	g->resilient = in->resilient;
+	memcpy(g->origin, in->origin, sizeof(g->origin));
+	return 0;
+}
+
+int rsw_state_apply(struct rsw_state *s, const struct rsw_table_write *w, char *err, size_t errlen)
+{
+	long i;
+	int ins;
+
+	switch (w->table) {
+	case RSW_T_SWITCH:
+		if (w->op != RSW_W_SET && w->op != RSW_W_MODIFY)
+			return fail(err, errlen, NULL, "SWITCH can only be set");
+		s->sw = w->u.sw;
+		return 0;
+	case RSW_T_PORT: {
+		const struct rsw_port_cfg *p = &w->u.port;
+		i = rsw_state_port_index(s, p->name);
+		if ((ins = op_check(w, i, "port", p->name, err, errlen, p->origin)) < 0)
+			return -1;
+		if (w->op == RSW_W_DELETE) {
+			for (size_t n = 0; n < s->n_neigh; n++)
+				if (s->neigh[n].port == i)
+					return fail(err, errlen, p->origin,
+						    "port '%s' still has neighbours", p->name);
+			for (size_t n = 0; n < s->n_routes; n++)
+				if (s->routes[n].in_port == i)
+					return fail(err, errlen, p->origin,
+						    "port '%s' still has policy routes", p->name);
+			/* ports are referenced by index: only the last one can go */
+			if (i != s->n_ports - 1)
+				return fail(err, errlen, p->origin,
+					    "port '%s' is not the last port; ports are removed last-first",
+					    p->name);
+			s->n_ports--;
+			return 0;
+		}
+		if (ins) {
+			if (s->n_ports == RSW_MAX_PORTS)
+				return fail(err, errlen, p->origin, "more than %d ports", RSW_MAX_PORTS);
+			i = s->n_ports++;
+		}
+		s->ports[i] = *p;
+		return 0;
+	}
+	case RSW_T_QOS_MAP: {
+		const struct rsw_qos_map *q = &w->u.qos;
+		i = find_qos(s, q->name, q->kind);
+		if ((ins = op_check(w, i, "QoS map", q->name, err, errlen, q->origin)) < 0)
+			return -1;
+		if (w->op == RSW_W_DELETE) {
+			s->qos[i] = s->qos[--s->n_qos];
+			return 0;
+		}
+		if (ins) {
+			void *p = push(s->qos, &s->n_qos, sizeof(*s->qos));
+			if (!p)
+				return fail(err, errlen, q->origin, "out of memory");
+			s->qos = p;
+			i = (long)s->n_qos - 1;
+		}
+		s->qos[i] = *q;
+		return 0;
+	}
+	case RSW_T_HASH_POLICY: {
+		const struct rsw_named_policy *hp = &w->u.policy;
+		i = find_policy(s, hp->name);
+		if ((ins = op_check(w, i, "hash policy", hp->name, err, errlen, hp->origin)) < 0)
+			return -1;
+		if (w->op == RSW_W_DELETE) {
+			s->pol[i] = s->pol[--s->n_pol];
+			return 0;
+		}
+		if (ins) {
+			void *p = push(s->pol, &s->n_pol, sizeof(*s->pol));
+			if (!p)
+				return fail(err, errlen, hp->origin, "out of memory");
+			s->pol = p;
+			i = (long)s->n_pol - 1;
+		}
+		s->pol[i] = *hp;
+		return 0;
+	}
+	case RSW_T_NEIGHBOR: {
+		const struct rsw_neighbor *n = &w->u.neigh;
+		char ip[64];
+		rsw_ip_str(&n->ip, ip, sizeof(ip));
+		if (n->port >= s->n_ports)
+			return fail(err, errlen, n->origin, "neighbour %s: no port with index %u", ip,
+				    n->port);
+		i = find_neigh(s, n->port, &n->ip);
+		if ((ins = op_check(w, i, "neighbour", ip, err, errlen, n->origin)) < 0)
+			return -1;
+		if (w->op == RSW_W_DELETE) {
+			s->neigh[i] = s->neigh[--s->n_neigh];
+			return 0;
+		}
+		if (ins) {
+			void *p = push(s->neigh, &s->n_neigh, sizeof(*s->neigh));
+			if (!p)
+				return fail(err, errlen, n->origin, "out of memory");
+			s->neigh = p;
+			i = (long)s->n_neigh - 1;
+		}
+		s->neigh[i] = *n;
+		return 0;
+	}
+	case RSW_T_NHG: {
+		const struct rsw_nhg *g = &w->u.nhg;
+		i = find_nhg(s, g->name);
+		if ((ins = op_check(w, i, "next-hop group", g->name, err, errlen, g->origin)) < 0)
+			return -1;
+		if (w->op == RSW_W_DELETE) {
+			nhg_free(s->nhg[i]);
+			s->nhg[i] = s->nhg[--s->n_nhg];
+			return 0;
+		}
+		return nhg_set(s, g, i, err, errlen);
+	}
+	case RSW_T_ROUTE: {
+		const struct rsw_route *r = &w->u.route;
+		char ip[64];
+		rsw_ip_str(&r->prefix.ip, ip, sizeof(ip));
+		if (r->in_port >= (int32_t)s->n_ports)
+			return fail(err, errlen, r->origin, "route %s/%u: no ingress port with index %d",
+				    ip, r->prefix.len, r->in_port);
+		i = find_route(s, r);
+		if ((ins = op_check(w, i, "route", ip, err, errlen, r->origin)) < 0)
+			return -1;
+		if (w->op == RSW_W_DELETE) {
+			s->routes[i] = s->routes[--s->n_routes];
+			return 0;
+		}
+		if (ins) {
+			void *p = push(s->routes, &s->n_routes, sizeof(*s->routes));
+			if (!p)
+				return fail(err, errlen, r->origin, "out of memory");
+			s->routes = p;
+			i = (long)s->n_routes - 1;
+		}
+		s->routes[i] = *r;
+		return 0;
+	}
+	}
+	return fail(err, errlen, NULL, "unknown table %u", w->table);
+}
+
+/* A member is usable when its next hop resolves to a neighbour on an up port. */
+static int member_usable(const struct rsw_state *s, const struct rsw_nhg_member *m)
+{
+	const struct rsw_neighbor *n = rsw_state_resolve(s, &m->ip);
+	return n && s->ports[n->port].admin_up;
+}
+
+static void nhg_reconcile(const struct rsw_state *s, struct rsw_nhg *g)
+{
+	for (unsigned i = 0; i < g->n_members; i++) {
+		struct rsw_nhg_member *m = &g->members[i];
+		int want = member_usable(s, m);
+		if (want == m->active)
+			continue;
+		if (!g->rbt.bucket) {
+			if (!want || rsw_rbt_alloc(&g->rbt, g->n_buckets) < 0)
+				continue;
+			rsw_rbt_add(&g->rbt, m->slot);
+		} else if (want) {
+			rsw_rbt_add(&g->rbt, m->slot);
+		} else {
+			rsw_rbt_remove(&g->rbt, m->slot);
+		}
+		m->active = (uint8_t)want;
+	}
+}
+
+int rsw_state_finish(struct rsw_state *s, char *err, size_t errlen)
+{
+	char ip[64];
+
+	for (unsigned p = 0; p < s->n_ports; p++) {
+		const struct rsw_port_cfg *pc = &s->ports[p];
+		if (!rsw_state_qos(s, pc->dscp_to_tc_map, RSW_QOS_DSCP_TO_TC))
+			return fail(err, errlen, pc->origin, "port '%s': no DSCP_TO_TC_MAP named '%s'",
+				    pc->name, pc->dscp_to_tc_map);
+		if (!rsw_state_qos(s, pc->tc_to_pg_map, RSW_QOS_TC_TO_PG))
+			return fail(err, errlen, pc->origin,
+				    "port '%s': no TC_TO_PRIORITY_GROUP_MAP named '%s'", pc->name,
+				    pc->tc_to_pg_map);
+	}
+	for (size_t i = 0; i < s->n_nhg; i++) {
+		struct rsw_nhg *g = s->nhg[i];
+		if (!rsw_state_policy(s, g->policy))
+			return fail(err, errlen, g->origin,
+				    "next-hop group '%s': no hash policy named '%s'", g->name, g->policy);
+		for (unsigned m = 0; m < g->n_members; m++)
+			if (g->members[m].ip.family == 0)
+				return fail(err, errlen, g->origin, "next-hop group '%s': empty member",
+					    g->name);
+	}
+	for (size_t i = 0; i < s->n_routes; i++) {
+		const struct rsw_route *r = &s->routes[i];
+		if (r->target == RSW_TGT_GROUP && find_nhg(s, r->group) < 0)
+			return fail(err, errlen, r->origin, "route %s/%u: no next-hop group named '%s'",
+				    rsw_ip_str(&r->prefix.ip, ip, sizeof(ip)), r->prefix.len, r->group);
+		if (r->target == RSW_TGT_NEXTHOP && r->nexthop.family != r->prefix.ip.family &&
+		    r->nexthop.family != 0) {
+			/* IPv4 over an IPv6 next hop (RFC 5549) is not modelled */
+			return fail(err, errlen, r->origin,
+				    "route %s/%u: next hop is of the other address family",
+				    rsw_ip_str(&r->prefix.ip, ip, sizeof(ip)), r->prefix.len);
+		}
+	}
+	for (size_t i = 0; i < s->n_nhg; i++)
+		nhg_reconcile(s, s->nhg[i]);
+	return 0;
+}

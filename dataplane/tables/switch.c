@@ -1,0 +1,77 @@
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <rte_rcu_qsbr.h>
+
+#include "switch.h"
+
+struct rsw_switch *rsw_switch_new(struct rte_rcu_qsbr *qsbr, char *err, size_t errlen)
+{
+	struct rsw_switch *sw = calloc(1, sizeof(*sw));
+	if (!sw) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&sw->lock, NULL);
+	sw->qsbr = qsbr;
+	sw->state = rsw_state_new();
+	if (!sw->state) {
+		snprintf(err, errlen, "out of memory");
+		free(sw);
+		return NULL;
+	}
+	sw->fib = rsw_fib_build(sw->state, 0, err, (unsigned)errlen);
+	if (!sw->fib) {
+		rsw_switch_free(sw);
+		return NULL;
+	}
+	return sw;
+}
+
+void rsw_switch_free(struct rsw_switch *sw)
+{
+	if (!sw)
+		return;
+	rsw_fib_free(sw->fib);
+	rsw_state_free(sw->state);
+	pthread_mutex_destroy(&sw->lock);
+	free(sw);
+}
+
+int rsw_switch_commit(struct rsw_switch *sw, const struct rsw_txn *txn, char *err, size_t errlen)
+{
+	int rc = -1;
+
+	pthread_mutex_lock(&sw->lock);
+	struct rsw_state *next = rsw_state_clone(sw->state);
+	if (!next) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < rsw_txn_len(txn); i++)
+		if (rsw_state_apply(next, rsw_txn_at(txn, i), err, errlen) < 0)
+			goto out;
+	if (rsw_state_finish(next, err, errlen) < 0)
+		goto out;
+	struct rsw_fib *fib = rsw_fib_build(next, sw->generation + 1, err, (unsigned)errlen);
+	if (!fib)
+		goto out;
+	struct rsw_fib *old = __atomic_exchange_n(&sw->fib, fib, __ATOMIC_ACQ_REL);
+	/* workers report a quiescent state between bursts; after that none holds old */
+	if (sw->qsbr)
+		rte_rcu_qsbr_synchronize(sw->qsbr, RTE_QSBR_THRID_INVALID);
+	rsw_fib_free(old);
+	rsw_state_free(sw->state);
+	sw->state = next;
+	next = NULL;
+	sw->generation++;
+	rc = 0;
+out:
+	if (rc)
+		sw->rejects++;
+	else
+		sw->commits++;
+	rsw_state_free(next);
+	pthread_mutex_unlock(&sw->lock);
+	return rc;
+}

@@ -1,0 +1,39 @@
+/* One switch's tables: the shadow state (control plane) and the published compiled tables
+ * (dataplane), swapped atomically with RCU (rte_rcu_qsbr) on each committed transaction. */
+#ifndef RSW_SWITCH_H
+#define RSW_SWITCH_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fib.h"
+#include "state.h"
+#include "table_write.h"
+
+struct rte_rcu_qsbr;
+
+struct rsw_switch {
+	struct rsw_state *state;
+	struct rsw_fib *fib;          /* read by workers with rsw_switch_fib() */
+	struct rte_rcu_qsbr *qsbr;    /* NULL when only one thread reads (replay, inspect) */
+	pthread_mutex_t lock;         /* serializes writers */
+	uint64_t generation;
+	uint64_t commits, rejects;
+};
+
+/* A switch with the default (empty) tables. qsbr may be NULL. */
+struct rsw_switch *rsw_switch_new(struct rte_rcu_qsbr *qsbr, char *err, size_t errlen);
+void rsw_switch_free(struct rsw_switch *sw);
+
+/* Apply a transaction atomically: all writes or none. Returns 0, or -1 with a message naming the
+ * failing write; on failure the switch is unchanged. Blocks until no worker can still see the
+ * tables it replaced. */
+int rsw_switch_commit(struct rsw_switch *sw, const struct rsw_txn *txn, char *err, size_t errlen);
+
+static inline const struct rsw_fib *rsw_switch_fib(const struct rsw_switch *sw)
+{
+	return __atomic_load_n(&sw->fib, __ATOMIC_ACQUIRE);
+}
+
+#endif

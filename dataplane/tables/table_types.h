@@ -1,0 +1,113 @@
+/* Entries of the switch's match-action tables as the control plane writes them (the "shadow"
+ * state). The dataplane never reads these: commit compiles them into struct rsw_fib. */
+#ifndef RSW_TABLE_TYPES_H
+#define RSW_TABLE_TYPES_H
+
+#include <stdint.h>
+
+#include "../hash/hash_policy.h"
+#include "../hash/resilient.h"
+
+#define RSW_MAX_PORTS 64
+#define RSW_NAME_MAX 48
+#define RSW_ORIGIN_MAX 160
+#define RSW_DEVARGS_MAX 256
+#define RSW_DEFAULT_BUCKETS 4096
+#define RSW_DEFAULT_POLICY "default"
+
+enum rsw_port_role { RSW_ROLE_HOST = 0, RSW_ROLE_UPLINK, RSW_ROLE_DOWNLINK, RSW_ROLE_COUNT };
+
+struct rsw_ip {
+	uint8_t family; /* 4 or 6 */
+	uint8_t a[16];  /* network order; IPv4 in the first 4 bytes */
+};
+
+struct rsw_prefix {
+	struct rsw_ip ip;
+	uint8_t len;
+};
+
+struct rsw_switch_cfg {
+	char hostname[RSW_NAME_MAX];
+	uint8_t router_mac[6];
+	/* 1: only frames to the router MAC or the port MAC are routed (a real router). 0: any unicast
+	 * destination MAC is accepted, for replaying captures taken elsewhere. */
+	uint8_t dmac_check;
+};
+
+struct rsw_port_cfg {
+	char name[RSW_NAME_MAX];
+	char alias[RSW_NAME_MAX];
+	char devargs[RSW_DEVARGS_MAX];
+	uint32_t speed_mbps;    /* SONiC PORT.speed */
+	uint32_t mtu;
+	uint32_t cable_length_m;
+	uint8_t role;           /* enum rsw_port_role */
+	uint8_t admin_up;
+	uint8_t has_mac;
+	uint8_t mac[6];         /* the router MAC if !has_mac */
+	uint8_t pfc_enable;     /* bit per priority (PORT_QOS_MAP.pfc_enable) */
+	char dscp_to_tc_map[RSW_NAME_MAX];
+	char tc_to_pg_map[RSW_NAME_MAX];
+	char origin[RSW_ORIGIN_MAX];
+};
+
+enum rsw_qos_map_kind { RSW_QOS_DSCP_TO_TC = 0, RSW_QOS_TC_TO_PG };
+
+struct rsw_qos_map {
+	char name[RSW_NAME_MAX];
+	uint8_t kind;
+	uint8_t map[64];        /* DSCP→TC uses 64 entries, TC→PG 8 */
+	char origin[RSW_ORIGIN_MAX];
+};
+
+struct rsw_named_policy {
+	char name[RSW_NAME_MAX];
+	struct rsw_hash_policy pol;
+	char origin[RSW_ORIGIN_MAX];
+};
+
+struct rsw_neighbor {
+	uint16_t port;
+	struct rsw_ip ip;
+	uint8_t mac[6];
+	char origin[RSW_ORIGIN_MAX];
+};
+
+struct rsw_nhg_member {
+	struct rsw_ip ip;
+	uint16_t slot;          /* slot in the bucket table, stable while the member exists */
+	uint8_t active;         /* resolved through a neighbour on an up port */
+};
+
+struct rsw_nhg {
+	char name[RSW_NAME_MAX];
+	char policy[RSW_NAME_MAX];
+	uint32_t n_buckets;
+	uint8_t resilient;
+	uint16_t n_members;
+	struct rsw_nhg_member members[RSW_ECMP_MAX_MEMBERS];
+	struct rsw_rbt rbt;     /* valid once the group had an active member */
+	char origin[RSW_ORIGIN_MAX];
+};
+
+enum rsw_route_target { RSW_TGT_NEXTHOP = 0, RSW_TGT_GROUP, RSW_TGT_BLACKHOLE };
+
+struct rsw_route {
+	struct rsw_prefix prefix;
+	int32_t in_port;        /* -1: the main table; else a policy route for this ingress port */
+	uint8_t target;         /* enum rsw_route_target */
+	struct rsw_ip nexthop;
+	char group[RSW_NAME_MAX];
+	char origin[RSW_ORIGIN_MAX];
+};
+
+const char *rsw_port_role_name(unsigned role);
+unsigned rsw_port_role_from_name(const char *s); /* RSW_ROLE_COUNT if unknown */
+int rsw_ip_parse(const char *s, struct rsw_ip *ip);
+int rsw_prefix_parse(const char *s, struct rsw_prefix *p);
+const char *rsw_ip_str(const struct rsw_ip *ip, char *buf, unsigned len);
+int rsw_ip_eq(const struct rsw_ip *a, const struct rsw_ip *b);
+int rsw_mac_parse(const char *s, uint8_t mac[6]);
+
+#endif
