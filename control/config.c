@@ -410,7 +410,7 @@ static int parse_udf(struct cc *c, yaml_node_t *v, const char *key, struct rsw_u
 	YDOC_FOREACH_PAIR(&c->y, v, f) {
 		yaml_node_t *fk = ydoc_node(&c->y, f->key), *fv = ydoc_node(&c->y, f->value);
 		const char *name = ydoc_str(fk) ? ydoc_str(fk) : "?";
-		char fkey[160];
+		char fkey[256];
 		snprintf(fkey, sizeof(fkey), "%s.%s", key, name);
 		if (!strcmp(name, "base")) {
 			const char *s = ydoc_str(fv);
@@ -437,7 +437,7 @@ static int parse_udf(struct cc *c, yaml_node_t *v, const char *key, struct rsw_u
 			YDOC_FOREACH_PAIR(&c->y, fv, m) {
 				yaml_node_t *mk = ydoc_node(&c->y, m->key), *mv = ydoc_node(&c->y, m->value);
 				const char *mn = ydoc_str(mk) ? ydoc_str(mk) : "?";
-				char mkey[200];
+				char mkey[320];
 				snprintf(mkey, sizeof(mkey), "%s.%s", fkey, mn);
 				if (!strcmp(mn, "ip_protocol")) {
 					if (get_u64(c, mv, mkey, 0, 255, &x) < 0)

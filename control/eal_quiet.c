@@ -1,4 +1,5 @@
 #include <stdio.h>
+#include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -8,8 +9,10 @@
 int rsw_eal_init_quiet(const char *prog)
 {
 	static int done;
+	char prefix[64];
+	snprintf(prefix, sizeof(prefix), "--file-prefix=rocesw-tool-%ld", (long)getpid());
 	char *argv[] = {
-		(char *)prog, "-l", "0", "--no-huge", "-m", "256", "--no-pci", "--in-memory",
+		(char *)prog, "-l", "0", "--no-huge", "-m", "1024", "--no-pci", "--no-shconf", prefix,
 		"--no-telemetry", "--log-level=error", NULL,
 	};
 	if (done)

@@ -53,7 +53,8 @@
 	X(EGRESS_PORT_DOWN, "egress_port_down")                                                 \
 	X(ECMP_GROUP_EMPTY, "ecmp_group_empty")                                                 \
 	X(NO_TABLES, "no_tables")                                                               \
-	/* egress / TX */                                                                       \
+	/* live ports, egress / TX */                                                          \
+	X(RX_MULTISEG, "rx_multiseg")                                                           \
 	X(TX_FULL, "tx_full")
 
 enum rsw_drop_reason {

@@ -6,6 +6,8 @@
 #include <rte_errno.h>
 #include <rte_lpm.h>
 #include <rte_lpm6.h>
+#include <rte_rib.h>
+#include <rte_rib6.h>
 
 #include "fib.h"
 #include "state.h"
@@ -33,6 +35,22 @@ static struct rte_lpm6 *lpm6_new(unsigned n_rules)
 	};
 	snprintf(name, sizeof(name), "rsw6_%lu", (unsigned long)atomic_fetch_add(&lpm_serial, 1));
 	return rte_lpm6_create(name, SOCKET_ID_ANY, &cfg);
+}
+
+static struct rte_rib *rib4_new(unsigned n_rules)
+{
+	char name[64];
+	struct rte_rib_conf cfg = {.ext_sz = 0, .max_nodes = (int)(n_rules * 2 + 16)};
+	snprintf(name, sizeof(name), "rswr4_%lu", (unsigned long)atomic_fetch_add(&lpm_serial, 1));
+	return rte_rib_create(name, SOCKET_ID_ANY, &cfg);
+}
+
+static struct rte_rib6 *rib6_new(unsigned n_rules)
+{
+	char name[64];
+	struct rte_rib6_conf cfg = {.ext_sz = 0, .max_nodes = (int)(n_rules * 2 + 16)};
+	snprintf(name, sizeof(name), "rswr6_%lu", (unsigned long)atomic_fetch_add(&lpm_serial, 1));
+	return rte_rib6_create(name, SOCKET_ID_ANY, &cfg);
 }
 
 /* Next-hop index for an IP, added on first use. */
@@ -133,15 +151,26 @@ static int route_value(struct rsw_fib *f, const struct rsw_state *s, const struc
 	return 0;
 }
 
-static int add_route(struct rte_lpm *l4, struct rte_lpm6 *l6, const struct rsw_route *r,
-		     uint32_t val)
+static uint32_t ip4_host(const uint8_t *a)
 {
-	if (r->prefix.ip.family == 4) {
-		uint32_t a = (uint32_t)r->prefix.ip.a[0] << 24 | (uint32_t)r->prefix.ip.a[1] << 16 |
-			     (uint32_t)r->prefix.ip.a[2] << 8 | r->prefix.ip.a[3];
-		return rte_lpm_add(l4, a, r->prefix.len, val);
+	return (uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 | (uint32_t)a[2] << 8 | a[3];
+}
+
+static int add_route(struct rsw_fib *f, const struct rsw_route *r, uint32_t val)
+{
+	if (r->in_port >= 0) {
+		struct rsw_fib_port *p = &f->ports[r->in_port];
+		if (r->prefix.ip.family == 4) {
+			struct rte_rib_node *n = rte_rib_insert(p->pbr4, ip4_host(r->prefix.ip.a),
+								r->prefix.len);
+			return n ? rte_rib_set_nh(n, val) : -1;
+		}
+		struct rte_rib6_node *n = rte_rib6_insert(p->pbr6, r->prefix.ip.a, r->prefix.len);
+		return n ? rte_rib6_set_nh(n, val) : -1;
 	}
-	return rte_lpm6_add(l6, r->prefix.ip.a, r->prefix.len, val);
+	if (r->prefix.ip.family == 4)
+		return rte_lpm_add(f->lpm4, ip4_host(r->prefix.ip.a), r->prefix.len, val);
+	return rte_lpm6_add(f->lpm6, r->prefix.ip.a, r->prefix.len, val);
 }
 
 struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, char *err,
@@ -186,18 +215,22 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 			goto oom;
 		f->n_groups++;
 	}
-	f->lpm4 = lpm4_new((unsigned)s->n_routes);
-	f->lpm6 = lpm6_new((unsigned)s->n_routes);
-	if (!f->lpm4 || !f->lpm6)
-		goto lpm_fail;
-	for (size_t i = 0; i < s->n_routes; i++)
+	unsigned n4 = 0, n6 = 0;
+	for (size_t i = 0; i < s->n_routes; i++) {
 		if (s->routes[i].in_port >= 0)
 			n_pbr[s->routes[i].in_port]++;
+		else if (s->routes[i].prefix.ip.family == 4)
+			n4++;
+		else
+			n6++;
+	}
+	if ((n4 && !(f->lpm4 = lpm4_new(n4))) || (n6 && !(f->lpm6 = lpm6_new(n6))))
+		goto lpm_fail;
 	for (unsigned p = 0; p < s->n_ports; p++) {
 		if (!n_pbr[p])
 			continue;
-		f->ports[p].pbr4 = lpm4_new(n_pbr[p]);
-		f->ports[p].pbr6 = lpm6_new(n_pbr[p]);
+		f->ports[p].pbr4 = rib4_new(n_pbr[p]);
+		f->ports[p].pbr6 = rib6_new(n_pbr[p]);
 		if (!f->ports[p].pbr4 || !f->ports[p].pbr6)
 			goto lpm_fail;
 	}
@@ -210,9 +243,7 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 			rsw_fib_free(f);
 			return NULL;
 		}
-		struct rte_lpm *l4 = r->in_port < 0 ? f->lpm4 : f->ports[r->in_port].pbr4;
-		struct rte_lpm6 *l6 = r->in_port < 0 ? f->lpm6 : f->ports[r->in_port].pbr6;
-		if (add_route(l4, l6, r, val) < 0) {
+		if (add_route(f, r, val) < 0) {
 			snprintf(err, errlen, "%s: the LPM table refused the route (full?)", r->origin);
 			rsw_fib_free(f);
 			return NULL;
@@ -236,8 +267,8 @@ void rsw_fib_free(struct rsw_fib *f)
 	rte_lpm_free(f->lpm4);
 	rte_lpm6_free(f->lpm6);
 	for (unsigned p = 0; p < RSW_MAX_PORTS; p++) {
-		rte_lpm_free(f->ports[p].pbr4);
-		rte_lpm6_free(f->ports[p].pbr6);
+		rte_rib_free(f->ports[p].pbr4);
+		rte_rib6_free(f->ports[p].pbr6);
 	}
 	for (uint32_t g = 0; f->groups && g < f->n_groups; g++) {
 		free(f->groups[g].bucket_nh);

@@ -10,6 +10,8 @@
 
 struct rte_lpm;
 struct rte_lpm6;
+struct rte_rib;
+struct rte_rib6;
 struct rsw_state;
 
 /* LPM next-hop values: kind in the top bits, index below (rte_lpm6 keeps 21 bits). */
@@ -47,8 +49,10 @@ struct rsw_fib_port {
 	uint32_t speed_mbps;
 	uint8_t dscp_to_tc[64];
 	uint8_t tc_to_pg[8];
-	struct rte_lpm *pbr4;   /* policy routes keyed on this ingress port; NULL if none */
-	struct rte_lpm6 *pbr6;
+	/* Policy routes keyed on this ingress port (NULL if none). They are few, so a RIB tree:
+	 * an rte_lpm costs 64 MB of tbl24 per table. */
+	struct rte_rib *pbr4;
+	struct rte_rib6 *pbr6;
 	char name[RSW_NAME_MAX];
 };
 
@@ -57,8 +61,8 @@ struct rsw_fib {
 	uint8_t router_mac[6];
 	uint8_t dmac_check;
 	uint16_t n_ports;
-	struct rte_lpm *lpm4;
-	struct rte_lpm6 *lpm6;
+	struct rte_lpm *lpm4;   /* NULL when there is no IPv4 route */
+	struct rte_lpm6 *lpm6;  /* NULL when there is no IPv6 route */
 	uint32_t n_nh, n_groups, n_policies;
 	struct rsw_fib_nh *nh;
 	struct rsw_fib_group *groups;

@@ -2,20 +2,41 @@
 
 #include <rte_lpm.h>
 #include <rte_lpm6.h>
+#include <rte_rib.h>
+#include <rte_rib6.h>
 
 #include "../pkt/drop_reason.h"
 #include "../pkt/rewrite.h"
 #include "ingress.h"
 
-static inline int lookup(const struct rte_lpm *l4, const struct rte_lpm6 *l6,
-			 const struct rsw_pkt_meta *m, uint32_t *val)
+static inline uint32_t dst4(const struct rsw_pkt_meta *m)
 {
+	return (uint32_t)m->dst_ip[0] << 24 | (uint32_t)m->dst_ip[1] << 16 |
+	       (uint32_t)m->dst_ip[2] << 8 | m->dst_ip[3];
+}
+
+static inline int lookup_main(const struct rsw_fib *f, const struct rsw_pkt_meta *m, uint32_t *val)
+{
+	if (m->l3 == RSW_L3_IPV4)
+		return f->lpm4 ? rte_lpm_lookup(f->lpm4, dst4(m), val) : -1;
+	return f->lpm6 ? rte_lpm6_lookup(f->lpm6, m->dst_ip, val) : -1;
+}
+
+static inline int lookup_policy(const struct rsw_fib_port *p, const struct rsw_pkt_meta *m,
+				uint32_t *val)
+{
+	uint64_t nh;
 	if (m->l3 == RSW_L3_IPV4) {
-		uint32_t a = (uint32_t)m->dst_ip[0] << 24 | (uint32_t)m->dst_ip[1] << 16 |
-			     (uint32_t)m->dst_ip[2] << 8 | m->dst_ip[3];
-		return rte_lpm_lookup((struct rte_lpm *)(uintptr_t)l4, a, val);
+		struct rte_rib_node *n = rte_rib_lookup(p->pbr4, dst4(m));
+		if (!n || rte_rib_get_nh(n, &nh) < 0)
+			return -1;
+	} else {
+		struct rte_rib6_node *n = rte_rib6_lookup(p->pbr6, m->dst_ip);
+		if (!n || rte_rib6_get_nh(n, &nh) < 0)
+			return -1;
 	}
-	return rte_lpm6_lookup(l6, m->dst_ip, val);
+	*val = (uint32_t)nh;
+	return 0;
 }
 
 static inline int is_multicast_ip(const struct rsw_pkt_meta *m)
@@ -58,8 +79,7 @@ void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt
 		return;
 	}
 	uint32_t val;
-	if ((!port->pbr4 || lookup(port->pbr4, port->pbr6, m, &val) != 0) &&
-	    lookup(fib->lpm4, fib->lpm6, m, &val) != 0) {
+	if ((!port->pbr4 || lookup_policy(port, m, &val) != 0) && lookup_main(fib, m, &val) != 0) {
 		m->drop = m->l3 == RSW_L3_IPV4 ? RSW_DROP_LPM4_MISS : RSW_DROP_LPM6_MISS;
 		return;
 	}

@@ -1,0 +1,55 @@
+/* Shared state of the live dataplane: ports, the switch tables, workers and their counters. */
+#ifndef RSW_DP_CTX_H
+#define RSW_DP_CTX_H
+
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "dataplane/pkt/drop_reason.h"
+#include "dataplane/tables/switch.h"
+
+#define RSW_DP_MAX_WORKERS 16
+#define RSW_DP_BURST 32
+#define RSW_DP_TXRING_SIZE 4096
+#define RSW_DP_COUNTED_GROUPS 64
+
+/* Counters of one worker; only that worker writes them, the stats thread reads (relaxed). */
+struct rsw_dp_counters {
+	uint64_t rx_pkts[RSW_MAX_PORTS], rx_bytes[RSW_MAX_PORTS];
+	uint64_t tx_pkts[RSW_MAX_PORTS], tx_bytes[RSW_MAX_PORTS];
+	uint64_t drops[RSW_DROP_COUNT];
+	uint64_t pfc_rx[RSW_MAX_PORTS];
+	uint64_t pause_rx[RSW_MAX_PORTS];
+	uint64_t ecmp[RSW_DP_COUNTED_GROUPS][RSW_ECMP_MAX_MEMBERS];
+} __rte_cache_aligned;
+
+struct rsw_dp_port {
+	uint16_t port_id;         /* DPDK port */
+	uint16_t owner;           /* worker index that polls RX and drains TX */
+	/* Egress queue filled by any worker, drained by the owner: the traffic manager's slot. */
+	struct rte_ring *txq;
+	uint16_t n_pending;
+	struct rte_mbuf *pending[RSW_DP_BURST];
+};
+
+struct rsw_dp_worker {
+	unsigned index;
+	unsigned lcore;
+	uint64_t rnd;
+	struct rsw_dp_counters *cnt;
+};
+
+struct rsw_dp {
+	struct rsw_switch *sw;
+	struct rte_rcu_qsbr *qsbr;
+	struct rte_mempool *pool;
+	uint16_t n_ports;
+	struct rsw_dp_port ports[RSW_MAX_PORTS];
+	unsigned n_workers;
+	struct rsw_dp_worker workers[RSW_DP_MAX_WORKERS];
+	volatile int stop;
+};
+
+#endif

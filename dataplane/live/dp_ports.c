@@ -1,0 +1,118 @@
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_bus_vdev.h>
+#include <rte_dev.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+
+#include "dp_ports.h"
+
+#define RX_DESC 1024
+#define TX_DESC 1024
+
+static int probe(const char *devargs, uint16_t *port_id, char *err, size_t errlen)
+{
+	char name[RSW_DEVARGS_MAX];
+	const char *comma = strchr(devargs, ',');
+	size_t n = comma ? (size_t)(comma - devargs) : strlen(devargs);
+	memcpy(name, devargs, n);
+	name[n] = 0;
+	/* a PCI address or a port given by -a/--vdev on the EAL command line already exists */
+	if (rte_eth_dev_get_port_by_name(name, port_id) == 0)
+		return 0;
+	if (rte_dev_probe(devargs) < 0) {
+		snprintf(err, errlen, "cannot probe '%s': %s", devargs, rte_strerror(rte_errno));
+		return -1;
+	}
+	if (rte_eth_dev_get_port_by_name(name, port_id) != 0) {
+		snprintf(err, errlen, "'%s' probed but no ethdev named '%s' appeared", devargs, name);
+		return -1;
+	}
+	return 0;
+}
+
+int rsw_dp_ports_start(struct rsw_dp *dp, char *err, size_t errlen)
+{
+	const struct rsw_state *s = dp->sw->state;
+	uint32_t max_mtu = 1500;
+
+	dp->n_ports = s->n_ports;
+	for (unsigned i = 0; i < s->n_ports; i++)
+		if (s->ports[i].mtu > max_mtu)
+			max_mtu = s->ports[i].mtu;
+	/* one segment per frame: the parser sees whole packets */
+	uint32_t room = RTE_PKTMBUF_HEADROOM + max_mtu + 64;
+	if (room < RTE_MBUF_DEFAULT_BUF_SIZE)
+		room = RTE_MBUF_DEFAULT_BUF_SIZE;
+	unsigned n_mbufs = 4096 + s->n_ports * (RX_DESC + TX_DESC + 2 * RSW_DP_TXRING_SIZE);
+	dp->pool = rte_pktmbuf_pool_create("rsw_mbufs", n_mbufs, 256, 0, (uint16_t)room,
+					   (int)rte_socket_id());
+	if (!dp->pool) {
+		snprintf(err, errlen, "cannot create the mbuf pool (%u × %u bytes): %s", n_mbufs, room,
+			 rte_strerror(rte_errno));
+		return -1;
+	}
+	for (unsigned i = 0; i < s->n_ports; i++) {
+		const struct rsw_port_cfg *pc = &s->ports[i];
+		struct rsw_dp_port *p = &dp->ports[i];
+		char e[512], rname[RTE_RING_NAMESIZE];
+		if (!pc->devargs[0]) {
+			snprintf(err, errlen, "%s: port %s has no devargs", pc->origin, pc->name);
+			return -1;
+		}
+		if (probe(pc->devargs, &p->port_id, e, sizeof(e)) < 0) {
+			snprintf(err, errlen, "%s: port %s: %s", pc->origin, pc->name, e);
+			return -1;
+		}
+		p->owner = (uint16_t)(i % dp->n_workers);
+		snprintf(rname, sizeof(rname), "rsw_txq%u", i);
+		p->txq = rte_ring_create(rname, RSW_DP_TXRING_SIZE, (int)rte_socket_id(), RING_F_SC_DEQ);
+		struct rte_eth_conf conf;
+		memset(&conf, 0, sizeof(conf));
+		int rc = p->txq ? rte_eth_dev_configure(p->port_id, 1, 1, &conf) : -ENOMEM;
+		if (rc == 0)
+			rc = rte_eth_rx_queue_setup(p->port_id, 0, RX_DESC,
+						    (unsigned)rte_eth_dev_socket_id(p->port_id), NULL,
+						    dp->pool);
+		if (rc == 0)
+			rc = rte_eth_tx_queue_setup(p->port_id, 0, TX_DESC,
+						    (unsigned)rte_eth_dev_socket_id(p->port_id), NULL);
+		if (rc == 0)
+			rc = rte_eth_dev_start(p->port_id);
+		if (rc < 0) {
+			snprintf(err, errlen, "%s: port %s (%s): cannot start: %s", pc->origin, pc->name,
+				 pc->devargs, rte_strerror(-rc));
+			return -1;
+		}
+		/* routed ports see frames for the router MAC; af_packet/tap need promiscuous mode */
+		rte_eth_promiscuous_enable(p->port_id);
+	}
+	return 0;
+}
+
+uint64_t rsw_dp_ports_stop(struct rsw_dp *dp)
+{
+	uint64_t queued = 0;
+	struct rte_mbuf *m;
+
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		struct rsw_dp_port *p = &dp->ports[i];
+		if (p->txq) {
+			while (rte_ring_sc_dequeue(p->txq, (void **)&m) == 0) {
+				rte_pktmbuf_free(m);
+				queued++;
+			}
+			rte_ring_free(p->txq);
+			p->txq = NULL;
+		}
+		for (unsigned k = 0; k < p->n_pending; k++)
+			rte_pktmbuf_free(p->pending[k]);
+		queued += p->n_pending;
+		p->n_pending = 0;
+		rte_eth_dev_stop(p->port_id);
+		rte_eth_dev_close(p->port_id);
+	}
+	return queued;
+}

@@ -1,0 +1,23 @@
+#ifndef RSW_DP_STATS_H
+#define RSW_DP_STATS_H
+
+#include <stdio.h>
+
+#include "dp_ctx.h"
+
+struct rsw_dp_totals {
+	struct rsw_dp_counters c;  /* summed over workers */
+	uint64_t received, transmitted, dropped, consumed, queued;
+};
+
+void rsw_dp_stats_sum(const struct rsw_dp *dp, struct rsw_dp_totals *t, uint64_t queued);
+/* One line per port with rx/tx packets per second since prev. */
+void rsw_dp_stats_print_rates(const struct rsw_dp *dp, const struct rsw_dp_totals *now,
+			      const struct rsw_dp_totals *prev, double seconds, FILE *f);
+/* Final counters, readable. */
+void rsw_dp_stats_print_final(const struct rsw_dp *dp, const struct rsw_dp_totals *t, FILE *f);
+/* Final counters as JSON (docs/dataplane.md). Returns -1 if the file cannot be written. */
+int rsw_dp_stats_write_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t,
+			    const char *path);
+
+#endif
