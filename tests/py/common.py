@@ -1,0 +1,45 @@
+"""Helpers shared by the Python test suites: run rocesw, write captures, read them with tshark."""
+import json
+import logging
+import os
+import subprocess
+import tempfile
+
+from scapy.utils import wrpcap
+
+logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("ROCESW_BUILD", os.path.join(ROOT, "build"))
+ROCESW = os.path.join(BUILD, "control", "rocesw")
+DATAPLANE = os.path.join(BUILD, "dataplane", "live", "rocesw-dataplane")
+
+
+def tmpdir():
+    return tempfile.mkdtemp(prefix="rocesw-test-")
+
+
+def write_pcap(path, frames):
+    wrpcap(path, frames)
+    return path
+
+
+def inspect(pcap, *args, check=True):
+    """rocesw inspect --json → list of dicts, one per frame."""
+    r = subprocess.run([ROCESW, "inspect", pcap, "--json", *args], capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise AssertionError(f"rocesw inspect failed ({r.returncode}): {r.stderr}")
+    return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+
+
+def tshark_fields(pcap, fields, decode_as=()):
+    cmd = ["tshark", "-n", "-r", pcap, "-T", "fields", "-E", "separator=|", "-E", "occurrence=f"]
+    for d in decode_as:
+        cmd += ["-d", d]
+    for f in fields:
+        cmd += ["-e", f]
+    r = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    rows = []
+    for line in r.stdout.splitlines():
+        rows.append(dict(zip(fields, line.split("|"))))
+    return rows
