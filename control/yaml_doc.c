@@ -22,11 +22,14 @@ int ydoc_load(struct ydoc *d, const char *path, char *err, size_t errlen)
 	yaml_parser_set_input_file(&parser, f);
 	int ok = yaml_parser_load(&parser, &d->doc);
 	if (!ok) {
-		snprintf(err, errlen, "%s:%lu:%lu: YAML syntax error: %s%s%s", path,
+		char ctx[160] = "";
+		if (parser.context)
+			snprintf(ctx, sizeof(ctx), " (%s that starts at line %lu)", parser.context,
+				 (unsigned long)parser.context_mark.line + 1);
+		snprintf(err, errlen, "%s:%lu:%lu: YAML syntax error: %s%s", path,
 			 (unsigned long)parser.problem_mark.line + 1,
 			 (unsigned long)parser.problem_mark.column + 1,
-			 parser.problem ? parser.problem : "unknown",
-			 parser.context ? " " : "", parser.context ? parser.context : "");
+			 parser.problem ? parser.problem : "unknown", ctx);
 	}
 	yaml_parser_delete(&parser);
 	fclose(f);

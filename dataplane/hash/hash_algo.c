@@ -65,11 +65,19 @@ uint16_t rsw_xor16(const uint8_t *p, size_t n)
 	return x;
 }
 
+/* rte_jhash reads whole aligned words, up to 3 bytes past the end: hash an aligned copy. */
+static uint32_t jhash(const uint8_t *key, size_t len, uint32_t seed)
+{
+	uint32_t buf[64];
+	if (len > sizeof(buf))
+		len = sizeof(buf);
+	memcpy(buf, key, len);
+	return rte_jhash(buf, (uint32_t)len, seed);
+}
+
 uint32_t rsw_hash_compute(unsigned algo, uint32_t seed, const uint8_t *key, size_t len,
 			  uint64_t *rnd)
 {
-	uint32_t v;
-
 	switch (algo) {
 	case RSW_HASH_CRC:
 		return rsw_crc16_arc((uint16_t)seed, key, len);
@@ -84,9 +92,9 @@ uint32_t rsw_hash_compute(unsigned algo, uint32_t seed, const uint8_t *key, size
 	case RSW_HASH_CRC_XOR:
 		return (uint32_t)(rsw_crc16_arc((uint16_t)seed, key, len) ^ rsw_xor16(key, len));
 	case RSW_HASH_JENKINS_LO:
-		return rte_jhash(key, (uint32_t)len, seed) & 0xFFFF;
+		return jhash(key, len, seed) & 0xFFFF;
 	case RSW_HASH_JENKINS_HI:
-		return rte_jhash(key, (uint32_t)len, seed) >> 16;
+		return jhash(key, len, seed) >> 16;
 	case RSW_HASH_RANDOM:
 		if (!rnd)
 			return 0;
@@ -96,7 +104,6 @@ uint32_t rsw_hash_compute(unsigned algo, uint32_t seed, const uint8_t *key, size
 		*rnd ^= *rnd >> 27;
 		return (uint32_t)((*rnd * 0x2545F4914F6CDD1DULL) >> 48);
 	default:
-		v = 0;
-		return v;
+		return 0;
 	}
 }

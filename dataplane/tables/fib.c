@@ -168,6 +168,16 @@ static int add_route(struct rsw_fib *f, const struct rsw_route *r, uint32_t val)
 		struct rte_rib6_node *n = rte_rib6_insert(p->pbr6, r->prefix.ip.a, r->prefix.len);
 		return n ? rte_rib6_set_nh(n, val) : -1;
 	}
+	if (r->prefix.len == 0) {
+		if (r->prefix.ip.family == 4) {
+			f->has_default4 = 1;
+			f->default4 = val;
+		} else {
+			f->has_default6 = 1;
+			f->default6 = val;
+		}
+		return 0;
+	}
 	if (r->prefix.ip.family == 4)
 		return rte_lpm_add(f->lpm4, ip4_host(r->prefix.ip.a), r->prefix.len, val);
 	return rte_lpm6_add(f->lpm6, r->prefix.ip.a, r->prefix.len, val);

@@ -63,6 +63,9 @@ struct rsw_fib {
 	uint16_t n_ports;
 	struct rte_lpm *lpm4;   /* NULL when there is no IPv4 route */
 	struct rte_lpm6 *lpm6;  /* NULL when there is no IPv6 route */
+	/* rte_lpm/rte_lpm6 take depths from 1: a /0 route is kept beside them */
+	uint8_t has_default4, has_default6;
+	uint32_t default4, default6;
 	uint32_t n_nh, n_groups, n_policies;
 	struct rsw_fib_nh *nh;
 	struct rsw_fib_group *groups;

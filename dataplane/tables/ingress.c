@@ -17,9 +17,16 @@ static inline uint32_t dst4(const struct rsw_pkt_meta *m)
 
 static inline int lookup_main(const struct rsw_fib *f, const struct rsw_pkt_meta *m, uint32_t *val)
 {
-	if (m->l3 == RSW_L3_IPV4)
-		return f->lpm4 ? rte_lpm_lookup(f->lpm4, dst4(m), val) : -1;
-	return f->lpm6 ? rte_lpm6_lookup(f->lpm6, m->dst_ip, val) : -1;
+	if (m->l3 == RSW_L3_IPV4) {
+		if (f->lpm4 && rte_lpm_lookup(f->lpm4, dst4(m), val) == 0)
+			return 0;
+		*val = f->default4;
+		return f->has_default4 ? 0 : -1;
+	}
+	if (f->lpm6 && rte_lpm6_lookup(f->lpm6, m->dst_ip, val) == 0)
+		return 0;
+	*val = f->default6;
+	return f->has_default6 ? 0 : -1;
 }
 
 static inline int lookup_policy(const struct rsw_fib_port *p, const struct rsw_pkt_meta *m,

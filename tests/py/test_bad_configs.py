@@ -1,0 +1,57 @@
+"""Every bad config in tests/bad-configs is refused with the message its first line expects
+(`# expect: {file}:LINE: KEY: ...`) and a non-zero exit, by `rocesw check-config` and by the
+dataplane, which must not start. The shipped examples load, with the counts their YAML holds."""
+import glob
+import os
+import subprocess
+import unittest
+
+import yaml
+
+from common import DATAPLANE, ROCESW, ROOT
+
+
+class BadConfigs(unittest.TestCase):
+    def test_each_bad_config(self):
+        files = sorted(glob.glob(os.path.join(ROOT, "tests", "bad-configs", "*.yaml")))
+        self.assertGreaterEqual(len(files), 20)
+        for f in files:
+            rel = os.path.relpath(f, ROOT)
+            with self.subTest(config=rel):
+                with open(f) as fh:
+                    first = fh.readline()
+                self.assertTrue(first.startswith("# expect: "), "first line must say what to expect")
+                want = first[len("# expect: "):].rstrip("\n").replace("{file}", rel)
+                r = subprocess.run([ROCESW, "check-config", rel], cwd=ROOT, capture_output=True,
+                                   text=True)
+                self.assertEqual(r.returncode, 1)
+                self.assertEqual(r.stderr.strip(), want)
+                self.assertEqual(r.stdout, "")
+
+    def test_dataplane_refuses_to_start(self):
+        rel = "tests/bad-configs/route-unknown-group.yaml"
+        r = subprocess.run([DATAPLANE, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1",
+                            "--no-shconf", "--file-prefix", "rsw-bad", "--log-level", "error",
+                            "--", "--config", rel], cwd=ROOT, capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("route 10.9.0.0/16: no next-hop group named 'spines'", r.stderr)
+
+    def test_examples_load(self):
+        for name in ("rtsw.yaml", "ctsw.yaml"):
+            path = os.path.join(ROOT, "config", name)
+            with open(path) as fh:
+                doc = yaml.safe_load(fh)
+            groups = len(doc.get("NEXTHOP_GROUP", {})) + sum(
+                1 for v in doc.get("STATIC_ROUTE", {}).values() if "," in str(v.get("nexthop", "")))
+            routes = len(doc.get("STATIC_ROUTE", {})) + len(doc.get("POLICY_ROUTE", {}))
+            policies = 1 + len(doc.get("HASH_POLICY", {}))
+            want = (f"{path}: ok: {len(doc['PORT'])} ports, {len(doc.get('NEIGH', {}))} neighbours, "
+                    f"{groups} next-hop groups, {routes} routes, {policies} hash policies")
+            r = subprocess.run([ROCESW, "check-config", path], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.strip(), want)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)

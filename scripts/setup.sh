@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what rocesw needs to build and test on Debian 12 (run as root). Idempotent: installs
+# only packages that are missing.
+set -euo pipefail
+
+PKGS=(
+  build-essential meson ninja-build pkg-config
+  libdpdk-dev dpdk-dev            # DPDK 22.11 headers/libs; dpdk-dev ships dpdk-testpmd, dpdk-telemetry.py
+  libbpf-dev libxdp-dev           # for DPDK's af_xdp ports
+  libcmocka-dev libpcap-dev libyaml-dev libjansson-dev zlib1g-dev
+  python3 python3-scapy python3-yaml tshark tcpdump iproute2 procps
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup.sh: missing packages: ${missing[*]}; run as root to install them" >&2
+    exit 1
+  fi
+  echo "setup.sh: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  # tshark asks whether non-root users may capture; answer for it
+  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
