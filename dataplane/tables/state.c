@@ -455,20 +455,29 @@ static int member_usable(const struct rsw_state *s, const struct rsw_nhg_member 
 
 static void nhg_reconcile(const struct rsw_state *s, struct rsw_nhg *g)
 {
+	if (!g->rbt.bucket) {
+		/* a new table: the usable members round-robin, in slot order, as FG ECMP does */
+		uint16_t slots[RSW_ECMP_MAX_MEMBERS];
+		unsigned n = 0;
+		for (unsigned sl = 0; sl < RSW_ECMP_MAX_MEMBERS; sl++)
+			for (unsigned i = 0; i < g->n_members; i++)
+				if (g->members[i].slot == sl && member_usable(s, &g->members[i]))
+					slots[n++] = (uint16_t)sl;
+		if (n == 0 || rsw_rbt_init_slots(&g->rbt, g->n_buckets, slots, n) < 0)
+			return;
+		for (unsigned i = 0; i < g->n_members; i++)
+			g->members[i].active = (uint8_t)member_usable(s, &g->members[i]);
+		return;
+	}
 	for (unsigned i = 0; i < g->n_members; i++) {
 		struct rsw_nhg_member *m = &g->members[i];
 		int want = member_usable(s, m);
 		if (want == m->active)
 			continue;
-		if (!g->rbt.bucket) {
-			if (!want || rsw_rbt_alloc(&g->rbt, g->n_buckets) < 0)
-				continue;
+		if (want)
 			rsw_rbt_add(&g->rbt, m->slot);
-		} else if (want) {
-			rsw_rbt_add(&g->rbt, m->slot);
-		} else {
+		else
 			rsw_rbt_remove(&g->rbt, m->slot);
-		}
 		m->active = (uint8_t)want;
 	}
 }

@@ -31,6 +31,8 @@ static void remove_one_of_eight(void **state)
 	struct rsw_rbt t;
 	assert_int_equal(rsw_rbt_init(&t, 4096, 8), 0);
 	balanced(&t);
+	for (unsigned b = 0; b < 4096; b++) /* a new table is round-robin */
+		assert_int_equal(t.bucket[b], b % 8);
 	uint16_t *before = malloc(4096 * sizeof(uint16_t));
 	memcpy(before, t.bucket, 4096 * sizeof(uint16_t));
 	assert_int_equal(rsw_rbt_remove(&t, 5), 0);
@@ -57,6 +59,18 @@ static void remove_one_of_eight(void **state)
 		}
 	assert_int_equal(changed, 512);
 	balanced(&t);
+	/* the buckets it took are spread over the table: no hash range moves as a block */
+	unsigned run = 0, longest = 0;
+	for (unsigned b = 0; b < 4096; b++) {
+		run = t.bucket[b] != before[b] ? run + 1 : 0;
+		longest = run > longest ? run : longest;
+	}
+	assert_true(longest <= 2);
+	unsigned quarter[4] = {0};
+	for (unsigned b = 0; b < 4096; b++)
+		quarter[b / 1024] += t.bucket[b] != before[b];
+	for (int q = 0; q < 4; q++)
+		assert_true(quarter[q] >= 100 && quarter[q] <= 156);
 	free(before);
 	rsw_rbt_free(&t);
 }

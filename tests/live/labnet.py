@@ -1,0 +1,93 @@
+"""A small lab in network namespaces: hosts joined by veth pairs to the switch's af_packet ports.
+Addresses exist only inside the namespaces made here; everything is removed on close."""
+import os
+import signal
+import subprocess
+import time
+
+
+def sh(*cmd, check=True, ns=None):
+    if ns:
+        cmd = ("ip", "netns", "exec", ns) + cmd
+    return subprocess.run(cmd, check=check, capture_output=True, text=True)
+
+
+class Lab:
+    def __init__(self, tag):
+        self.tag = tag
+        self.namespaces = []
+        self.links = []
+        self.procs = []
+
+    def host(self, name, switch_if, mac):
+        """Namespace `name` with eth0 (MAC mac) cabled to `switch_if` in the root namespace."""
+        ns = f"{self.tag}-{name}"
+        sh("ip", "netns", "del", ns, check=False)
+        sh("ip", "link", "del", switch_if, check=False)
+        sh("ip", "netns", "add", ns)
+        self.namespaces.append(ns)
+        sh("ip", "link", "add", switch_if, "type", "veth", "peer", "name", f"{switch_if}p")
+        self.links.append(switch_if)
+        sh("ip", "link", "set", f"{switch_if}p", "netns", ns)
+        sh("ip", "link", "set", f"{switch_if}p", "name", "eth0", ns=ns)
+        sh("ip", "link", "set", "eth0", "address", mac, ns=ns)
+        for dev, where in ((switch_if, None), ("eth0", ns)):
+            # no IPv6 autoconfiguration chatter on the lab links
+            sh("sysctl", "-qw", f"net.ipv6.conf.{dev}.disable_ipv6=1", ns=where, check=False)
+            sh("ip", "link", "set", dev, "up", ns=where)
+        sh("ip", "link", "set", "lo", "up", ns=ns)
+        return ns
+
+    def start(self, cmd, ns=None, **kw):
+        if ns:
+            cmd = ["ip", "netns", "exec", ns] + list(cmd)
+        p = subprocess.Popen(cmd, **kw)
+        self.procs.append(p)
+        return p
+
+    def capture(self, ns, path, bpf="udp port 4791"):
+        p = self.start(["tcpdump", "-i", "eth0", "-U", "-n", "-s", "0", "-w", path, bpf], ns=ns,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        # tcpdump says "listening on" once the socket is ready
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            line = p.stderr.readline()
+            if "listening on" in line or not line:
+                break
+        return p
+
+    @staticmethod
+    def stop(p, sig=signal.SIGINT, timeout=30):
+        if p.poll() is None:
+            p.send_signal(sig)
+        try:
+            return p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            return p.wait()
+
+    def close(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            for stream in (p.stdout, p.stderr):
+                if stream:
+                    stream.close()
+        for ns in self.namespaces:
+            sh("ip", "netns", "del", ns, check=False)
+        for link in self.links:
+            sh("ip", "link", "del", link, check=False)
+
+
+def wait_for_line(stream, text, timeout=60):
+    deadline = time.time() + timeout
+    seen = []
+    while time.time() < deadline:
+        line = stream.readline()
+        if not line:
+            break
+        seen.append(line)
+        if text in line:
+            return
+    raise AssertionError(f"'{text}' not seen; got: {''.join(seen)}")

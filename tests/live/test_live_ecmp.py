@@ -1,0 +1,162 @@
+"""Live: a host in a network namespace sends RoCEv2 through rocesw-dataplane (af_packet ports on
+veth pairs) to 4 ECMP uplinks, each a namespace capturing with tcpdump. Flows that differ only in
+destination QP leave by one uplink under a 5-tuple policy and spread over all 4 under the
+destination-QP policy. Every forwarded packet is checked as its receiver sees it (TTL - 1, valid
+IPv4 checksum per tshark, rewritten MACs, unchanged and still valid ICRC), and the switch's
+counters must satisfy received = transmitted + dropped + consumed + queued."""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "py"))
+
+from scapy.utils import rdpcap  # noqa: E402
+
+import rocepkt  # noqa: E402
+from common import DATAPLANE, tmpdir, tshark_fields, write_pcap  # noqa: E402
+from labnet import Lab, wait_for_line  # noqa: E402
+
+ROUTER_MAC = "02:00:00:00:01:00"
+HOST_MAC = "02:00:00:00:10:01"
+UPLINK_MACS = [f"02:00:00:00:20:0{i}" for i in range(4)]
+N_QP, PER_QP = 32, 8
+
+CONFIG = """
+DEVICE_METADATA:
+  localhost: {{hostname: live-rtsw, mac: "{router}"}}
+PORT:
+  Ethernet0:  {{speed: 10000, role: host,   devargs: "net_af_packet0,iface=rswl-h0"}}
+  Ethernet8:  {{speed: 10000, role: uplink, devargs: "net_af_packet1,iface=rswl-u0"}}
+  Ethernet16: {{speed: 10000, role: uplink, devargs: "net_af_packet2,iface=rswl-u1"}}
+  Ethernet24: {{speed: 10000, role: uplink, devargs: "net_af_packet3,iface=rswl-u2"}}
+  Ethernet32: {{speed: 10000, role: uplink, devargs: "net_af_packet4,iface=rswl-u3"}}
+SWITCH_HASH:
+  GLOBAL: {{ecmp_hash: [SRC_IP, DST_IP, IP_PROTOCOL, L4_SRC_PORT, L4_DST_PORT], ecmp_hash_algorithm: CRC}}
+HASH_POLICY:
+  dest_qp:
+    algorithm: CRC_CCITT
+    fields: [SRC_IP, DST_IP, IP_PROTOCOL, L4_SRC_PORT, L4_DST_PORT]
+    udf: [{{base: L4, offset: 13, length: 3, match: {{l4_dst_port: 4791}}}}]
+NEIGH:
+  "Ethernet0|10.1.0.1":   {{neigh: "{host}"}}
+  "Ethernet8|10.255.0.1":  {{neigh: "{u0}"}}
+  "Ethernet16|10.255.0.3": {{neigh: "{u1}"}}
+  "Ethernet24|10.255.0.5": {{neigh: "{u2}"}}
+  "Ethernet32|10.255.0.7": {{neigh: "{u3}"}}
+NEXTHOP_GROUP:
+  uplinks: {{nexthop: "10.255.0.1,10.255.0.3,10.255.0.5,10.255.0.7", hash_policy: {policy}}}
+STATIC_ROUTE:
+  "10.1.0.0/24": {{nexthop: 10.1.0.1}}
+  "10.2.0.0/16": {{nexthop_group: uplinks}}
+"""
+
+
+class LiveEcmp(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if os.geteuid() != 0:
+            raise AssertionError("the live tests need root (network namespaces); CI runs as root")
+        cls.dir = tmpdir()
+        # all flows share addresses and a fixed source port: only the QP tells them apart
+        frames = []
+        for k in range(PER_QP):
+            for qp in range(1, N_QP + 1):
+                frames.append(rocepkt.roce(src="10.1.0.1", dst="10.2.0.1", sport=49152,
+                                           dqp=0x1000 + qp, psn=k, ttl=64, smac=HOST_MAC,
+                                           dmac=ROUTER_MAC, payload=bytes([qp]) * 64))
+        cls.sent = write_pcap(os.path.join(cls.dir, "sent.pcap"), frames)
+        cls.frames = frames
+
+    def run_switch(self, policy):
+        d = os.path.join(self.dir, policy)
+        os.makedirs(d, exist_ok=True)
+        cfg = os.path.join(d, "switch.yaml")
+        with open(cfg, "w") as f:
+            f.write(CONFIG.format(router=ROUTER_MAC, host=HOST_MAC, u0=UPLINK_MACS[0],
+                                  u1=UPLINK_MACS[1], u2=UPLINK_MACS[2], u3=UPLINK_MACS[3],
+                                  policy=policy))
+        lab = Lab("rswl")
+        try:
+            h0 = lab.host("h0", "rswl-h0", HOST_MAC)
+            ups = [lab.host(f"u{i}", f"rswl-u{i}", UPLINK_MACS[i]) for i in range(4)]
+            stats = os.path.join(d, "stats.json")
+            dp = lab.start([DATAPLANE, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1",
+                            "--no-shconf", "--file-prefix", "rswlive", "--log-level", "error",
+                            "--", "--config", cfg, "--stats-json", stats],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            wait_for_line(dp.stderr, "forwarding")
+            caps = [os.path.join(d, f"u{i}.pcap") for i in range(4)]
+            tcpdumps = [lab.capture(ns, path) for ns, path in zip(ups, caps)]
+            r = subprocess.run(["ip", "netns", "exec", h0, "/usr/bin/python3",
+                                os.path.join(HERE, "send_frames.py"), self.sent, "0.001"],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            # let the last frames cross the switch, then stop everything
+            subprocess.run(["sleep", "1"])
+            for p in tcpdumps:
+                Lab.stop(p)
+            rc = Lab.stop(dp)
+            out = dp.stdout.read()
+            self.assertEqual(rc, 0, f"dataplane exit {rc}: {out} {dp.stderr.read()}")
+            with open(stats) as f:
+                counters = json.load(f)
+            return caps, counters
+        finally:
+            lab.close()
+
+    def check_forwarded(self, caps, counters):
+        per_uplink = [rdpcap(c) if os.path.getsize(c) > 24 else [] for c in caps]
+        total = sum(len(p) for p in per_uplink)
+        self.assertEqual(total, len(self.frames), "every packet reaches an uplink")
+        cons = counters["conservation"]
+        self.assertTrue(cons["holds"], cons)
+        self.assertEqual(cons["received"],
+                         cons["transmitted"] + cons["dropped"] + cons["consumed"] + cons["queued"])
+        ports = {p["name"]: p for p in counters["ports"]}
+        self.assertEqual(ports["Ethernet0"]["rx_packets"] - sum(counters["drops"].values()),
+                         len(self.frames))
+        self.assertEqual(sum(ports[f"Ethernet{8 * (i + 1)}"]["tx_packets"] for i in range(4)),
+                         len(self.frames))
+        qp_to_uplink = {}
+        for i, (pkts, cap) in enumerate(zip(per_uplink, caps)):
+            self.assertEqual(ports[f"Ethernet{8 * (i + 1)}"]["tx_packets"], len(pkts))
+            if not pkts:
+                continue
+            ts = tshark_fields(cap, ["ip.ttl", "ip.checksum.status", "eth.src", "eth.dst",
+                                     "infiniband.bth.destqp"],
+                               decode_as=())
+            for p, t in zip(pkts, ts):
+                self.assertEqual(t["ip.ttl"], "63")
+                self.assertEqual(t["eth.src"], ROUTER_MAC)
+                self.assertEqual(t["eth.dst"], UPLINK_MACS[i])
+                raw = bytes(p)[14:]
+                self.assertEqual(rocepkt.icrc(raw), raw[-4:], "ICRC still valid after routing")
+                qp = int(t["infiniband.bth.destqp"], 16)
+                self.assertEqual(qp_to_uplink.setdefault(qp, i), i, "a flow stays on one uplink")
+            # tshark validates the IPv4 header checksum when asked to
+            chk = subprocess.run(["tshark", "-n", "-r", cap, "-o", "ip.check_checksum:TRUE",
+                                  "-T", "fields", "-e", "ip.checksum.status"],
+                                 capture_output=True, text=True, check=True).stdout.split()
+            self.assertEqual(set(chk), {"1"}, "tshark: IPv4 checksum status good (1)")
+        self.assertEqual(len(qp_to_uplink), N_QP)
+        return per_uplink
+
+    def test_five_tuple_vs_dest_qp(self):
+        caps, counters = self.run_switch("default")
+        per = self.check_forwarded(caps, counters)
+        self.assertEqual(sorted(len(p) for p in per), [0, 0, 0, len(self.frames)],
+                         "5-tuple: flows differing only in QP share one uplink")
+        caps, counters = self.run_switch("dest_qp")
+        per = self.check_forwarded(caps, counters)
+        self.assertTrue(all(len(p) > 0 for p in per), "destination-QP policy uses all 4 uplinks")
+        # each uplink carries whole flows: its packet count is a multiple of PER_QP
+        self.assertTrue(all(len(p) % PER_QP == 0 for p in per))
+        members = counters["ecmp_groups"][0]["members"]
+        self.assertEqual(sorted(m["packets"] for m in members), sorted(len(p) for p in per))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
