@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 ./scripts/build.sh build
 meson test -C build --print-errorlogs --num-processes 2
-./scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+./scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug -Db_lto=false
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite parser
 echo "scripts/test.sh: all suites passed"

@@ -22,16 +22,18 @@ struct rsw_dp_counters {
 	uint64_t drops[RSW_DROP_COUNT];
 	uint64_t pfc_rx[RSW_MAX_PORTS];
 	uint64_t pause_rx[RSW_MAX_PORTS];
+	uint64_t icrc_ok[RSW_MAX_PORTS], icrc_bad[RSW_MAX_PORTS]; /* with --verify-icrc */
 	uint64_t ecmp[RSW_DP_COUNTED_GROUPS][RSW_ECMP_MAX_MEMBERS];
 } __rte_cache_aligned;
 
 struct rsw_dp_port {
 	uint16_t port_id;         /* DPDK port */
 	uint16_t owner;           /* worker index that polls RX and drains TX */
-	/* Egress queue filled by any worker, drained by the owner: the traffic manager's slot. */
+	/* Egress queue filled by the other workers, drained by the owner: the traffic manager's
+	 * slot. The owner's own packets go straight to pending. */
 	struct rte_ring *txq;
 	uint16_t n_pending;
-	struct rte_mbuf *pending[RSW_DP_BURST];
+	struct rte_mbuf *pending[2 * RSW_DP_BURST];
 };
 
 struct rsw_dp_worker {
@@ -49,6 +51,7 @@ struct rsw_dp {
 	struct rsw_dp_port ports[RSW_MAX_PORTS];
 	unsigned n_workers;
 	struct rsw_dp_worker workers[RSW_DP_MAX_WORKERS];
+	int verify_icrc;        /* count ICRC check results (off the fast path by default) */
 	volatile int stop;
 };
 

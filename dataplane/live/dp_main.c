@@ -33,7 +33,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rocesw-dataplane [EAL args] -- --config F [--stats-period S]\n"
-		"                        [--stats-json FILE] [--duration S]\n"
+		"                        [--stats-json FILE] [--duration S] [--verify-icrc]\n"
 		"\n"
 		"The live switch. Ports come from the devargs of each PORT in F (af_packet, af_xdp,\n"
 		"pcap, null, ring, tap, PCI...); every EAL worker lcore (-l) runs one worker, ports\n"
@@ -43,6 +43,8 @@ static void usage(FILE *f)
 		"  --stats-period S   print rx/tx packets per second per port every S seconds\n"
 		"  --stats-json FILE  write the final counters as JSON at exit\n"
 		"  --duration S       stop after S seconds (default: until SIGINT/SIGTERM)\n"
+		"  --verify-icrc      check the ICRC of every RoCE packet and count ok/bad per port\n"
+		"                     (packets are forwarded either way, as a switch does)\n"
 		"\n"
 		"On SIGINT/SIGTERM it stops, prints per-port, per-ECMP-member and per-drop-reason\n"
 		"counters and checks received = transmitted + dropped + consumed + queued; the exit\n"
@@ -61,6 +63,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'}, {"stats-period", required_argument, NULL, 'p'},
 		{"stats-json", required_argument, NULL, 'j'}, {"duration", required_argument, NULL, 'd'},
+		{"verify-icrc", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	const char *config = NULL, *json = NULL;
@@ -81,8 +84,9 @@ int main(int argc, char **argv)
 	argc -= n;
 	argv += n;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:p:j:d:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:p:j:d:vh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'v': g_dp.verify_icrc = 1; break;
 		case 'c': config = optarg; break;
 		case 'p': period = atof(optarg); break;
 		case 'j': json = optarg; break;

@@ -94,6 +94,8 @@ int rsw_dp_stats_write_json(const struct rsw_dp *dp, const struct rsw_dp_totals 
 		json_object_set_new(o, "pfc_rx_frames", json_integer((json_int_t)t->c.pfc_rx[p]));
 		json_object_set_new(o, "pause_rx_frames", json_integer((json_int_t)t->c.pause_rx[p]));
 		json_object_set_new(o, "port_rx_missed", json_integer((json_int_t)missed(dp, p)));
+		json_object_set_new(o, "icrc_ok", json_integer((json_int_t)t->c.icrc_ok[p]));
+		json_object_set_new(o, "icrc_bad", json_integer((json_int_t)t->c.icrc_bad[p]));
 		json_array_append_new(ports, o);
 	}
 	for (unsigned r = 1; r < RSW_DROP_COUNT; r++)

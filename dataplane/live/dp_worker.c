@@ -5,6 +5,7 @@
 #include <rte_prefetch.h>
 #include <rte_rcu_qsbr.h>
 
+#include "dataplane/pkt/icrc.h"
 #include "dataplane/pkt/parse.h"
 #include "dataplane/tables/ingress.h"
 #include "dp_worker.h"
@@ -20,6 +21,34 @@ static inline void drop(struct rsw_dp_counters *c, struct rte_mbuf *m, unsigned 
 {
 	c->drops[reason]++;
 	rte_pktmbuf_free(m);
+}
+
+/* Hands pending packets to the port; what it does not take waits for the next round. */
+static void tx_flush(struct rsw_dp_port *p, struct rsw_dp_counters *c, uint16_t port)
+{
+	if (p->n_pending == 0)
+		return;
+	uint16_t sent = rte_eth_tx_burst(p->port_id, 0, p->pending, p->n_pending);
+	for (uint16_t i = 0; i < sent; i++)
+		c->tx_bytes[port] += p->pending[i]->pkt_len;
+	c->tx_pkts[port] += sent;
+	for (uint16_t i = sent; i < p->n_pending; i++)
+		p->pending[i - sent] = p->pending[i];
+	p->n_pending = (uint16_t)(p->n_pending - sent);
+}
+
+/* Packets for a port this worker owns: straight to its TX buffer. */
+static void to_own_port(struct rsw_dp_port *p, struct rsw_dp_counters *c, uint16_t port,
+			struct rte_mbuf **pkts, unsigned n)
+{
+	const unsigned cap = RTE_DIM(p->pending);
+	if (p->n_pending + n > cap)
+		tx_flush(p, c, port);
+	unsigned room = cap - p->n_pending, k = n < room ? n : room;
+	for (unsigned j = 0; j < k; j++)
+		p->pending[p->n_pending++] = pkts[j];
+	for (unsigned j = k; j < n; j++)
+		drop(c, pkts[j], RSW_DROP_TX_FULL);
 }
 
 static void rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_port,
@@ -59,6 +88,12 @@ static void rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_port
 			rte_pktmbuf_free(mb);
 			continue;
 		}
+		if (dp->verify_icrc && (m.flags & RSW_META_F_ROCE)) {
+			if (rsw_icrc_check(data, &m) == 1)
+				c->icrc_ok[in_port]++;
+			else
+				c->icrc_bad[in_port]++;
+		}
 		m.in_port = in_port;
 		rsw_ingress(fib, data, &m, &w->rnd);
 		if (m.drop) {
@@ -78,7 +113,12 @@ static void rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_port
 	while (out_mask) {
 		unsigned e = (unsigned)__builtin_ctzll(out_mask);
 		out_mask &= out_mask - 1;
-		unsigned k = rte_ring_mp_enqueue_burst(dp->ports[e].txq, (void **)out[e], n_out[e], NULL);
+		struct rsw_dp_port *p = &dp->ports[e];
+		if (p->owner == w->index) {
+			to_own_port(p, c, (uint16_t)e, out[e], n_out[e]);
+			continue;
+		}
+		unsigned k = rte_ring_mp_enqueue_burst(p->txq, (void **)out[e], n_out[e], NULL);
 		for (unsigned j = k; j < n_out[e]; j++)
 			drop(c, out[e][j], RSW_DROP_TX_FULL);
 	}
@@ -87,19 +127,11 @@ static void rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_port
 static void tx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t port)
 {
 	struct rsw_dp_port *p = &dp->ports[port];
-	if (p->n_pending < RSW_DP_BURST)
+	const unsigned cap = RTE_DIM(p->pending);
+	if (p->n_pending < cap && !rte_ring_empty(p->txq))
 		p->n_pending += (uint16_t)rte_ring_sc_dequeue_burst(
-			p->txq, (void **)&p->pending[p->n_pending], RSW_DP_BURST - p->n_pending, NULL);
-	if (p->n_pending == 0)
-		return;
-	uint16_t sent = rte_eth_tx_burst(p->port_id, 0, p->pending, p->n_pending);
-	for (uint16_t i = 0; i < sent; i++)
-		w->cnt->tx_bytes[port] += p->pending[i]->pkt_len;
-	w->cnt->tx_pkts[port] += sent;
-	/* the rest waits for the next round: the port is busy, its ring absorbs the backlog */
-	for (uint16_t i = sent; i < p->n_pending; i++)
-		p->pending[i - sent] = p->pending[i];
-	p->n_pending = (uint16_t)(p->n_pending - sent);
+			p->txq, (void **)&p->pending[p->n_pending], cap - p->n_pending, NULL);
+	tx_flush(p, w->cnt, port);
 }
 
 int rsw_dp_worker_main(void *arg)

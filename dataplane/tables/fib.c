@@ -104,6 +104,8 @@ static int build_group(struct rsw_fib *f, const struct rsw_state *s, const struc
 		if (g->members[i].active)
 			fg->n_active++;
 	}
+	fg->bucket_m = UINT64_MAX / fg->n_buckets + 1;
+	fg->active_m = fg->n_active ? UINT64_MAX / fg->n_active + 1 : 0;
 	fg->active_nh = calloc(fg->n_active + 1u, sizeof(uint32_t));
 	fg->active_slot = calloc(fg->n_active + 1u, sizeof(uint16_t));
 	if (!fg->active_nh || !fg->active_slot)

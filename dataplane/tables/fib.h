@@ -29,7 +29,15 @@ struct rsw_fib_nh {
 	struct rsw_ip ip;
 };
 
+/* Exact x % d without a division (Lemire, Kaser, Kurz 2019): m = UINT64_MAX / d + 1. */
+static inline uint32_t rsw_fastmod(uint32_t x, uint64_t m, uint32_t d)
+{
+	return (uint32_t)(((__uint128_t)(m * x) * d) >> 64);
+}
+
 struct rsw_fib_group {
+	uint64_t bucket_m;      /* rsw_fastmod constants for n_buckets and n_active */
+	uint64_t active_m;
 	uint32_t n_buckets;
 	uint16_t n_active;
 	uint8_t resilient;

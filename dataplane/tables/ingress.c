@@ -105,11 +105,11 @@ void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt
 		}
 		m->hash = rsw_hash_packet(&fib->policies[g->policy], frame, m, rnd);
 		if (g->resilient && g->bucket_nh) {
-			m->bucket = m->hash % g->n_buckets;
+			m->bucket = rsw_fastmod(m->hash, g->bucket_m, g->n_buckets);
 			m->member = g->bucket_slot[m->bucket];
 			idx = g->bucket_nh[m->bucket];
 		} else {
-			m->bucket = m->hash % g->n_active;
+			m->bucket = rsw_fastmod(m->hash, g->active_m, g->n_active);
 			m->member = g->active_slot[m->bucket];
 			idx = g->active_nh[m->bucket];
 		}
