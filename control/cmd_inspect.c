@@ -44,7 +44,7 @@ static json_t *ip_json(const struct rsw_pkt_meta *m, const uint8_t *a)
 	return json_string(rsw_ip_str(&ip, buf, sizeof(buf)));
 }
 
-static json_t *record(unsigned long frame, const uint8_t *p, const struct rsw_pkt_meta *m,
+static json_t *record(unsigned long frame, const struct rsw_pkt_meta *m,
 		      unsigned parse_rc, int icrc, const struct rsw_fib *fib)
 {
 	json_t *o = json_object();
@@ -100,7 +100,6 @@ static json_t *record(unsigned long frame, const uint8_t *p, const struct rsw_pk
 				 : m->drop ? rsw_drop_reason_name(m->drop) : NULL;
 		json_object_set_new(o, "drop", disp ? json_string(disp) : json_null());
 	}
-	(void)p;
 	return o;
 }
 
@@ -245,7 +244,7 @@ int rsw_cmd_inspect(int argc, char **argv)
 		int ic = icrc ? rsw_icrc_check(buf, &m) : -2;
 		if (fib)
 			rsw_ingress(fib, buf, &m, &rnd);
-		json_t *o = record(frame, buf, &m, prc, ic, fib);
+		json_t *o = record(frame, &m, prc, ic, fib);
 		if (json) {
 			char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 			puts(s);

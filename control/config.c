@@ -730,8 +730,7 @@ out:
 }
 
 /* A STATIC_ROUTE with several next hops gets a group of its own, named after them. */
-static int implicit_group(struct cc *c, yaml_node_t *at, const char *nexthops, const char *key,
-			  char *name_out)
+static int implicit_group(struct cc *c, yaml_node_t *at, const char *key, char *name_out)
 {
 	struct rsw_table_write *w = calloc(1, sizeof(*w));
 	if (!w)
@@ -747,7 +746,6 @@ static int implicit_group(struct cc *c, yaml_node_t *at, const char *nexthops, c
 	g->n_buckets = RSW_DEFAULT_BUCKETS;
 	g->resilient = 1;
 	origin(c, at, g->origin);
-	(void)nexthops;
 	strcpy(name_out, g->name);
 	rc = add(c, w);
 out:
@@ -802,7 +800,7 @@ static int parse_routes(struct cc *c, yaml_node_t *t, int pbr)
 				n_targets++;
 				if (val && strchr(val, ',')) {
 					r->target = RSW_TGT_GROUP;
-					if (implicit_group(c, fv, val, fkey, r->group) < 0)
+					if (implicit_group(c, fv, fkey, r->group) < 0)
 						return -1;
 				} else {
 					r->target = RSW_TGT_NEXTHOP;
