@@ -215,8 +215,16 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 		fp->pfc_enable = pc->pfc_enable;
 		fp->speed_mbps = pc->speed_mbps;
 		memcpy(fp->mac, pc->has_mac ? pc->mac : s->sw.router_mac, 6);
-		memcpy(fp->dscp_to_tc, rsw_state_qos(s, pc->dscp_to_tc_map, RSW_QOS_DSCP_TO_TC)->map, 64);
-		memcpy(fp->tc_to_pg, rsw_state_qos(s, pc->tc_to_pg_map, RSW_QOS_TC_TO_PG)->map, 8);
+		/* rsw_state_finish checked that both maps exist */
+		const struct rsw_qos_map *d2t = rsw_state_qos(s, pc->dscp_to_tc_map, RSW_QOS_DSCP_TO_TC);
+		const struct rsw_qos_map *t2p = rsw_state_qos(s, pc->tc_to_pg_map, RSW_QOS_TC_TO_PG);
+		if (!d2t || !t2p) {
+			snprintf(err, errlen, "%s: port %s: QoS map missing", pc->origin, pc->name);
+			rsw_fib_free(f);
+			return NULL;
+		}
+		memcpy(fp->dscp_to_tc, d2t->map, 64);
+		memcpy(fp->tc_to_pg, t2p->map, 8);
 		snprintf(fp->name, sizeof(fp->name), "%s", pc->name);
 	}
 	f->groups = calloc(s->n_nhg + 1, sizeof(*f->groups));
