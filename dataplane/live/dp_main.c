@@ -37,7 +37,7 @@ static void usage(FILE *f)
 		"\n"
 		"The live switch. Ports come from the devargs of each PORT in F (af_packet, af_xdp,\n"
 		"pcap, null, ring, tap, PCI...); every EAL worker lcore (-l) runs one worker, ports\n"
-		"shared among them round-robin. Without hugepages pass --no-huge -m 512 to EAL.\n"
+		"shared among them round-robin. Without hugepages pass --no-huge -m 1024 to EAL.\n"
 		"\n"
 		"  --config F         switch config (docs/config.md); applied at start\n"
 		"  --stats-period S   print rx/tx packets per second per port every S seconds\n"
