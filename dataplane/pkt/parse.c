@@ -222,9 +222,20 @@ static unsigned parse_ipv6(const uint8_t *p, uint32_t off, uint32_t len, struct 
 	return parse_l4(p, x, l3_end, len, m, RSW_DROP_IPV6_TRUNCATED);
 }
 
+/* Zeroes the metadata with 16-byte stores: gcc turns a memset of this size into `rep stos`,
+ * whose start-up cost was 8 % of the worker loop in a profile. */
+static inline void meta_clear(struct rsw_pkt_meta *m)
+{
+	typedef uint64_t v16 __attribute__((vector_size(16), aligned(1), may_alias));
+	_Static_assert(sizeof(*m) % 16 == 0, "pkt_meta is cleared in 16-byte stores");
+	v16 *v = (v16 *)(void *)m;
+	for (unsigned i = 0; i < sizeof(*m) / 16; i++)
+		v[i] = (v16){0, 0};
+}
+
 unsigned rsw_parse(const uint8_t *p, uint32_t len, struct rsw_pkt_meta *m)
 {
-	memset(m, 0, sizeof(*m));
+	meta_clear(m);
 	m->frame_len = len;
 	if (len < ETH_HLEN)
 		return reject(m, RSW_DROP_ETH_TRUNCATED);

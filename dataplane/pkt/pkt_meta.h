@@ -16,6 +16,7 @@ enum rsw_l2_kind { RSW_L2_DATA = 0, RSW_L2_PFC, RSW_L2_PAUSE };
 #define RSW_META_F_CNP 0x20
 #define RSW_META_F_IPV4_OPTS 0x40
 
+/* Laid out without holes in 128 bytes: the parser clears it for every packet. */
 struct rsw_pkt_meta {
 	/* parser output */
 	uint32_t frame_len;
@@ -35,33 +36,33 @@ struct rsw_pkt_meta {
 	uint8_t dscp;
 	uint8_t ecn;
 	uint8_t ttl;
+	uint8_t pfc_class_enable; /* MAC control */
+	uint8_t drop;         /* enum rsw_drop_reason; 0 = forward */
 	uint32_t flow_label;  /* IPv6 */
 	uint8_t src_ip[16];   /* IPv4 in the first 4 bytes, network order */
 	uint8_t dst_ip[16];
 	uint16_t sport;
 	uint16_t dport;
+	uint16_t bth_pkey;
 	uint8_t bth_opcode;
 	uint8_t bth_flags;    /* byte 1 */
 	uint8_t bth_becn_fecn;
 	uint8_t bth_ackreq;
-	uint16_t bth_pkey;
+	uint16_t in_port;     /* set by the caller before the ingress tables */
 	uint32_t bth_dest_qp;
 	uint32_t bth_psn;
-	/* MAC control */
-	uint8_t pfc_class_enable;
-	uint16_t pfc_time[8]; /* for 802.3x PAUSE, pfc_time[0] holds the time */
+	uint16_t pfc_time[8]; /* MAC control; for 802.3x PAUSE, pfc_time[0] holds the time */
 	/* ingress decisions */
-	uint16_t in_port;
 	uint16_t egress_port;
+	uint16_t member;      /* member slot chosen in the group */
 	uint8_t tc;
 	uint8_t pg;
 	uint8_t via_group;    /* the route resolved through an ECMP group */
-	uint8_t drop;         /* enum rsw_drop_reason; 0 = forward */
+	uint8_t reserved;
 	uint32_t nexthop;     /* index into the compiled next-hop table */
 	uint32_t group;       /* ECMP group index when via_group */
 	uint32_t hash;        /* ECMP hash value when via_group */
 	uint32_t bucket;
-	uint32_t member;      /* member slot chosen in the group */
 };
 
 #endif

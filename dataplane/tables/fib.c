@@ -107,7 +107,7 @@ static int build_group(struct rsw_fib *f, const struct rsw_state *s, const struc
 	fg->bucket_m = UINT64_MAX / fg->n_buckets + 1;
 	fg->active_m = fg->n_active ? UINT64_MAX / fg->n_active + 1 : 0;
 	fg->active_nh = calloc(fg->n_active + 1u, sizeof(uint32_t));
-	fg->active_slot = calloc(fg->n_active + 1u, sizeof(uint16_t));
+	fg->active_slot = calloc(fg->n_active + 1u, sizeof(uint8_t));
 	if (!fg->active_nh || !fg->active_slot)
 		return -1;
 	unsigned k = 0;
@@ -115,18 +115,17 @@ static int build_group(struct rsw_fib *f, const struct rsw_state *s, const struc
 	for (unsigned sl = 0; sl < RSW_ECMP_MAX_MEMBERS; sl++)
 		for (unsigned i = 0; i < g->n_members; i++)
 			if (g->members[i].slot == sl && g->members[i].active) {
-				fg->active_slot[k] = (uint16_t)sl;
+				fg->active_slot[k] = (uint8_t)sl;
 				fg->active_nh[k++] = (uint32_t)nh_of_slot[sl];
 			}
 	if (fg->n_active && g->rbt.bucket) {
-		fg->bucket_nh = malloc(sizeof(uint32_t) * g->n_buckets);
-		fg->bucket_slot = malloc(sizeof(uint16_t) * g->n_buckets);
-		if (!fg->bucket_nh || !fg->bucket_slot)
+		fg->bucket_slot = malloc(g->n_buckets);
+		if (!fg->bucket_slot)
 			return -1;
-		for (uint32_t b = 0; b < g->n_buckets; b++) {
-			fg->bucket_slot[b] = g->rbt.bucket[b];
-			fg->bucket_nh[b] = (uint32_t)nh_of_slot[g->rbt.bucket[b]];
-		}
+		for (uint32_t b = 0; b < g->n_buckets; b++)
+			fg->bucket_slot[b] = (uint8_t)g->rbt.bucket[b];
+		for (unsigned sl = 0; sl < RSW_ECMP_MAX_MEMBERS; sl++)
+			fg->slot_nh[sl] = nh_of_slot[sl] < 0 ? 0 : (uint32_t)nh_of_slot[sl];
 	}
 	return 0;
 }
@@ -291,7 +290,6 @@ void rsw_fib_free(struct rsw_fib *f)
 		rte_rib6_free(f->ports[p].pbr6);
 	}
 	for (uint32_t g = 0; f->groups && g < f->n_groups; g++) {
-		free(f->groups[g].bucket_nh);
 		free(f->groups[g].bucket_slot);
 		free(f->groups[g].active_nh);
 		free(f->groups[g].active_slot);

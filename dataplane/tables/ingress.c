@@ -104,10 +104,10 @@ void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt
 			return;
 		}
 		m->hash = rsw_hash_packet(&fib->policies[g->policy], frame, m, rnd);
-		if (g->resilient && g->bucket_nh) {
+		if (g->resilient && g->bucket_slot) {
 			m->bucket = rsw_fastmod(m->hash, g->bucket_m, g->n_buckets);
 			m->member = g->bucket_slot[m->bucket];
-			idx = g->bucket_nh[m->bucket];
+			idx = g->slot_nh[m->member];
 		} else {
 			m->bucket = rsw_fastmod(m->hash, g->active_m, g->n_active);
 			m->member = g->active_slot[m->bucket];

@@ -100,7 +100,7 @@ static uint32_t *bucket_ports(const struct rsw_fib *f)
 	const struct rsw_fib_group *g = &f->groups[0];
 	uint32_t *out = malloc(g->n_buckets * sizeof(uint32_t));
 	for (uint32_t b = 0; b < g->n_buckets; b++)
-		out[b] = f->nh[g->bucket_nh[b]].port;
+		out[b] = f->nh[g->slot_nh[g->bucket_slot[b]]].port;
 	return out;
 }
 
