@@ -26,7 +26,7 @@ for r in $(seq 1 "$rounds"); do
     > "$work/testpmd.$r.log" 2>&1 &
   tp=$!
   sleep "$secs"; kill -INT $tp 2>/dev/null || true; wait $tp 2>/dev/null || true
-  ./"${BENCH_BUILD:-build}"/dataplane/live/rocesw-dataplane "${eal[@]}" --file-prefix bench-rsw -- \
+  ./"${BENCH_BUILD:-build}"/rocesw-dataplane "${eal[@]}" --file-prefix bench-rsw -- \
     --config "$work/switch.yaml" --stats-period 1 --duration "$secs" > "$work/rocesw.$r.log" 2>&1
 done
 

@@ -18,7 +18,7 @@ run() {
   sed "s/hash_policy: eecmp_dest_qp .*/hash_policy: $policy/" config/demo-rtsw-pcap.yaml \
     > build/demo/switch-$policy.yaml
   echo "== hash policy: $policy =="
-  ./build/dataplane/live/rocesw-dataplane "${eal[@]}" -- --config build/demo/switch-$policy.yaml \
+  ./build/rocesw-dataplane "${eal[@]}" -- --config build/demo/switch-$policy.yaml \
     --duration 2 --stats-json build/demo/stats-$policy.json
   mv build/demo/out "$out"
   echo

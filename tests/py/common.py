@@ -11,8 +11,8 @@ logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("ROCESW_BUILD", os.path.join(ROOT, "build"))
-ROCESW = os.path.join(BUILD, "control", "rocesw")
-DATAPLANE = os.path.join(BUILD, "dataplane", "live", "rocesw-dataplane")
+ROCESW = os.path.join(BUILD, "rocesw")
+DATAPLANE = os.path.join(BUILD, "rocesw-dataplane")
 
 
 def tmpdir():
