@@ -1,0 +1,87 @@
+/* Shared-buffer accounting (REFERENCE §3), in bytes, per (ingress port, priority group) and per
+ * (egress port, queue), against pools (SONiC BUFFER_POOL) with profiles (BUFFER_PROFILE).
+ *
+ * A PG or queue first uses its reserved minimum (`size`), then shared pool space up to its
+ * threshold: dynamic, alpha × (pool size − pool shared use) with alpha = 2^dynamic_th, or static
+ * (static_th). A lossless PG past its threshold goes on into its headroom (`xoff` bytes); past
+ * that it drops (headroom_overflow: a mis-sized headroom). A lossy PG or queue past its threshold
+ * drops. Lossless egress queues are accounted but never drop: their PG's PFC holds the sender.
+ *
+ * As the reference MMU (HPCC ns-3 switch-mmu.cc), a departing packet is released from headroom
+ * first, then from shared space, then from the reserve. Counters are updated with atomics: an
+ * ingress PG is charged only by its port's worker and released by any egress worker. */
+#ifndef RSW_TM_BUFFER_H
+#define RSW_TM_BUFFER_H
+
+#include <stdint.h>
+
+#define RSW_BUF_POOLS 4
+
+enum rsw_pool_type { RSW_POOL_INGRESS = 0, RSW_POOL_EGRESS };
+
+struct rsw_buf_pool_cfg {
+	uint64_t size;
+	uint8_t type;    /* enum rsw_pool_type */
+	uint8_t dynamic; /* mode: dynamic (1) or static (0) */
+};
+
+struct rsw_buf_profile_cfg {
+	uint8_t pool;       /* index */
+	uint8_t dynamic;    /* threshold from dynamic_th (1) or static_th (0) */
+	uint8_t lossless;   /* has headroom (xoff) and takes part in PFC */
+	int8_t dynamic_th;  /* alpha = 2^dynamic_th, -7..7 */
+	uint64_t static_th; /* bytes of shared space */
+	uint64_t reserved;  /* guaranteed minimum, bytes */
+	uint64_t xoff;      /* lossless PG: headroom bytes */
+	uint64_t xon;       /* lossless PG: XON point floor, bytes of shared use */
+	uint64_t xon_offset;/* lossless PG: XON point = threshold − xon_offset */
+};
+
+/* Use of one PG or queue. */
+struct rsw_buf_use {
+	uint64_t bytes;     /* reserved + shared part */
+	uint64_t hdrm;      /* headroom part (PG only) */
+	uint64_t peak;      /* watermark of bytes + hdrm */
+	uint64_t dropped_packets, dropped_bytes;
+};
+
+enum rsw_buf_verdict { RSW_BUF_ADMIT = 0, RSW_BUF_HEADROOM, RSW_BUF_DROP };
+
+/* Shared-space threshold of a profile given the pool's current shared use. */
+uint64_t rsw_buf_threshold(const struct rsw_buf_profile_cfg *p, const struct rsw_buf_pool_cfg *pool,
+			   uint64_t pool_used);
+
+static inline uint64_t rsw_buf_shared(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p)
+{
+	uint64_t b = __atomic_load_n(&u->bytes, __ATOMIC_RELAXED);
+	return b > p->reserved ? b - p->reserved : 0;
+}
+
+/* Ingress (PG) admission of len bytes; charges the PG and the pool on ADMIT/HEADROOM. */
+enum rsw_buf_verdict rsw_buf_pg_admit(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
+				      const struct rsw_buf_pool_cfg *pool, uint64_t *pool_used,
+				      uint32_t len);
+/* Egress (queue) check of len bytes, without charging: 1 if it fits or the queue is lossless. */
+int rsw_buf_queue_fits(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
+		       const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used, uint32_t len);
+/* Charges len bytes to a queue (after rsw_buf_queue_fits). */
+void rsw_buf_queue_charge(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
+			  uint64_t *pool_used, uint32_t len);
+/* Releases len bytes of a departing packet: headroom first, then shared, then reserved. */
+void rsw_buf_release(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p, uint64_t *pool_used,
+		     uint32_t len);
+
+/* PFC points of a lossless PG at this instant. */
+int rsw_buf_pg_over_xoff(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
+			 const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used);
+int rsw_buf_pg_below_xon(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
+			 const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used);
+
+/* Headroom a lossless PG needs (REFERENCE §2, SONiC dynamic buffer): MTU + the bytes on the cable
+ * both ways + the peer's response time (905 quanta at 400G, 394 at 100G, 80 at 25G; linear in
+ * speed between and beyond). */
+uint64_t rsw_headroom_bytes(uint32_t speed_mbps, uint32_t cable_m, uint32_t mtu);
+/* Peer response time in pause quanta for a speed (the table above). */
+uint32_t rsw_peer_response_quanta(uint32_t speed_mbps);
+
+#endif

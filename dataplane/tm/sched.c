@@ -1,0 +1,84 @@
+#include <string.h>
+
+#include "sched.h"
+
+void rsw_sched_init(struct rsw_sched *s, const struct rsw_sched_cfg *cfg)
+{
+	memset(s, 0, sizeof(*s));
+	s->cfg = *cfg;
+	for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
+		if (s->cfg.type[q] != RSW_SCHED_STRICT && s->cfg.weight[q] == 0)
+			s->cfg.weight[q] = 1;
+		if (s->cfg.type[q] == RSW_SCHED_STRICT)
+			s->strict_order[s->n_strict++] = (uint8_t)q;
+	}
+	/* insertion sort: higher priority first, then higher queue index */
+	for (unsigned i = 1; i < s->n_strict; i++) {
+		uint8_t q = s->strict_order[i];
+		unsigned j = i;
+		while (j > 0) {
+			uint8_t p = s->strict_order[j - 1];
+			if (s->cfg.priority[p] > s->cfg.priority[q] ||
+			    (s->cfg.priority[p] == s->cfg.priority[q] && p > q))
+				break;
+			s->strict_order[j] = p;
+			j--;
+		}
+		s->strict_order[j] = q;
+	}
+}
+
+static inline int is_dwrr(const struct rsw_sched *s, unsigned q)
+{
+	return s->cfg.type[q] != RSW_SCHED_STRICT;
+}
+
+int rsw_sched_pick(struct rsw_sched *s, const uint32_t head_len[RSW_TM_QUEUES], uint8_t eligible)
+{
+	for (unsigned i = 0; i < s->n_strict; i++) {
+		unsigned q = s->strict_order[i];
+		if (head_len[q] && (eligible & (1u << q)))
+			return (int)q;
+	}
+	unsigned ready = 0;
+	for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
+		if (!is_dwrr(s, q))
+			continue;
+		if (!head_len[q])
+			s->deficit[q] = 0; /* an idle queue does not save credit */
+		else if (eligible & (1u << q))
+			ready |= 1u << q;
+	}
+	if (!ready)
+		return -1;
+	/* Each full cycle adds a quantum to every ready queue, so a head of at most 64 KiB is
+	 * reached within 64 cycles even at weight 1. */
+	for (unsigned step = 0; step < 64u * RSW_TM_QUEUES + RSW_TM_QUEUES; step++) {
+		unsigned q = s->cur;
+		if (ready & (1u << q)) {
+			if (!s->turn_open) {
+				s->deficit[q] += s->cfg.weight[q] * RSW_DWRR_QUANTUM;
+				s->turn_open = 1;
+			}
+			if (head_len[q] <= s->deficit[q])
+				return (int)q;
+		}
+		s->cur = (uint8_t)((q + 1) % RSW_TM_QUEUES);
+		s->turn_open = 0;
+	}
+	return -1;
+}
+
+void rsw_sched_charge(struct rsw_sched *s, int q, uint32_t len, int now_empty)
+{
+	if (q < 0 || !is_dwrr(s, (unsigned)q))
+		return;
+	s->deficit[q] = s->deficit[q] > len ? s->deficit[q] - len : 0;
+	if (now_empty) {
+		s->deficit[q] = 0;
+		if (s->cur == q) {
+			s->cur = (uint8_t)((q + 1) % RSW_TM_QUEUES);
+			s->turn_open = 0;
+		}
+	}
+}

@@ -1,0 +1,126 @@
+/* Shared buffer: dynamic-threshold admission, headroom, release order and headroom sizing against
+ * numbers worked by hand from REFERENCE §2-§3. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dataplane/tm/buffer.h"
+
+static const struct rsw_buf_pool_cfg pool = {.size = 1000000, .type = RSW_POOL_INGRESS, .dynamic = 1};
+
+/* alpha = 2^-1 = 0.5: a lone PG can take x with x = 0.5 (1e6 - x), x = 333333 bytes */
+static void dynamic_threshold_by_hand(void **state)
+{
+	(void)state;
+	struct rsw_buf_profile_cfg p = {.pool = 0, .dynamic = 1, .dynamic_th = -1, .reserved = 1000};
+	struct rsw_buf_use u = {0};
+	uint64_t used = 0;
+	assert_int_equal(rsw_buf_threshold(&p, &pool, 0), 500000);
+	assert_int_equal(rsw_buf_threshold(&p, &pool, 200000), 400000);
+	p.dynamic_th = 1; /* alpha 2 */
+	assert_int_equal(rsw_buf_threshold(&p, &pool, 200000), 1600000);
+	p.dynamic_th = -1;
+
+	unsigned admitted = 0;
+	while (rsw_buf_pg_admit(&u, &p, &pool, &used, 1000) == RSW_BUF_ADMIT)
+		admitted++;
+	/* first 1000 bytes in the reserve; shared s admitted while s <= 0.5 (1e6 - s_before):
+	 * s = 333000 fits (333000 <= 0.5 * (1e6 - 332000) = 334000), s = 334000 does not
+	 * (334000 > 0.5 * (1e6 - 333000) = 333500). */
+	assert_int_equal(admitted, 1 + 333);
+	assert_int_equal(used, 333000);
+	assert_int_equal(u.bytes, 334000);
+	assert_int_equal(u.dropped_packets, 1);
+
+	/* release: shared first from the top, the reserve last */
+	rsw_buf_release(&u, &p, &used, 1000);
+	assert_int_equal(used, 332000);
+	for (unsigned i = 0; i < 333; i++)
+		rsw_buf_release(&u, &p, &used, 1000);
+	assert_int_equal(used, 0);
+	assert_int_equal(u.bytes, 0);
+	assert_int_equal(u.peak, 334000);
+}
+
+static void static_threshold(void **state)
+{
+	(void)state;
+	struct rsw_buf_profile_cfg p = {.dynamic = 0, .static_th = 5000, .reserved = 0};
+	struct rsw_buf_use u = {0};
+	uint64_t used = 0;
+	for (unsigned i = 0; i < 5; i++)
+		assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000), RSW_BUF_ADMIT);
+	assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1), RSW_BUF_DROP);
+}
+
+/* Lossless: past the threshold into headroom, XOFF while headroom is used, overflow past xoff,
+ * headroom released first, XON once below max(xon, threshold - xon_offset). */
+static void lossless_headroom(void **state)
+{
+	(void)state;
+	struct rsw_buf_profile_cfg p = {.dynamic = 0, .static_th = 10000, .reserved = 0, .lossless = 1,
+					.xoff = 3000, .xon = 2000, .xon_offset = 4000};
+	struct rsw_buf_use u = {0};
+	uint64_t used = 0;
+	for (unsigned i = 0; i < 10; i++)
+		assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000), RSW_BUF_ADMIT);
+	assert_true(rsw_buf_pg_over_xoff(&u, &p, &pool, &used)); /* shared 10000 >= 10000 */
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000), RSW_BUF_HEADROOM);
+	assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000), RSW_BUF_DROP);
+	assert_int_equal(u.hdrm, 3000);
+	assert_int_equal(used, 10000); /* headroom is not pool shared space */
+
+	for (unsigned i = 0; i < 3; i++)
+		rsw_buf_release(&u, &p, &used, 1000);
+	assert_int_equal(u.hdrm, 0);
+	assert_int_equal(u.bytes, 10000);
+	/* XON point max(2000, 10000 - 4000) = 6000: shared 6000 is not below, 5000 is */
+	for (unsigned i = 0; i < 4; i++)
+		rsw_buf_release(&u, &p, &used, 1000);
+	assert_false(rsw_buf_pg_below_xon(&u, &p, &pool, &used));
+	rsw_buf_release(&u, &p, &used, 1000);
+	assert_true(rsw_buf_pg_below_xon(&u, &p, &pool, &used));
+}
+
+static void lossless_queue_never_refused(void **state)
+{
+	(void)state;
+	struct rsw_buf_profile_cfg lossy = {.dynamic = 0, .static_th = 1000};
+	struct rsw_buf_profile_cfg lossless = lossy;
+	lossless.lossless = 1;
+	struct rsw_buf_use u = {.bytes = 5000};
+	uint64_t used = 5000;
+	assert_false(rsw_buf_queue_fits(&u, &lossy, &pool, &used, 100));
+	assert_true(rsw_buf_queue_fits(&u, &lossless, &pool, &used, 100));
+}
+
+/* REFERENCE §2: MTU + 2 x length x speed / 2e8 m/s (in bytes) + response quanta x 64 bytes */
+static void headroom_formula(void **state)
+{
+	(void)state;
+	assert_int_equal(rsw_peer_response_quanta(400000), 905);
+	assert_int_equal(rsw_peer_response_quanta(100000), 394);
+	assert_int_equal(rsw_peer_response_quanta(25000), 80);
+	/* 400G, 5 m, MTU 9100: cable 2 x 5 m / 2e8 x 4e11 / 8 = 2500 B; 905 x 64 = 57920 B */
+	assert_int_equal(rsw_headroom_bytes(400000, 5, 9100), 9100 + 2500 + 57920);
+	/* 100G, 40 m, MTU 9100: 2 x 40 / 2e8 x 1e11 / 8 = 5000 B; 394 x 64 = 25216 B */
+	assert_int_equal(rsw_headroom_bytes(100000, 40, 9100), 9100 + 5000 + 25216);
+	/* 25G, 300 m, MTU 1500: 2 x 300 / 2e8 x 2.5e10 / 8 = 9375 B; 80 x 64 = 5120 B */
+	assert_int_equal(rsw_headroom_bytes(25000, 300, 1500), 1500 + 9375 + 5120);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(dynamic_threshold_by_hand),
+		cmocka_unit_test(static_threshold),
+		cmocka_unit_test(lossless_headroom),
+		cmocka_unit_test(lossless_queue_never_refused),
+		cmocka_unit_test(headroom_formula),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
