@@ -8,34 +8,23 @@
 
 #include "config.h"
 #include "dataplane/hash/hash_algo.h"
-#include "yaml_doc.h"
+#include "config_cc.h"
 
-struct cc {
-	struct ydoc y;
-	struct rsw_txn *txn;
-	/* ports in file order: their index is their position */
-	unsigned n_ports;
-	struct rsw_port_cfg ports[RSW_MAX_PORTS];
-	yaml_node_t *tables[16];
-	struct rsw_switch_cfg sw;
-	struct rsw_named_policy default_pol;
-	int have_default_pol;
-};
+
 
 static const char *const known_tables[] = {
 	"DEVICE_METADATA", "PORT", "CABLE_LENGTH", "DSCP_TO_TC_MAP", "TC_TO_PRIORITY_GROUP_MAP",
 	"PORT_QOS_MAP", "SWITCH_HASH", "HASH_POLICY", "NEIGH", "NEXTHOP_GROUP", "STATIC_ROUTE",
-	"POLICY_ROUTE", NULL,
+	"POLICY_ROUTE", "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE", "WRED_PROFILE",
+	"SCHEDULER", "QUEUE", "PFC_WD", "CLASSIFIER", NULL,
 };
-enum { T_DEVICE, T_PORT, T_CABLE, T_DSCP, T_TCPG, T_PQOS, T_SWHASH, T_HASHPOL, T_NEIGH, T_NHG,
-       T_ROUTE, T_PBR };
 
-static void origin(struct cc *c, const yaml_node_t *n, char *out)
+void rsw_cc_origin(struct cc *c, const yaml_node_t *n, char *out)
 {
 	snprintf(out, RSW_ORIGIN_MAX, "%s:%u", c->y.file, ydoc_line(n));
 }
 
-static int add(struct cc *c, struct rsw_table_write *w)
+int rsw_cc_add(struct cc *c, struct rsw_table_write *w)
 {
 	if (rsw_txn_add(c->txn, w) < 0) {
 		snprintf(c->y.err, c->y.errlen, "out of memory");
@@ -44,14 +33,14 @@ static int add(struct cc *c, struct rsw_table_write *w)
 	return 0;
 }
 
-static int want_map(struct cc *c, yaml_node_t *n, const char *key)
+int rsw_cc_want_map(struct cc *c, yaml_node_t *n, const char *key)
 {
 	if (!n || n->type != YAML_MAPPING_NODE)
 		return ydoc_error(&c->y, n, key, "expected a mapping");
 	return 0;
 }
 
-static int get_u64(struct cc *c, yaml_node_t *v, const char *key, unsigned long long lo,
+int rsw_cc_get_u64(struct cc *c, yaml_node_t *v, const char *key, unsigned long long lo,
 		   unsigned long long hi, unsigned long long *out)
 {
 	const char *s = ydoc_str(v);
@@ -66,7 +55,7 @@ static int get_u64(struct cc *c, yaml_node_t *v, const char *key, unsigned long 
 	return 0;
 }
 
-static int get_bool(struct cc *c, yaml_node_t *v, const char *key, int *out)
+int rsw_cc_get_bool(struct cc *c, yaml_node_t *v, const char *key, int *out)
 {
 	const char *s = ydoc_str(v);
 	if (s && (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "on")))
@@ -78,7 +67,7 @@ static int get_bool(struct cc *c, yaml_node_t *v, const char *key, int *out)
 	return 0;
 }
 
-static int get_name(struct cc *c, yaml_node_t *v, const char *key, char *out)
+int rsw_cc_get_name(struct cc *c, yaml_node_t *v, const char *key, char *out)
 {
 	const char *s = ydoc_str(v);
 	if (!s || !*s || strlen(s) >= RSW_NAME_MAX)
@@ -88,7 +77,7 @@ static int get_name(struct cc *c, yaml_node_t *v, const char *key, char *out)
 	return 0;
 }
 
-static int port_by_name(struct cc *c, yaml_node_t *at, const char *key, const char *name)
+int rsw_cc_port_by_name(struct cc *c, yaml_node_t *at, const char *key, const char *name)
 {
 	for (unsigned i = 0; i < c->n_ports; i++)
 		if (!strcmp(c->ports[i].name, name))
@@ -97,7 +86,7 @@ static int port_by_name(struct cc *c, yaml_node_t *at, const char *key, const ch
 }
 
 /* Comma-separated priorities ("3,4") → bit mask. */
-static int get_prio_list(struct cc *c, yaml_node_t *v, const char *key, uint8_t *mask)
+int rsw_cc_get_prio_list(struct cc *c, yaml_node_t *v, const char *key, uint8_t *mask)
 {
 	const char *s = ydoc_str(v);
 	*mask = 0;
@@ -123,20 +112,20 @@ static int parse_device(struct cc *c, yaml_node_t *t)
 	c->sw.dmac_check = 1;
 	if (!t)
 		return 0;
-	if (want_map(c, t, "DEVICE_METADATA") < 0)
+	if (rsw_cc_want_map(c, t, "DEVICE_METADATA") < 0)
 		return -1;
 	YDOC_FOREACH_PAIR(&c->y, t, pr) {
 		yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
 		if (!ydoc_str(k) || strcmp(ydoc_str(k), "localhost"))
 			return ydoc_error(&c->y, k, "DEVICE_METADATA", "expected the one key 'localhost'");
-		if (want_map(c, v, "DEVICE_METADATA|localhost") < 0)
+		if (rsw_cc_want_map(c, v, "DEVICE_METADATA|localhost") < 0)
 			return -1;
 		YDOC_FOREACH_PAIR(&c->y, v, f) {
 			yaml_node_t *fk = ydoc_node(&c->y, f->key), *fv = ydoc_node(&c->y, f->value);
 			const char *name = ydoc_str(fk) ? ydoc_str(fk) : "?";
 			const char *val = ydoc_str(fv);
 			if (!strcmp(name, "hostname")) {
-				if (get_name(c, fv, "DEVICE_METADATA|localhost.hostname", c->sw.hostname) < 0)
+				if (rsw_cc_get_name(c, fv, "DEVICE_METADATA|localhost.hostname", c->sw.hostname) < 0)
 					return -1;
 			} else if (!strcmp(name, "mac")) {
 				if (!val || rsw_mac_parse(val, c->sw.router_mac) < 0)
@@ -167,7 +156,7 @@ static int parse_ports(struct cc *c, yaml_node_t *t)
 {
 	if (!t)
 		return ydoc_error(&c->y, ydoc_root(&c->y), "PORT", "missing; a switch needs ports");
-	if (want_map(c, t, "PORT") < 0)
+	if (rsw_cc_want_map(c, t, "PORT") < 0)
 		return -1;
 	YDOC_FOREACH_PAIR(&c->y, t, pr) {
 		yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
@@ -175,16 +164,16 @@ static int parse_ports(struct cc *c, yaml_node_t *t)
 			return ydoc_error(&c->y, k, "PORT", "more than %d ports", RSW_MAX_PORTS);
 		struct rsw_port_cfg *p = &c->ports[c->n_ports];
 		memset(p, 0, sizeof(*p));
-		if (get_name(c, k, "PORT", p->name) < 0)
+		if (rsw_cc_get_name(c, k, "PORT", p->name) < 0)
 			return -1;
 		for (unsigned i = 0; i < c->n_ports; i++)
 			if (!strcmp(c->ports[i].name, p->name))
 				return ydoc_error(&c->y, k, "PORT", "port '%s' defined twice", p->name);
 		char key[96];
 		snprintf(key, sizeof(key), "PORT|%s", p->name);
-		if (want_map(c, v, key) < 0)
+		if (rsw_cc_want_map(c, v, key) < 0)
 			return -1;
-		origin(c, k, p->origin);
+		rsw_cc_origin(c, k, p->origin);
 		p->admin_up = 1;
 		p->mtu = 9100;
 		p->cable_length_m = 5;
@@ -199,13 +188,18 @@ static int parse_ports(struct cc *c, yaml_node_t *t)
 			char fkey[128];
 			unsigned long long x;
 			snprintf(fkey, sizeof(fkey), "%s.%s", key, name);
-			if (!strcmp(name, "speed")) {
-				if (get_u64(c, fv, fkey, 1000, 1600000, &x) < 0)
+			if (!strcmp(name, "speed") && val && !strcmp(val, "line")) {
+				/* unshaped; pause and headroom arithmetic use 400G */
+				p->speed_mbps = 400000;
+				p->tm.unshaped = 1;
+				have_speed = 1;
+			} else if (!strcmp(name, "speed")) {
+				if (rsw_cc_get_u64(c, fv, fkey, 1, 1600000, &x) < 0)
 					return -1;
 				p->speed_mbps = (uint32_t)x;
 				have_speed = 1;
 			} else if (!strcmp(name, "mtu")) {
-				if (get_u64(c, fv, fkey, 68, 9216, &x) < 0)
+				if (rsw_cc_get_u64(c, fv, fkey, 68, 9216, &x) < 0)
 					return -1;
 				p->mtu = (uint32_t)x;
 			} else if (!strcmp(name, "role")) {
@@ -233,7 +227,7 @@ static int parse_ports(struct cc *c, yaml_node_t *t)
 				else
 					return ydoc_error(&c->y, fv, fkey, "expected up or down");
 			} else if (!strcmp(name, "alias")) {
-				if (get_name(c, fv, fkey, p->alias) < 0)
+				if (rsw_cc_get_name(c, fv, fkey, p->alias) < 0)
 					return -1;
 			} else if (!strcmp(name, "lanes") || !strcmp(name, "index") ||
 				   !strcmp(name, "fec") || !strcmp(name, "description")) {
@@ -245,7 +239,7 @@ static int parse_ports(struct cc *c, yaml_node_t *t)
 			}
 		}
 		if (!have_speed)
-			return ydoc_error(&c->y, k, key, "missing 'speed' (Mb/s, e.g. 400000)");
+			return ydoc_error(&c->y, k, key, "missing 'speed' (Mb/s, e.g. 400000, or line)");
 		c->n_ports++;
 	}
 	return 0;
@@ -256,16 +250,16 @@ static int parse_cable(struct cc *c, yaml_node_t *t)
 {
 	if (!t)
 		return 0;
-	if (want_map(c, t, "CABLE_LENGTH") < 0)
+	if (rsw_cc_want_map(c, t, "CABLE_LENGTH") < 0)
 		return -1;
 	YDOC_FOREACH_PAIR(&c->y, t, pr) {
 		yaml_node_t *v = ydoc_node(&c->y, pr->value);
-		if (want_map(c, v, "CABLE_LENGTH|AZURE") < 0)
+		if (rsw_cc_want_map(c, v, "CABLE_LENGTH|AZURE") < 0)
 			return -1;
 		YDOC_FOREACH_PAIR(&c->y, v, f) {
 			yaml_node_t *fk = ydoc_node(&c->y, f->key), *fv = ydoc_node(&c->y, f->value);
 			const char *pn = ydoc_str(fk), *val = ydoc_str(fv);
-			int pi = port_by_name(c, fk, "CABLE_LENGTH", pn ? pn : "?");
+			int pi = rsw_cc_port_by_name(c, fk, "CABLE_LENGTH", pn ? pn : "?");
 			if (pi < 0)
 				return -1;
 			char *end;
@@ -286,31 +280,31 @@ static int parse_qos_maps(struct cc *c, yaml_node_t *t, unsigned kind)
 	unsigned n_keys = kind == RSW_QOS_DSCP_TO_TC ? 64 : 8;
 	if (!t)
 		return 0;
-	if (want_map(c, t, tname) < 0)
+	if (rsw_cc_want_map(c, t, tname) < 0)
 		return -1;
 	YDOC_FOREACH_PAIR(&c->y, t, pr) {
 		yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
 		struct rsw_table_write w = {.op = RSW_W_SET, .table = RSW_T_QOS_MAP};
 		struct rsw_qos_map *q = &w.u.qos;
 		q->kind = (uint8_t)kind;
-		if (get_name(c, k, tname, q->name) < 0)
+		if (rsw_cc_get_name(c, k, tname, q->name) < 0)
 			return -1;
 		char key[96];
 		snprintf(key, sizeof(key), "%s|%s", tname, q->name);
-		if (want_map(c, v, key) < 0)
+		if (rsw_cc_want_map(c, v, key) < 0)
 			return -1;
-		origin(c, k, q->origin);
+		rsw_cc_origin(c, k, q->origin);
 		/* SONiC: values not listed map to 0 */
 		memset(q->map, 0, sizeof(q->map));
 		YDOC_FOREACH_PAIR(&c->y, v, f) {
 			yaml_node_t *fk = ydoc_node(&c->y, f->key), *fv = ydoc_node(&c->y, f->value);
 			unsigned long long from, to;
-			if (get_u64(c, fk, key, 0, n_keys - 1, &from) < 0 ||
-			    get_u64(c, fv, key, 0, 7, &to) < 0)
+			if (rsw_cc_get_u64(c, fk, key, 0, n_keys - 1, &from) < 0 ||
+			    rsw_cc_get_u64(c, fv, key, 0, 7, &to) < 0)
 				return -1;
 			q->map[from] = (uint8_t)to;
 		}
-		if (add(c, &w) < 0)
+		if (rsw_cc_add(c, &w) < 0)
 			return -1;
 	}
 	return 0;
@@ -320,17 +314,17 @@ static int parse_port_qos(struct cc *c, yaml_node_t *t)
 {
 	if (!t)
 		return 0;
-	if (want_map(c, t, "PORT_QOS_MAP") < 0)
+	if (rsw_cc_want_map(c, t, "PORT_QOS_MAP") < 0)
 		return -1;
 	YDOC_FOREACH_PAIR(&c->y, t, pr) {
 		yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
 		const char *pn = ydoc_str(k);
-		int pi = port_by_name(c, k, "PORT_QOS_MAP", pn ? pn : "?");
+		int pi = rsw_cc_port_by_name(c, k, "PORT_QOS_MAP", pn ? pn : "?");
 		if (pi < 0)
 			return -1;
 		char key[96];
 		snprintf(key, sizeof(key), "PORT_QOS_MAP|%s", pn);
-		if (want_map(c, v, key) < 0)
+		if (rsw_cc_want_map(c, v, key) < 0)
 			return -1;
 		struct rsw_port_cfg *p = &c->ports[pi];
 		YDOC_FOREACH_PAIR(&c->y, v, f) {
@@ -339,22 +333,32 @@ static int parse_port_qos(struct cc *c, yaml_node_t *t)
 			char fkey[128];
 			snprintf(fkey, sizeof(fkey), "%s.%s", key, name);
 			if (!strcmp(name, "dscp_to_tc_map")) {
-				if (get_name(c, fv, fkey, p->dscp_to_tc_map) < 0)
+				if (rsw_cc_get_name(c, fv, fkey, p->dscp_to_tc_map) < 0)
 					return -1;
 			} else if (!strcmp(name, "tc_to_pg_map")) {
-				if (get_name(c, fv, fkey, p->tc_to_pg_map) < 0)
+				if (rsw_cc_get_name(c, fv, fkey, p->tc_to_pg_map) < 0)
 					return -1;
 			} else if (!strcmp(name, "pfc_enable")) {
-				if (get_prio_list(c, fv, fkey, &p->pfc_enable) < 0)
+				if (rsw_cc_get_prio_list(c, fv, fkey, &p->pfc_enable) < 0)
 					return -1;
-			} else if (!strcmp(name, "pfcwd_sw_enable") || !strcmp(name, "tc_to_queue_map") ||
+			} else if (!strcmp(name, "pfcwd_sw_enable")) {
+				if (rsw_cc_get_prio_list(c, fv, fkey, &p->tm.pfcwd_enable) < 0)
+					return -1;
+				p->tm.pfcwd_set = 1;
+			} else if (!strcmp(name, "pfc_pause_time")) {
+				unsigned long long x;
+				if (rsw_cc_get_u64(c, fv, fkey, 1, 65535, &x) < 0)
+					return -1;
+				p->tm.pfc_pause_quanta = (uint16_t)x;
+			} else if (!strcmp(name, "tc_to_queue_map") ||
 				   !strcmp(name, "pfc_to_queue_map") || !strcmp(name, "scheduler") ||
 				   !strcmp(name, "pfc_to_pg_map")) {
-				/* traffic-manager settings: read by the TM stage */
+				/* identity maps: TC = queue = PFC priority = PG for lossless traffic */
 			} else {
 				return ydoc_error(&c->y, fk, key,
 						  "unknown field '%s' (expected dscp_to_tc_map, "
-						  "tc_to_pg_map, pfc_enable)", name);
+						  "tc_to_pg_map, pfc_enable, pfcwd_sw_enable, pfc_pause_time)",
+						  name);
 			}
 		}
 	}
@@ -399,7 +403,7 @@ static int parse_udf(struct cc *c, yaml_node_t *v, const char *key, struct rsw_u
 	unsigned long long x;
 	int have_len = 0, have_off = 0, have_base = 0;
 
-	if (want_map(c, v, key) < 0)
+	if (rsw_cc_want_map(c, v, key) < 0)
 		return -1;
 	memset(u, 0, sizeof(*u));
 	u->match_ip_protocol = -1;
@@ -419,12 +423,12 @@ static int parse_udf(struct cc *c, yaml_node_t *v, const char *key, struct rsw_u
 				return ydoc_error(&c->y, fv, fkey, "expected L2, L3 or L4");
 			have_base = 1;
 		} else if (!strcmp(name, "offset")) {
-			if (get_u64(c, fv, fkey, 0, 255, &x) < 0)
+			if (rsw_cc_get_u64(c, fv, fkey, 0, 255, &x) < 0)
 				return -1;
 			u->offset = (uint16_t)x;
 			have_off = 1;
 		} else if (!strcmp(name, "length")) {
-			if (get_u64(c, fv, fkey, 1, RSW_UDF_MAX_LEN, &x) < 0)
+			if (rsw_cc_get_u64(c, fv, fkey, 1, RSW_UDF_MAX_LEN, &x) < 0)
 				return -1;
 			u->length = (uint8_t)x;
 			have_len = 1;
@@ -432,7 +436,7 @@ static int parse_udf(struct cc *c, yaml_node_t *v, const char *key, struct rsw_u
 			mask_s = ydoc_str(fv);
 			mask_n = fv;
 		} else if (!strcmp(name, "match")) {
-			if (want_map(c, fv, fkey) < 0)
+			if (rsw_cc_want_map(c, fv, fkey) < 0)
 				return -1;
 			YDOC_FOREACH_PAIR(&c->y, fv, m) {
 				yaml_node_t *mk = ydoc_node(&c->y, m->key), *mv = ydoc_node(&c->y, m->value);
@@ -440,11 +444,11 @@ static int parse_udf(struct cc *c, yaml_node_t *v, const char *key, struct rsw_u
 				char mkey[320];
 				snprintf(mkey, sizeof(mkey), "%s.%s", fkey, mn);
 				if (!strcmp(mn, "ip_protocol")) {
-					if (get_u64(c, mv, mkey, 0, 255, &x) < 0)
+					if (rsw_cc_get_u64(c, mv, mkey, 0, 255, &x) < 0)
 						return -1;
 					u->match_ip_protocol = (int32_t)x;
 				} else if (!strcmp(mn, "l4_dst_port")) {
-					if (get_u64(c, mv, mkey, 0, 65535, &x) < 0)
+					if (rsw_cc_get_u64(c, mv, mkey, 0, 65535, &x) < 0)
 						return -1;
 					u->match_l4_dst_port = (int32_t)x;
 				} else {
@@ -488,7 +492,7 @@ static int parse_policy_body(struct cc *c, yaml_node_t *v, const char *key,
 	const char *f_off = sonic_names ? "ecmp_hash_offset" : "offset";
 	const char *f_udf = sonic_names ? "ecmp_hash_udf" : "udf";
 
-	if (want_map(c, v, key) < 0)
+	if (rsw_cc_want_map(c, v, key) < 0)
 		return -1;
 	memset(pol, 0, sizeof(*pol));
 	YDOC_FOREACH_PAIR(&c->y, v, f) {
@@ -504,11 +508,11 @@ static int parse_policy_body(struct cc *c, yaml_node_t *v, const char *key,
 			if (parse_algo(c, fv, fkey, &pol->algo) < 0)
 				return -1;
 		} else if (!strcmp(name, f_seed)) {
-			if (get_u64(c, fv, fkey, 0, 0xFFFFFFFFull, &x) < 0)
+			if (rsw_cc_get_u64(c, fv, fkey, 0, 0xFFFFFFFFull, &x) < 0)
 				return -1;
 			pol->seed = (uint32_t)x;
 		} else if (!strcmp(name, f_off)) {
-			if (get_u64(c, fv, fkey, 0, 15, &x) < 0)
+			if (rsw_cc_get_u64(c, fv, fkey, 0, 15, &x) < 0)
 				return -1;
 			pol->offset = (uint8_t)x;
 		} else if (!strcmp(name, f_udf)) {
@@ -539,7 +543,7 @@ static int parse_policy_body(struct cc *c, yaml_node_t *v, const char *key,
 static int parse_hash(struct cc *c, yaml_node_t *swhash, yaml_node_t *pols)
 {
 	if (swhash) {
-		if (want_map(c, swhash, "SWITCH_HASH") < 0)
+		if (rsw_cc_want_map(c, swhash, "SWITCH_HASH") < 0)
 			return -1;
 		YDOC_FOREACH_PAIR(&c->y, swhash, pr) {
 			yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
@@ -547,25 +551,25 @@ static int parse_hash(struct cc *c, yaml_node_t *swhash, yaml_node_t *pols)
 				return ydoc_error(&c->y, k, "SWITCH_HASH", "expected the one key 'GLOBAL'");
 			struct rsw_table_write w = {.op = RSW_W_SET, .table = RSW_T_HASH_POLICY};
 			strcpy(w.u.policy.name, RSW_DEFAULT_POLICY);
-			origin(c, k, w.u.policy.origin);
+			rsw_cc_origin(c, k, w.u.policy.origin);
 			if (parse_policy_body(c, v, "SWITCH_HASH|GLOBAL", &w.u.policy.pol, 1) < 0 ||
-			    add(c, &w) < 0)
+			    rsw_cc_add(c, &w) < 0)
 				return -1;
 		}
 	}
 	if (!pols)
 		return 0;
-	if (want_map(c, pols, "HASH_POLICY") < 0)
+	if (rsw_cc_want_map(c, pols, "HASH_POLICY") < 0)
 		return -1;
 	YDOC_FOREACH_PAIR(&c->y, pols, pr) {
 		yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
 		struct rsw_table_write w = {.op = RSW_W_SET, .table = RSW_T_HASH_POLICY};
-		if (get_name(c, k, "HASH_POLICY", w.u.policy.name) < 0)
+		if (rsw_cc_get_name(c, k, "HASH_POLICY", w.u.policy.name) < 0)
 			return -1;
 		char key[96];
 		snprintf(key, sizeof(key), "HASH_POLICY|%s", w.u.policy.name);
-		origin(c, k, w.u.policy.origin);
-		if (parse_policy_body(c, v, key, &w.u.policy.pol, 0) < 0 || add(c, &w) < 0)
+		rsw_cc_origin(c, k, w.u.policy.origin);
+		if (parse_policy_body(c, v, key, &w.u.policy.pol, 0) < 0 || rsw_cc_add(c, &w) < 0)
 			return -1;
 	}
 	return 0;
@@ -584,7 +588,7 @@ static int split_key(struct cc *c, yaml_node_t *k, const char *table, int *port,
 	memcpy(pn, s, (size_t)(bar - s));
 	pn[bar - s] = 0;
 	strcpy(rest, bar + 1);
-	*port = port_by_name(c, k, table, pn);
+	*port = rsw_cc_port_by_name(c, k, table, pn);
 	return *port < 0 ? -1 : 0;
 }
 
@@ -592,7 +596,7 @@ static int parse_neigh(struct cc *c, yaml_node_t *t)
 {
 	if (!t)
 		return 0;
-	if (want_map(c, t, "NEIGH") < 0)
+	if (rsw_cc_want_map(c, t, "NEIGH") < 0)
 		return -1;
 	YDOC_FOREACH_PAIR(&c->y, t, pr) {
 		yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
@@ -607,9 +611,9 @@ static int parse_neigh(struct cc *c, yaml_node_t *t)
 			return ydoc_error(&c->y, k, "NEIGH", "'%s' is not an IPv4 or IPv6 address", ip);
 		char key[128];
 		snprintf(key, sizeof(key), "NEIGH|%s", ydoc_str(k));
-		if (want_map(c, v, key) < 0)
+		if (rsw_cc_want_map(c, v, key) < 0)
 			return -1;
-		origin(c, k, n->origin);
+		rsw_cc_origin(c, k, n->origin);
 		int have_mac = 0;
 		YDOC_FOREACH_PAIR(&c->y, v, f) {
 			yaml_node_t *fk = ydoc_node(&c->y, f->key), *fv = ydoc_node(&c->y, f->value);
@@ -633,7 +637,7 @@ static int parse_neigh(struct cc *c, yaml_node_t *t)
 		}
 		if (!have_mac)
 			return ydoc_error(&c->y, k, key, "missing 'neigh' (the neighbour's MAC)");
-		if (add(c, &w) < 0)
+		if (rsw_cc_add(c, &w) < 0)
 			return -1;
 	}
 	return 0;
@@ -666,7 +670,7 @@ static int parse_nhg(struct cc *c, yaml_node_t *t)
 {
 	if (!t)
 		return 0;
-	if (want_map(c, t, "NEXTHOP_GROUP") < 0)
+	if (rsw_cc_want_map(c, t, "NEXTHOP_GROUP") < 0)
 		return -1;
 	YDOC_FOREACH_PAIR(&c->y, t, pr) {
 		yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
@@ -678,12 +682,12 @@ static int parse_nhg(struct cc *c, yaml_node_t *t)
 		struct rsw_nhg *g = &w->u.nhg;
 		int rc = -1, have_nh = 0;
 		char key[96];
-		if (get_name(c, k, "NEXTHOP_GROUP", g->name) < 0)
+		if (rsw_cc_get_name(c, k, "NEXTHOP_GROUP", g->name) < 0)
 			goto out;
 		snprintf(key, sizeof(key), "NEXTHOP_GROUP|%s", g->name);
-		if (want_map(c, v, key) < 0)
+		if (rsw_cc_want_map(c, v, key) < 0)
 			goto out;
-		origin(c, k, g->origin);
+		rsw_cc_origin(c, k, g->origin);
 		strcpy(g->policy, RSW_DEFAULT_POLICY);
 		g->n_buckets = RSW_DEFAULT_BUCKETS;
 		g->resilient = 1;
@@ -699,14 +703,14 @@ static int parse_nhg(struct cc *c, yaml_node_t *t)
 					goto out;
 				have_nh = 1;
 			} else if (!strcmp(name, "hash_policy")) {
-				if (get_name(c, fv, fkey, g->policy) < 0)
+				if (rsw_cc_get_name(c, fv, fkey, g->policy) < 0)
 					goto out;
 			} else if (!strcmp(name, "buckets")) {
-				if (get_u64(c, fv, fkey, 1, RSW_RBT_MAX_BUCKETS, &x) < 0)
+				if (rsw_cc_get_u64(c, fv, fkey, 1, RSW_RBT_MAX_BUCKETS, &x) < 0)
 					goto out;
 				g->n_buckets = (uint32_t)x;
 			} else if (!strcmp(name, "resilient")) {
-				if (get_bool(c, fv, fkey, &b) < 0)
+				if (rsw_cc_get_bool(c, fv, fkey, &b) < 0)
 					goto out;
 				g->resilient = (uint8_t)b;
 			} else {
@@ -720,7 +724,7 @@ static int parse_nhg(struct cc *c, yaml_node_t *t)
 			ydoc_error(&c->y, k, key, "missing 'nexthop'");
 			goto out;
 		}
-		rc = add(c, w);
+		rc = rsw_cc_add(c, w);
 out:
 		free(w);
 		if (rc < 0)
@@ -745,9 +749,9 @@ static int implicit_group(struct cc *c, yaml_node_t *at, const char *key, char *
 	strcpy(g->policy, RSW_DEFAULT_POLICY);
 	g->n_buckets = RSW_DEFAULT_BUCKETS;
 	g->resilient = 1;
-	origin(c, at, g->origin);
+	rsw_cc_origin(c, at, g->origin);
 	strcpy(name_out, g->name);
-	rc = add(c, w);
+	rc = rsw_cc_add(c, w);
 out:
 	free(w);
 	return rc;
@@ -758,7 +762,7 @@ static int parse_routes(struct cc *c, yaml_node_t *t, int pbr)
 	const char *tname = pbr ? "POLICY_ROUTE" : "STATIC_ROUTE";
 	if (!t)
 		return 0;
-	if (want_map(c, t, tname) < 0)
+	if (rsw_cc_want_map(c, t, tname) < 0)
 		return -1;
 	YDOC_FOREACH_PAIR(&c->y, t, pr) {
 		yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
@@ -786,9 +790,9 @@ static int parse_routes(struct cc *c, yaml_node_t *t, int pbr)
 					  pfx);
 		char key[160];
 		snprintf(key, sizeof(key), "%s|%s", tname, ks);
-		if (want_map(c, v, key) < 0)
+		if (rsw_cc_want_map(c, v, key) < 0)
 			return -1;
-		origin(c, k, r->origin);
+		rsw_cc_origin(c, k, r->origin);
 		int n_targets = 0;
 		YDOC_FOREACH_PAIR(&c->y, v, f) {
 			yaml_node_t *fk = ydoc_node(&c->y, f->key), *fv = ydoc_node(&c->y, f->value);
@@ -811,11 +815,11 @@ static int parse_routes(struct cc *c, yaml_node_t *t, int pbr)
 			} else if (!strcmp(name, "nexthop_group")) {
 				n_targets++;
 				r->target = RSW_TGT_GROUP;
-				if (get_name(c, fv, fkey, r->group) < 0)
+				if (rsw_cc_get_name(c, fv, fkey, r->group) < 0)
 					return -1;
 			} else if (!strcmp(name, "blackhole")) {
 				int b;
-				if (get_bool(c, fv, fkey, &b) < 0)
+				if (rsw_cc_get_bool(c, fv, fkey, &b) < 0)
 					return -1;
 				if (b) {
 					n_targets++;
@@ -833,7 +837,7 @@ static int parse_routes(struct cc *c, yaml_node_t *t, int pbr)
 		if (n_targets != 1)
 			return ydoc_error(&c->y, k, key,
 					  "expected exactly one of nexthop, nexthop_group, blackhole: true");
-		if (add(c, &w) < 0)
+		if (rsw_cc_add(c, &w) < 0)
 			return -1;
 	}
 	return 0;
@@ -867,7 +871,9 @@ int rsw_config_compile(const char *path, struct rsw_txn *txn, char *err, size_t 
 			ydoc_error(&c->y, k, name ? name : "?",
 				   "unknown table (expected DEVICE_METADATA, PORT, CABLE_LENGTH, "
 				   "DSCP_TO_TC_MAP, TC_TO_PRIORITY_GROUP_MAP, PORT_QOS_MAP, SWITCH_HASH, "
-				   "HASH_POLICY, NEIGH, NEXTHOP_GROUP, STATIC_ROUTE, POLICY_ROUTE)");
+				   "HASH_POLICY, NEIGH, NEXTHOP_GROUP, STATIC_ROUTE, POLICY_ROUTE, "
+				   "BUFFER_POOL, BUFFER_PROFILE, BUFFER_PG, BUFFER_QUEUE, WRED_PROFILE, "
+				   "SCHEDULER, QUEUE, PFC_WD, CLASSIFIER)");
 			goto out;
 		}
 		if (c->tables[i]) {
@@ -880,17 +886,17 @@ int rsw_config_compile(const char *path, struct rsw_txn *txn, char *err, size_t 
 	    parse_cable(c, c->tables[T_CABLE]) < 0 ||
 	    parse_qos_maps(c, c->tables[T_DSCP], RSW_QOS_DSCP_TO_TC) < 0 ||
 	    parse_qos_maps(c, c->tables[T_TCPG], RSW_QOS_TC_TO_PG) < 0 ||
-	    parse_port_qos(c, c->tables[T_PQOS]) < 0 ||
+	    parse_port_qos(c, c->tables[T_PQOS]) < 0 || rsw_cc_tm(c) < 0 ||
 	    parse_hash(c, c->tables[T_SWHASH], c->tables[T_HASHPOL]) < 0)
 		goto out;
 	struct rsw_table_write w = {.op = RSW_W_SET, .table = RSW_T_SWITCH};
 	w.u.sw = c->sw;
-	if (add(c, &w) < 0)
+	if (rsw_cc_add(c, &w) < 0)
 		goto out;
 	for (unsigned i = 0; i < c->n_ports; i++) {
 		struct rsw_table_write pw = {.op = RSW_W_SET, .table = RSW_T_PORT};
 		pw.u.port = c->ports[i];
-		if (add(c, &pw) < 0)
+		if (rsw_cc_add(c, &pw) < 0)
 			goto out;
 	}
 	if (parse_neigh(c, c->tables[T_NEIGH]) < 0 || parse_nhg(c, c->tables[T_NHG]) < 0 ||

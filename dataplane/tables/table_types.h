@@ -7,6 +7,7 @@
 
 #include "../hash/hash_policy.h"
 #include "../hash/resilient.h"
+#include "../tm/tm_cfg.h"
 
 #define RSW_MAX_PORTS 64
 #define RSW_NAME_MAX 48
@@ -33,6 +34,7 @@ struct rsw_switch_cfg {
 	/* 1: only frames to the router MAC or the port MAC are routed (a real router). 0: any unicast
 	 * destination MAC is accepted, for replaying captures taken elsewhere. */
 	uint8_t dmac_check;
+	struct rsw_tm_pools tm;  /* BUFFER_POOL, PFC_WD|GLOBAL */
 };
 
 struct rsw_port_cfg {
@@ -49,6 +51,7 @@ struct rsw_port_cfg {
 	uint8_t pfc_enable;     /* bit per priority (PORT_QOS_MAP.pfc_enable) */
 	char dscp_to_tc_map[RSW_NAME_MAX];
 	char tc_to_pg_map[RSW_NAME_MAX];
+	struct rsw_tm_port_cfg tm;
 	char origin[RSW_ORIGIN_MAX];
 };
 

@@ -1,0 +1,43 @@
+/* Traffic-manager settings as the control plane writes them: pools in the switch profile, and per
+ * port the resolved PG and queue buffer profiles, scheduler, WRED and watchdog of each queue. The
+ * config compiler resolves SONiC's named profiles (BUFFER_PROFILE, SCHEDULER, WRED_PROFILE) into
+ * these values; the names are kept for `show`. */
+#ifndef RSW_TM_CFG_H
+#define RSW_TM_CFG_H
+
+#include <stdint.h>
+
+#include "buffer.h"
+#include "pfcwd.h"
+#include "sched.h"
+#include "wred.h"
+
+#define RSW_TM_NAME_MAX 48
+#define RSW_TM_PGS 8
+
+struct rsw_tm_pools {
+	uint8_t n_pools;
+	struct rsw_buf_pool_cfg pool[RSW_BUF_POOLS];
+	char name[RSW_BUF_POOLS][RSW_TM_NAME_MAX];
+	uint64_t pfcwd_poll_ns;   /* PFC_WD|GLOBAL POLL_INTERVAL */
+	uint64_t ecn_seed;        /* seed of the WRED random source */
+};
+
+struct rsw_tm_port_cfg {
+	uint8_t unshaped;         /* PORT.speed `line`: drain as fast as the device takes */
+	uint8_t pfc_enable;       /* lossless priorities (PORT_QOS_MAP.pfc_enable) */
+	uint8_t pfcwd_enable;     /* PORT_QOS_MAP.pfcwd_sw_enable */
+	uint8_t pfcwd_set;        /* pfcwd_sw_enable given (else it follows pfc_enable) */
+	uint16_t pfc_pause_quanta; /* time carried by the XOFF frames this port sends */
+	struct rsw_buf_profile_cfg pg[RSW_TM_PGS];
+	struct rsw_buf_profile_cfg queue[RSW_TM_QUEUES];
+	struct rsw_sched_cfg sched;
+	struct rsw_wred wred[RSW_TM_QUEUES];
+	struct rsw_pfcwd_cfg wd[RSW_TM_QUEUES];
+	char pg_profile[RSW_TM_PGS][RSW_TM_NAME_MAX];
+	char queue_profile[RSW_TM_QUEUES][RSW_TM_NAME_MAX];
+	char scheduler[RSW_TM_QUEUES][RSW_TM_NAME_MAX];
+	char wred_profile[RSW_TM_QUEUES][RSW_TM_NAME_MAX];
+};
+
+#endif
