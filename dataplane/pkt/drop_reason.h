@@ -53,6 +53,12 @@
 	X(EGRESS_PORT_DOWN, "egress_port_down")                                                 \
 	X(ECMP_GROUP_EMPTY, "ecmp_group_empty")                                                 \
 	X(NO_TABLES, "no_tables")                                                               \
+	/* traffic manager */                                                                   \
+	X(PG_THRESHOLD, "pg_threshold")                                                         \
+	X(HEADROOM_OVERFLOW, "headroom_overflow")                                               \
+	X(QUEUE_TAIL_DROP, "queue_tail_drop")                                                   \
+	X(VOQ_FULL, "voq_full")                                                                 \
+	X(PFCWD_DROP, "pfcwd_drop")                                                             \
 	/* live ports, egress / TX */                                                          \
 	X(RX_MULTISEG, "rx_multiseg")                                                           \
 	X(TX_FULL, "tx_full")

@@ -41,19 +41,29 @@ void rsw_rewrite_mac(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6])
 	memcpy(p + 6, smac, 6);
 }
 
-int rsw_rewrite_ecn_ce(uint8_t *p, struct rsw_pkt_meta *m)
+int rsw_rewrite_ecn_ce_at(uint8_t *p, uint8_t l3, uint16_t l3_off)
 {
-	uint8_t *h = p + m->l3_off;
+	uint8_t *h = p + l3_off;
 
-	if (m->ecn == 0)
-		return 0;
-	if (m->l3 == RSW_L3_IPV4) {
+	if (l3 == RSW_L3_IPV4) {
+		if ((h[1] & 3) == 0 || (h[1] & 3) == 3)
+			return 0;
 		ipv4_set_word(h, 0, (uint16_t)(h[0] << 8 | h[1] | 3));
-	} else if (m->l3 == RSW_L3_IPV6) {
-		h[1] |= 0x30; /* ECN is the low 2 bits of the traffic class: bits 4-5 of byte 1 */
+	} else if (l3 == RSW_L3_IPV6) {
+		/* ECN is the low 2 bits of the traffic class: bits 4-5 of byte 1 */
+		if ((h[1] & 0x30) == 0 || (h[1] & 0x30) == 0x30)
+			return 0;
+		h[1] |= 0x30;
 	} else {
 		return 0;
 	}
+	return 1;
+}
+
+int rsw_rewrite_ecn_ce(uint8_t *p, struct rsw_pkt_meta *m)
+{
+	if (m->ecn == 0 || !rsw_rewrite_ecn_ce_at(p, m->l3, m->l3_off))
+		return 0;
 	m->ecn = 3;
 	return 1;
 }

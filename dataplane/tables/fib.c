@@ -225,7 +225,9 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 		memcpy(fp->dscp_to_tc, d2t->map, 64);
 		memcpy(fp->tc_to_pg, t2p->map, 8);
 		snprintf(fp->name, sizeof(fp->name), "%s", pc->name);
+		f->tm[p] = pc->tm;
 	}
+	f->tm_pools = s->sw.tm;
 	f->groups = calloc(s->n_nhg + 1, sizeof(*f->groups));
 	if (!f->groups)
 		goto oom;

@@ -1,0 +1,333 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_mbuf_dyn.h>
+#include <rte_ring.h>
+
+#include "dataplane/pkt/drop_reason.h"
+#include "dataplane/pkt/rewrite.h"
+#include "tm.h"
+
+static const struct rte_mbuf_dynfield tag_desc = {
+	.name = "rsw_tm_tag",
+	.size = sizeof(struct rsw_tm_tag),
+	.align = __alignof__(struct rsw_tm_tag),
+};
+
+struct rsw_tm *rsw_tm_new(const char *name, uint16_t n_ports, const struct rsw_fib *fib,
+			  uint64_t shaper_burst_ns, char *err, size_t errlen)
+{
+	size_t sz = sizeof(struct rsw_tm) + n_ports * sizeof(struct rsw_tm_port);
+	struct rsw_tm *tm = aligned_alloc(RTE_CACHE_LINE_SIZE, RTE_ALIGN_CEIL(sz, RTE_CACHE_LINE_SIZE));
+	if (!tm) {
+		snprintf(err, errlen, "out of memory for the traffic manager");
+		return NULL;
+	}
+	memset(tm, 0, sz);
+	tm->n_ports = n_ports;
+	tm->tag_off = rte_mbuf_dynfield_register(&tag_desc);
+	if (tm->tag_off < 0) {
+		snprintf(err, errlen, "cannot register the mbuf field of the traffic manager: %s",
+			 rte_strerror(rte_errno));
+		free(tm);
+		return NULL;
+	}
+	for (uint16_t p = 0; p < n_ports; p++) {
+		struct rsw_tm_port *tp = &tm->port[p];
+		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
+			char rn[RTE_RING_NAMESIZE];
+			snprintf(rn, sizeof(rn), "%s-%u-%u", name, p, q);
+			tp->voq[q] = rte_ring_create(rn, RSW_TM_VOQ_SIZE, SOCKET_ID_ANY, RING_F_SC_DEQ);
+			if (!tp->voq[q]) {
+				snprintf(err, errlen, "cannot create VOQ %s: %s", rn, rte_strerror(rte_errno));
+				rsw_tm_free(tm);
+				return NULL;
+			}
+		}
+		const struct rsw_tm_port_cfg *cfg = &fib->tm[p];
+		rsw_shaper_init(&tp->shaper, cfg->unshaped ? 0 : fib->ports[p].speed_mbps,
+				shaper_burst_ns);
+		/* seeded per port: the same seed gives the same marks run after run */
+		tp->rng = (fib->tm_pools.ecn_seed + 1) * 0x9E3779B97F4A7C15ULL + p * 0xBF58476D1CE4E5B9ULL;
+		tp->rng_in = tp->rng ^ 0x94D049BB133111EBULL;
+		if (!tp->rng)
+			tp->rng = 1;
+		if (!tp->rng_in)
+			tp->rng_in = 1;
+	}
+	return tm;
+}
+
+void rsw_tm_free(struct rsw_tm *tm)
+{
+	if (!tm)
+		return;
+	for (uint16_t p = 0; p < tm->n_ports; p++) {
+		struct rsw_tm_port *tp = &tm->port[p];
+		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
+			if (tp->head[q])
+				rte_pktmbuf_free(tp->head[q]);
+			if (!tp->voq[q])
+				continue;
+			struct rte_mbuf *m;
+			while (rte_ring_sc_dequeue(tp->voq[q], (void **)&m) == 0)
+				rte_pktmbuf_free(m);
+			rte_ring_free(tp->voq[q]);
+		}
+	}
+	free(tm);
+}
+
+/* Undoes the buffer charges of a packet leaving the TM (sent, or not queued after all). */
+static void release(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t eport,
+		    const struct rsw_tm_tag *t)
+{
+	struct rsw_buf_use *pg = &tm->port[t->in_port].pg[t->pg];
+	struct rsw_buf_use *q = &tm->port[eport].q[t->queue];
+	if (fib->tm_pools.n_pools == 0) {
+		__atomic_fetch_sub(&pg->bytes, t->len, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&q->bytes, t->len, __ATOMIC_RELAXED);
+		return;
+	}
+	const struct rsw_buf_profile_cfg *gp = &fib->tm[t->in_port].pg[t->pg];
+	const struct rsw_buf_profile_cfg *qp = &fib->tm[eport].queue[t->queue];
+	rsw_buf_release(pg, gp, &tm->pool_used[gp->pool], t->len);
+	rsw_buf_release(q, qp, &tm->pool_used[qp->pool], t->len);
+}
+
+static void note_pool_peak(struct rsw_tm *tm, unsigned pool)
+{
+	uint64_t u = __atomic_load_n(&tm->pool_used[pool], __ATOMIC_RELAXED);
+	if (u > tm->pool_peak[pool])
+		tm->pool_peak[pool] = u;
+}
+
+unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_fib *fib, struct rte_mbuf *m,
+		      const struct rsw_pkt_meta *meta, uint64_t now_ns)
+{
+	uint16_t in = meta->in_port, e = meta->egress_port;
+	uint8_t q = meta->tc & 7, pg = meta->pg & 7;
+	uint32_t len = m->pkt_len;
+	struct rsw_tm_port *ep = &tm->port[e], *ip = &tm->port[in];
+	const struct rsw_tm_port_cfg *ecfg = &fib->tm[e], *icfg = &fib->tm[in];
+
+	if (ep->wd[q].storm && ecfg->wd[q].action == RSW_PFCWD_DROP) {
+		__atomic_fetch_add(&ep->qs[q].pfcwd_dropped, 1, __ATOMIC_RELAXED);
+		return RSW_DROP_PFCWD_DROP;
+	}
+	uint64_t qbytes = __atomic_load_n(&ep->q[q].bytes, __ATOMIC_RELAXED);
+	if (fib->tm_pools.n_pools) {
+		const struct rsw_buf_profile_cfg *qp = &ecfg->queue[q], *gp = &icfg->pg[pg];
+		const struct rsw_buf_pool_cfg *pools = fib->tm_pools.pool;
+		unsigned reason = 0;
+		if (!rsw_buf_queue_fits(&ep->q[q], qp, &pools[qp->pool], &tm->pool_used[qp->pool], len))
+			reason = RSW_DROP_QUEUE_TAIL_DROP;
+		else if (rsw_buf_pg_admit(&ip->pg[pg], gp, &pools[gp->pool], &tm->pool_used[gp->pool],
+					  len) == RSW_BUF_DROP)
+			reason = gp->lossless ? RSW_DROP_HEADROOM_OVERFLOW : RSW_DROP_PG_THRESHOLD;
+		if (reason) {
+			__atomic_fetch_add(&ep->qs[q].dropped_packets, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&ep->qs[q].dropped_bytes, len, __ATOMIC_RELAXED);
+			return reason;
+		}
+		rsw_buf_queue_charge(&ep->q[q], qp, &tm->pool_used[qp->pool], len);
+		note_pool_peak(tm, gp->pool);
+		note_pool_peak(tm, qp->pool);
+	} else {
+		__atomic_fetch_add(&ip->pg[pg].bytes, len, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&ep->q[q].bytes, len, __ATOMIC_RELAXED);
+	}
+	struct rsw_tm_tag *t = rsw_tm_tag(tm, m);
+	t->enq_ns = now_ns;
+	t->len = len;
+	t->in_port = in;
+	t->l3_off = meta->l3_off;
+	t->pg = pg;
+	t->queue = q;
+	t->l3 = meta->l3;
+	t->marked = 0;
+	const struct rsw_wred *w = &ecfg->wred[q];
+	/* the ingress port's worker admits, so the ingress port's random source is its own */
+	if (w->mark_on_enqueue && meta->ecn && rsw_wred_mark(w, qbytes, &ip->rng_in))
+		t->marked = (uint8_t)rsw_rewrite_ecn_ce_at(rte_pktmbuf_mtod(m, uint8_t *), t->l3,
+							   t->l3_off);
+	return 0;
+}
+
+unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
+			      uint8_t queue, struct rte_mbuf **pkts, unsigned n)
+{
+	struct rsw_tm_port *ep = &tm->port[port];
+	unsigned k = rte_ring_mp_enqueue_burst(ep->voq[queue], (void **)pkts, n, NULL);
+	for (unsigned j = k; j < n; j++) {
+		release(tm, fib, port, rsw_tm_tag(tm, pkts[j]));
+		__atomic_fetch_add(&ep->qs[queue].dropped_packets, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&ep->qs[queue].dropped_bytes, pkts[j]->pkt_len, __ATOMIC_RELAXED);
+	}
+	return k;
+}
+
+static inline struct rte_mbuf *peek(struct rsw_tm_port *ep, unsigned q)
+{
+	if (!ep->head[q] && rte_ring_sc_dequeue(ep->voq[q], (void **)&ep->head[q]) != 0)
+		ep->head[q] = NULL;
+	return ep->head[q];
+}
+
+unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
+			uint64_t now_ns, struct rte_mbuf **out, unsigned max)
+{
+	struct rsw_tm_port *ep = &tm->port[port];
+	const struct rsw_tm_port_cfg *cfg = &fib->tm[port];
+	if (!ep->sched_ready) {
+		rsw_sched_init(&ep->sched, &cfg->sched);
+		ep->sched_ready = 1;
+	}
+	uint8_t eligible = (uint8_t)~rsw_pause_mask(&ep->pause, now_ns);
+	unsigned n = 0;
+	while (n < max && rsw_shaper_ready(&ep->shaper, now_ns)) {
+		uint32_t head_len[RSW_TM_QUEUES];
+		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
+			struct rte_mbuf *h = peek(ep, q);
+			head_len[q] = h ? rsw_tm_tag(tm, h)->len : 0;
+		}
+		int q = rsw_sched_pick(&ep->sched, head_len, eligible);
+		if (q < 0)
+			break;
+		struct rte_mbuf *m = ep->head[q];
+		ep->head[q] = NULL;
+		struct rsw_tm_tag *t = rsw_tm_tag(tm, m);
+		const struct rsw_wred *w = &cfg->wred[q];
+		/* instantaneous queue bytes, this packet included */
+		uint64_t qbytes = __atomic_load_n(&ep->q[q].bytes, __ATOMIC_RELAXED);
+		if (!w->mark_on_enqueue && rsw_wred_mark(w, qbytes, &ep->rng))
+			t->marked = (uint8_t)rsw_rewrite_ecn_ce_at(rte_pktmbuf_mtod(m, uint8_t *), t->l3,
+								   t->l3_off);
+		if (t->marked)
+			ep->qs[q].ecn_marked_packets++;
+		release(tm, fib, port, t);
+		rsw_sched_charge(&ep->sched, q, t->len, peek(ep, (unsigned)q) == NULL);
+		rsw_shaper_send(&ep->shaper, now_ns, t->len);
+		ep->qs[q].packets++;
+		ep->qs[q].bytes += t->len;
+		out[n++] = m;
+	}
+	return n;
+}
+
+void rsw_tm_pause_rx(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
+		     const struct rsw_pkt_meta *meta, uint64_t now_ns)
+{
+	struct rsw_tm_port *ep = &tm->port[port];
+	int pause = meta->l2_kind == RSW_L2_PAUSE;
+	uint8_t enable = pause ? 0xFF : meta->pfc_class_enable;
+	for (unsigned i = 0; i < RSW_PFC_PRIOS; i++)
+		if (enable & (1u << i))
+			rsw_pfcwd_pfc_rx(&ep->wd[i], now_ns);
+	/* PFC pauses only the port's lossless priorities; 802.3x PAUSE the whole link. Queues
+	 * whose watchdog fired (forward/drop action) ignore it until restored. */
+	ep->pause.ignore_mask = ep->wd_ignore;
+	if (!pause)
+		ep->pause.ignore_mask |= (uint8_t)~fib->tm[port].pfc_enable;
+	rsw_pause_rx(&ep->pause, enable, meta->pfc_time, pause, now_ns, fib->ports[port].speed_mbps);
+}
+
+int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port, uint64_t now_ns,
+		   uint8_t *class_enable, uint16_t time[8])
+{
+	const struct rsw_tm_port_cfg *cfg = &fib->tm[port];
+	struct rsw_tm_port *ip = &tm->port[port];
+	const struct rsw_buf_pool_cfg *pools = fib->tm_pools.pool;
+	*class_enable = 0;
+	if (!cfg->pfc_enable || fib->tm_pools.n_pools == 0)
+		return 0;
+	/* refresh at half the pause time: the peer never resumes while we are above XON */
+	uint64_t refresh = rsw_pause_ns(cfg->pfc_pause_quanta, fib->ports[port].speed_mbps) / 2;
+	for (unsigned pg = 0; pg < RSW_TM_PGS; pg++) {
+		time[pg] = 0;
+		if (!(cfg->pfc_enable & (1u << pg)))
+			continue;
+		const struct rsw_buf_profile_cfg *gp = &cfg->pg[pg];
+		int over = rsw_buf_pg_over_xoff(&ip->pg[pg], gp, &pools[gp->pool], &tm->pool_used[gp->pool]);
+		int below = rsw_buf_pg_below_xon(&ip->pg[pg], gp, &pools[gp->pool],
+						 &tm->pool_used[gp->pool]);
+		enum rsw_pfc_action a = rsw_pfc_gen_poll(&ip->gen[pg], over, below, now_ns, refresh);
+		if (a == RSW_PFC_NONE)
+			continue;
+		*class_enable |= (uint8_t)(1u << pg);
+		time[pg] = a == RSW_PFC_SEND_XOFF ? cfg->pfc_pause_quanta : 0;
+		ip->gen[pg].tx_frames++;
+	}
+	return *class_enable != 0;
+}
+
+static void logf_tm(struct rsw_tm *tm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_tm(struct rsw_tm *tm, const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (tm->log)
+		tm->log(tm->log_arg, line);
+}
+
+/* Drop action: everything queued on (port, q) is discarded and counted. */
+static void flush_queue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port, unsigned q)
+{
+	struct rsw_tm_port *ep = &tm->port[port];
+	struct rte_mbuf *m;
+	while ((m = peek(ep, q)) != NULL) {
+		ep->head[q] = NULL;
+		release(tm, fib, port, rsw_tm_tag(tm, m));
+		ep->qs[q].pfcwd_flushed++;
+		rte_pktmbuf_free(m);
+	}
+}
+
+void rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port, uint64_t now_ns)
+{
+	struct rsw_tm_port *ep = &tm->port[port];
+	const struct rsw_tm_port_cfg *cfg = &fib->tm[port];
+	if (now_ns < ep->next_wd_poll_ns)
+		return;
+	ep->next_wd_poll_ns = now_ns + fib->tm_pools.pfcwd_poll_ns;
+	for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
+		const struct rsw_pfcwd_cfg *wc = &cfg->wd[q];
+		if (!wc->enabled)
+			continue;
+		enum rsw_pfcwd_event ev =
+			rsw_pfcwd_poll(&ep->wd[q], wc, rsw_pause_since(&ep->pause, q, now_ns), now_ns);
+		if (ev == RSW_PFCWD_DETECTED) {
+			logf_tm(tm, "pfcwd: storm detected on %s queue %u, action %s",
+				fib->ports[port].name, q, rsw_pfcwd_action_name(wc->action));
+			if (wc->action != RSW_PFCWD_ALERT) {
+				ep->wd_ignore |= (uint8_t)(1u << q);
+				rsw_pause_clear(&ep->pause, q, now_ns);
+			}
+			if (wc->action == RSW_PFCWD_DROP)
+				flush_queue(tm, fib, port, q);
+		} else if (ev == RSW_PFCWD_RESTORED) {
+			logf_tm(tm, "pfcwd: storm restored on %s queue %u", fib->ports[port].name, q);
+			ep->wd_ignore &= (uint8_t)~(1u << q);
+		}
+	}
+}
+
+uint64_t rsw_tm_queued(const struct rsw_tm *tm)
+{
+	uint64_t n = 0;
+	for (uint16_t p = 0; p < tm->n_ports; p++)
+		for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
+			n += rte_ring_count(tm->port[p].voq[q]) + (tm->port[p].head[q] != NULL);
+	return n;
+}
+
+uint64_t rsw_tm_queue_bytes(const struct rsw_tm *tm, uint16_t port, unsigned queue)
+{
+	return __atomic_load_n(&tm->port[port].q[queue].bytes, __ATOMIC_RELAXED);
+}

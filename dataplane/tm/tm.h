@@ -1,0 +1,119 @@
+/* The traffic manager: VOQs, shared buffer, scheduler, shaper, ECN, PFC generation and honouring,
+ * watchdog, wired together for a switch (REFERENCE §2-§3). One instance per switch; it reads its
+ * settings from the published tables (fib->tm, fib->tm_pools) and keeps its own state.
+ *
+ * Threads: any worker enqueues (VOQs are multi-producer rings, buffer counters atomics); each
+ * egress port is dequeued, and its PFC frames generated and honoured, by one worker: the port's
+ * owner. Time comes from the caller in ns (clock.h), so replay runs this code on virtual time. */
+#ifndef RSW_TM_H
+#define RSW_TM_H
+
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "dataplane/pkt/pkt_meta.h"
+#include "dataplane/tables/fib.h"
+#include "pfc.h"
+#include "pfcwd.h"
+#include "sched.h"
+#include "shaper.h"
+
+#define RSW_TM_VOQ_SIZE 8192 /* packets per VOQ ring */
+
+/* What the TM keeps with a queued packet (an mbuf dynamic field). */
+struct rsw_tm_tag {
+	uint64_t enq_ns;
+	uint32_t len;
+	uint16_t in_port;
+	uint16_t l3_off;
+	uint8_t pg;
+	uint8_t queue;
+	uint8_t l3;
+	uint8_t marked; /* CE set by this switch */
+};
+
+/* Per-queue counters with SAI's meaning (SAI_QUEUE_STAT_*). */
+struct rsw_tm_queue_stats {
+	uint64_t packets, bytes;          /* transmitted */
+	uint64_t dropped_packets, dropped_bytes;
+	uint64_t ecn_marked_packets;      /* WRED_ECN_MARKED_PACKETS */
+	uint64_t pfcwd_dropped;           /* refused at admission during a storm (drop action) */
+	uint64_t pfcwd_flushed;           /* queued packets discarded when a storm was detected */
+};
+
+struct rsw_tm_port {
+	struct rte_ring *voq[RSW_TM_QUEUES];
+	struct rte_mbuf *head[RSW_TM_QUEUES]; /* taken off the ring, waiting for the scheduler */
+	struct rsw_buf_use pg[RSW_TM_PGS];    /* as ingress port */
+	struct rsw_buf_use q[RSW_TM_QUEUES];  /* as egress port */
+	struct rsw_tm_queue_stats qs[RSW_TM_QUEUES];
+	/* owner-only state */
+	struct rsw_sched sched;
+	uint8_t sched_ready;
+	struct rsw_shaper shaper;
+	struct rsw_pause_state pause;
+	struct rsw_pfc_gen gen[RSW_TM_PGS];
+	struct rsw_pfcwd wd[RSW_TM_QUEUES];
+	uint64_t next_wd_poll_ns;
+	uint8_t wd_ignore;                    /* queues whose received PFC the watchdog ignores */
+	uint64_t rng;                         /* ECN on dequeue (egress owner) */
+	uint64_t rng_in;                      /* ECN on enqueue (ingress owner) */
+} __rte_cache_aligned;
+
+struct rsw_tm {
+	uint16_t n_ports;
+	uint64_t pool_used[RSW_BUF_POOLS]; /* shared bytes in use per pool (atomic) */
+	uint64_t pool_peak[RSW_BUF_POOLS];
+	int tag_off;                       /* mbuf dynfield offset of struct rsw_tm_tag */
+	void (*log)(void *arg, const char *line);
+	void *log_arg;
+	struct rsw_tm_port port[];
+};
+
+/* A TM for n_ports ports; shaper_burst_ns is how late a backlogged port may catch up (live
+ * polling slack; 0 for replay). name makes the ring names unique per instance. */
+struct rsw_tm *rsw_tm_new(const char *name, uint16_t n_ports, const struct rsw_fib *fib,
+			  uint64_t shaper_burst_ns, char *err, size_t errlen);
+/* Frees the TM and every packet still queued. */
+void rsw_tm_free(struct rsw_tm *tm);
+
+static inline struct rsw_tm_tag *rsw_tm_tag(const struct rsw_tm *tm, struct rte_mbuf *m)
+{
+	return RTE_MBUF_DYNFIELD(m, tm->tag_off, struct rsw_tm_tag *);
+}
+
+/* Admission of one routed packet (meta from ingress, already rewritten). Returns 0 with the tag
+ * filled and the buffer charged, or the drop reason (the caller frees and counts it). */
+unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_fib *fib, struct rte_mbuf *m,
+		      const struct rsw_pkt_meta *meta, uint64_t now_ns);
+/* Puts admitted packets, all for one (egress port, queue), on their VOQ. Returns how many went
+ * in; the rest were released from the buffer and must be dropped as voq_full by the caller. */
+unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
+			      uint8_t queue, struct rte_mbuf **pkts, unsigned n);
+
+/* Egress: up to max packets the scheduler and shaper let port send at now, ECN-marked on
+ * dequeue, released from the buffer. The caller transmits them (and keeps what the device
+ * refuses: it has left the TM). */
+unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
+			uint64_t now_ns, struct rte_mbuf **out, unsigned max);
+
+/* A PFC or PAUSE frame received on port (meta from the parser). */
+void rsw_tm_pause_rx(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
+		     const struct rsw_pkt_meta *meta, uint64_t now_ns);
+
+/* PFC generation for port as an ingress port: 1 with the frame's class-enable vector and times
+ * when a frame is due now (XOFF, refresh or XON for any of its lossless PGs). */
+int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port, uint64_t now_ns,
+		   uint8_t *class_enable, uint16_t time[8]);
+
+/* Watchdog poll of port's queues when its poll interval has passed; applies actions and logs
+ * detection and restoration. Packets flushed by the drop action are freed and counted. */
+void rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port, uint64_t now_ns);
+
+/* Packets queued in the TM (for the conservation check). */
+uint64_t rsw_tm_queued(const struct rsw_tm *tm);
+/* Bytes queued on (port, queue). */
+uint64_t rsw_tm_queue_bytes(const struct rsw_tm *tm, uint16_t port, unsigned queue);
+
+#endif
