@@ -9,10 +9,11 @@
 
 #include "dataplane/pkt/drop_reason.h"
 #include "dataplane/tables/switch.h"
+#include "dataplane/tm/clock.h"
+#include "dataplane/tm/tm.h"
 
 #define RSW_DP_MAX_WORKERS 16
 #define RSW_DP_BURST 32
-#define RSW_DP_TXRING_SIZE 4096
 #define RSW_DP_COUNTED_GROUPS 64
 
 /* Counters of one worker; only that worker writes them, the stats thread reads (relaxed). */
@@ -22,6 +23,8 @@ struct rsw_dp_counters {
 	uint64_t drops[RSW_DROP_COUNT];
 	uint64_t pfc_rx[RSW_MAX_PORTS];
 	uint64_t pause_rx[RSW_MAX_PORTS];
+	uint64_t pfc_tx_frames[RSW_MAX_PORTS]; /* PFC frames this switch sent */
+	uint64_t pfc_tx_failed[RSW_MAX_PORTS]; /* PFC frames the device did not take */
 	uint64_t icrc_ok[RSW_MAX_PORTS], icrc_bad[RSW_MAX_PORTS]; /* with --verify-icrc */
 	uint64_t ecmp[RSW_DP_COUNTED_GROUPS][RSW_ECMP_MAX_MEMBERS];
 } __rte_cache_aligned;
@@ -29,9 +32,7 @@ struct rsw_dp_counters {
 struct rsw_dp_port {
 	uint16_t port_id;         /* DPDK port */
 	uint16_t owner;           /* worker index that polls RX and drains TX */
-	/* Egress queue filled by the other workers, drained by the owner: the traffic manager's
-	 * slot. The owner's own packets go straight to pending. */
-	struct rte_ring *txq;
+	/* Packets the traffic manager released to this port that the device has not taken yet. */
 	uint16_t n_pending;
 	struct rte_mbuf *pending[2 * RSW_DP_BURST];
 };
@@ -47,6 +48,8 @@ struct rsw_dp {
 	struct rsw_switch *sw;
 	struct rte_rcu_qsbr *qsbr;
 	struct rte_mempool *pool;
+	struct rsw_tm *tm;
+	struct rsw_clock clock;
 	uint16_t n_ports;
 	struct rsw_dp_port ports[RSW_MAX_PORTS];
 	unsigned n_workers;

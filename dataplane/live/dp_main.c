@@ -51,6 +51,22 @@ static void usage(FILE *f)
 		"status is 3 if that does not hold.\n");
 }
 
+/* A backlogged port polled late may catch up by this much (live polling jitter). */
+#define SHAPER_SLACK_NS 100000u
+
+/* Traffic-manager events (watchdog): one line each on stderr, with the time. */
+static void log_line(void *arg, const char *line)
+{
+	(void)arg;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	struct tm tmv;
+	char when[32];
+	gmtime_r(&ts.tv_sec, &tmv);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tmv);
+	fprintf(stderr, "%s.%03ldZ rocesw-dataplane: %s\n", when, ts.tv_nsec / 1000000, line);
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -140,6 +156,16 @@ int main(int argc, char **argv)
 		rte_eal_cleanup();
 		return 1;
 	}
+	rsw_clock_init_tsc(&dp->clock);
+	dp->tm = rsw_tm_new("rsw", dp->n_ports, rsw_switch_fib(dp->sw), SHAPER_SLACK_NS, err,
+			    sizeof(err));
+	if (!dp->tm) {
+		fprintf(stderr, "rocesw-dataplane: %s\n", err);
+		rsw_dp_ports_stop(dp);
+		rte_eal_cleanup();
+		return 1;
+	}
+	dp->tm->log = log_line;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	rsw_dp_worker_bind(dp);
@@ -164,10 +190,10 @@ int main(int argc, char **argv)
 		}
 	}
 	rte_eal_mp_wait_lcore();
-	/* the rings are drained by the workers' last rounds; what is left counts as queued */
-	uint64_t queued = 0;
+	/* the queues are drained by the workers' last rounds; what is left counts as queued */
+	uint64_t queued = rsw_tm_queued(dp->tm);
 	for (unsigned i = 0; i < dp->n_ports; i++)
-		queued += rte_ring_count(dp->ports[i].txq) + dp->ports[i].n_pending;
+		queued += dp->ports[i].n_pending;
 	rsw_dp_stats_sum(dp, &cur, queued);
 	rsw_dp_stats_print_final(dp, &cur, stdout);
 	int status = 0;
@@ -178,6 +204,7 @@ int main(int argc, char **argv)
 	if (cur.received != cur.transmitted + cur.dropped + cur.consumed + cur.queued)
 		status = 3;
 	rsw_dp_ports_stop(dp);
+	rsw_tm_free(dp->tm);
 	for (unsigned w = 0; w < dp->n_workers; w++)
 		rte_free(dp->workers[w].cnt);
 	rsw_switch_free(dp->sw);

@@ -46,7 +46,8 @@ int rsw_dp_ports_start(struct rsw_dp *dp, char *err, size_t errlen)
 	uint32_t room = RTE_PKTMBUF_HEADROOM + max_mtu + 64;
 	if (room < RTE_MBUF_DEFAULT_BUF_SIZE)
 		room = RTE_MBUF_DEFAULT_BUF_SIZE;
-	unsigned n_mbufs = 4096 + s->n_ports * (RX_DESC + TX_DESC + 2 * RSW_DP_TXRING_SIZE);
+	/* descriptors, pending buffers, and packets held in the VOQs */
+	unsigned n_mbufs = 4096 + s->n_ports * (RX_DESC + TX_DESC + 4096);
 	dp->pool = rte_pktmbuf_pool_create("rsw_mbufs", n_mbufs, 256, 0, (uint16_t)room,
 					   (int)rte_socket_id());
 	if (!dp->pool) {
@@ -57,7 +58,7 @@ int rsw_dp_ports_start(struct rsw_dp *dp, char *err, size_t errlen)
 	for (unsigned i = 0; i < s->n_ports; i++) {
 		const struct rsw_port_cfg *pc = &s->ports[i];
 		struct rsw_dp_port *p = &dp->ports[i];
-		char e[512], rname[RTE_RING_NAMESIZE];
+		char e[512];
 		if (!pc->devargs[0]) {
 			snprintf(err, errlen, "%s: port %s has no devargs", pc->origin, pc->name);
 			return -1;
@@ -67,11 +68,9 @@ int rsw_dp_ports_start(struct rsw_dp *dp, char *err, size_t errlen)
 			return -1;
 		}
 		p->owner = (uint16_t)(i % dp->n_workers);
-		snprintf(rname, sizeof(rname), "rsw_txq%u", i);
-		p->txq = rte_ring_create(rname, RSW_DP_TXRING_SIZE, (int)rte_socket_id(), RING_F_SC_DEQ);
 		struct rte_eth_conf conf;
 		memset(&conf, 0, sizeof(conf));
-		int rc = p->txq ? rte_eth_dev_configure(p->port_id, 1, 1, &conf) : -ENOMEM;
+		int rc = rte_eth_dev_configure(p->port_id, 1, 1, &conf);
 		if (rc == 0)
 			rc = rte_eth_rx_queue_setup(p->port_id, 0, RX_DESC,
 						    (unsigned)rte_eth_dev_socket_id(p->port_id), NULL,
@@ -95,18 +94,9 @@ int rsw_dp_ports_start(struct rsw_dp *dp, char *err, size_t errlen)
 uint64_t rsw_dp_ports_stop(struct rsw_dp *dp)
 {
 	uint64_t queued = 0;
-	struct rte_mbuf *m;
 
 	for (unsigned i = 0; i < dp->n_ports; i++) {
 		struct rsw_dp_port *p = &dp->ports[i];
-		if (p->txq) {
-			while (rte_ring_sc_dequeue(p->txq, (void **)&m) == 0) {
-				rte_pktmbuf_free(m);
-				queued++;
-			}
-			rte_ring_free(p->txq);
-			p->txq = NULL;
-		}
 		for (unsigned k = 0; k < p->n_pending; k++)
 			rte_pktmbuf_free(p->pending[k]);
 		queued += p->n_pending;

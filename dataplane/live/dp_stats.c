@@ -19,6 +19,8 @@ void rsw_dp_stats_sum(const struct rsw_dp *dp, struct rsw_dp_totals *t, uint64_t
 		t->transmitted += t->c.tx_pkts[p];
 		t->consumed += t->c.pfc_rx[p] + t->c.pause_rx[p];
 	}
+	/* packets the watchdog flushed out of queues left the TM, not a worker */
+	t->c.drops[RSW_DROP_PFCWD_DROP] += rsw_dp_stats_tm_flushed(dp);
 	for (unsigned r = 1; r < RSW_DROP_COUNT; r++)
 		t->dropped += t->c.drops[r];
 	t->queued = queued;
@@ -64,6 +66,8 @@ void rsw_dp_stats_print_final(const struct rsw_dp *dp, const struct rsw_dp_total
 				(unsigned long)t->c.ecmp[g][fg->active_slot[k]]);
 		}
 	}
+	if (dp->tm)
+		rsw_dp_stats_tm_print(dp, t, f, rsw_clock_now(&dp->clock));
 	for (unsigned r = 1; r < RSW_DROP_COUNT; r++)
 		if (t->c.drops[r])
 			fprintf(f, "drop %-24s %12lu\n", rsw_drop_reason_name(r),
@@ -96,6 +100,8 @@ int rsw_dp_stats_write_json(const struct rsw_dp *dp, const struct rsw_dp_totals 
 		json_object_set_new(o, "port_rx_missed", json_integer((json_int_t)missed(dp, p)));
 		json_object_set_new(o, "icrc_ok", json_integer((json_int_t)t->c.icrc_ok[p]));
 		json_object_set_new(o, "icrc_bad", json_integer((json_int_t)t->c.icrc_bad[p]));
+		if (dp->tm)
+			rsw_dp_stats_tm_json(dp, t, p, o, rsw_clock_now(&dp->clock));
 		json_array_append_new(ports, o);
 	}
 	for (unsigned r = 1; r < RSW_DROP_COUNT; r++)

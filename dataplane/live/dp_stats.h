@@ -3,6 +3,8 @@
 
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "dp_ctx.h"
 
 struct rsw_dp_totals {
@@ -19,5 +21,12 @@ void rsw_dp_stats_print_final(const struct rsw_dp *dp, const struct rsw_dp_total
 /* Final counters as JSON (docs/dataplane.md). Returns -1 if the file cannot be written. */
 int rsw_dp_stats_write_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t,
 			    const char *path);
+
+/* Traffic-manager counters (dp_stats_tm.c). */
+uint64_t rsw_dp_stats_tm_flushed(const struct rsw_dp *dp);
+void rsw_dp_stats_tm_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t, unsigned port,
+			  json_t *port_obj, uint64_t now_ns);
+void rsw_dp_stats_tm_print(const struct rsw_dp *dp, const struct rsw_dp_totals *t, FILE *f,
+			   uint64_t now_ns);
 
 #endif

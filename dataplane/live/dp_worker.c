@@ -1,6 +1,7 @@
-/* One worker: RX burst → parse → ingress tables → rewrite → egress queue of the chosen port;
- * then drains the egress queues of its own ports to TX. Burst-at-a-time like l3fwd; the tables
- * are read under RCU and a quiescent state is reported after every round. */
+/* One worker: RX burst → parse → ingress tables → rewrite → traffic manager (admission into the
+ * VOQ of the egress port and traffic class); then, for each port it owns, the TM's egress side:
+ * watchdog, PFC generation, scheduler and shaper, TX. Burst-at-a-time like l3fwd; the tables are
+ * read under RCU and a quiescent state is reported after every round. */
 #include <rte_ethdev.h>
 #include <rte_prefetch.h>
 #include <rte_rcu_qsbr.h>
@@ -8,6 +9,7 @@
 #include "dataplane/pkt/icrc.h"
 #include "dataplane/pkt/parse.h"
 #include "dataplane/tables/ingress.h"
+#include "dataplane/tm/pfc.h"
 #include "dp_worker.h"
 
 static struct rsw_dp *g_dp;
@@ -37,27 +39,10 @@ static void tx_flush(struct rsw_dp_port *p, struct rsw_dp_counters *c, uint16_t 
 	p->n_pending = (uint16_t)(p->n_pending - sent);
 }
 
-/* Packets for a port this worker owns: straight to its TX buffer. */
-static void to_own_port(struct rsw_dp_port *p, struct rsw_dp_counters *c, uint16_t port,
-			struct rte_mbuf **pkts, unsigned n)
-{
-	const unsigned cap = RTE_DIM(p->pending);
-	if (p->n_pending + n > cap)
-		tx_flush(p, c, port);
-	unsigned room = cap - p->n_pending, k = n < room ? n : room;
-	for (unsigned j = 0; j < k; j++)
-		p->pending[p->n_pending++] = pkts[j];
-	for (unsigned j = k; j < n; j++)
-		drop(c, pkts[j], RSW_DROP_TX_FULL);
-}
-
 static void rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_port,
-		    const struct rsw_fib *fib)
+		    const struct rsw_fib *fib, uint64_t now)
 {
 	struct rte_mbuf *pkts[RSW_DP_BURST];
-	struct rte_mbuf *out[RSW_MAX_PORTS][RSW_DP_BURST];
-	uint16_t n_out[RSW_MAX_PORTS];
-	uint64_t out_mask = 0;
 	struct rsw_dp_counters *c = w->cnt;
 
 	uint16_t n = rte_eth_rx_burst(dp->ports[in_port].port_id, 0, pkts, RSW_DP_BURST);
@@ -85,11 +70,13 @@ static void rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_port
 			continue;
 		}
 		if (m->l2_kind != RSW_L2_DATA) {
-			/* MAC control frames end here; the traffic manager honours them */
+			/* MAC control frames end here: the traffic manager honours them */
 			if (m->l2_kind == RSW_L2_PFC)
 				c->pfc_rx[in_port]++;
 			else
 				c->pause_rx[in_port]++;
+			if (fib && in_port < fib->n_ports)
+				rsw_tm_pause_rx(dp->tm, fib, in_port, m, now);
 			rte_pktmbuf_free(mb);
 			continue;
 		}
@@ -106,6 +93,10 @@ static void rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_port
 		uint16_t i = keep[k];
 		rsw_ingress(fib, rte_pktmbuf_mtod(pkts[i], uint8_t *), &meta[i], &w->rnd);
 	}
+
+	/* admitted packets binned by VOQ (egress port, queue): few distinct ones per burst */
+	struct rte_mbuf *bin[RSW_DP_BURST][RSW_DP_BURST];
+	uint16_t bin_key[RSW_DP_BURST], bin_n[RSW_DP_BURST], n_bins = 0;
 	for (uint16_t k = 0; k < n_keep; k++) {
 		uint16_t i = keep[k];
 		struct rte_mbuf *mb = pkts[i];
@@ -117,34 +108,67 @@ static void rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_port
 		rsw_egress_rewrite(fib, rte_pktmbuf_mtod(mb, uint8_t *), m);
 		if (m->via_group && m->group < RSW_DP_COUNTED_GROUPS)
 			c->ecmp[m->group][m->member]++;
-		uint16_t e = m->egress_port;
-		if (!(out_mask & (1ull << e))) {
-			out_mask |= 1ull << e;
-			n_out[e] = 0;
-		}
-		out[e][n_out[e]++] = mb;
-	}
-	while (out_mask) {
-		unsigned e = (unsigned)__builtin_ctzll(out_mask);
-		out_mask &= out_mask - 1;
-		struct rsw_dp_port *p = &dp->ports[e];
-		if (p->owner == w->index) {
-			to_own_port(p, c, (uint16_t)e, out[e], n_out[e]);
+		unsigned reason = rsw_tm_admit(dp->tm, fib, mb, m, now);
+		if (reason) {
+			drop(c, mb, reason);
 			continue;
 		}
-		unsigned k = rte_ring_mp_enqueue_burst(p->txq, (void **)out[e], n_out[e], NULL);
-		for (unsigned j = k; j < n_out[e]; j++)
-			drop(c, out[e][j], RSW_DROP_TX_FULL);
+		uint16_t key = (uint16_t)(m->egress_port * RSW_TM_QUEUES + (m->tc & 7));
+		unsigned b = 0;
+		while (b < n_bins && bin_key[b] != key)
+			b++;
+		if (b == n_bins) {
+			bin_key[n_bins] = key;
+			bin_n[n_bins++] = 0;
+		}
+		bin[b][bin_n[b]++] = mb;
+	}
+	for (unsigned b = 0; b < n_bins; b++) {
+		uint16_t e = bin_key[b] / RSW_TM_QUEUES;
+		uint8_t q = (uint8_t)(bin_key[b] % RSW_TM_QUEUES);
+		unsigned k = rsw_tm_enqueue_burst(dp->tm, fib, e, q, bin[b], bin_n[b]);
+		for (unsigned j = k; j < bin_n[b]; j++)
+			drop(c, bin[b][j], RSW_DROP_VOQ_FULL);
 	}
 }
 
-static void tx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t port)
+/* A PFC frame out of port, ahead of its data: MAC control does not wait behind it. */
+static void send_pfc(struct rsw_dp *dp, struct rsw_dp_counters *c, const struct rsw_fib *fib,
+		     uint16_t port, uint8_t enable, const uint16_t time[8], uint64_t now)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(dp->pool);
+	uint8_t *d = m ? (uint8_t *)rte_pktmbuf_append(m, RSW_PFC_FRAME_LEN) : NULL;
+	if (!d) {
+		c->pfc_tx_failed[port]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	rsw_pfc_build(d, fib->ports[port].mac, enable, time);
+	if (rte_eth_tx_burst(dp->ports[port].port_id, 0, &m, 1) == 1) {
+		c->pfc_tx_frames[port]++;
+		rsw_shaper_send(&dp->tm->port[port].shaper, now, RSW_PFC_FRAME_LEN);
+	} else {
+		c->pfc_tx_failed[port]++;
+		rte_pktmbuf_free(m);
+	}
+}
+
+static void tx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t port,
+		    const struct rsw_fib *fib, uint64_t now)
 {
 	struct rsw_dp_port *p = &dp->ports[port];
 	const unsigned cap = RTE_DIM(p->pending);
-	if (p->n_pending < cap && !rte_ring_empty(p->txq))
-		p->n_pending += (uint16_t)rte_ring_sc_dequeue_burst(
-			p->txq, (void **)&p->pending[p->n_pending], cap - p->n_pending, NULL);
+	if (fib && port < fib->n_ports) {
+		uint8_t enable;
+		uint16_t time[8];
+		rsw_tm_watchdog(dp->tm, fib, port, now);
+		if (rsw_tm_pfc_due(dp->tm, fib, port, now, &enable, time))
+			send_pfc(dp, w->cnt, fib, port, enable, time, now);
+		if (p->n_pending < cap)
+			p->n_pending = (uint16_t)(p->n_pending +
+				rsw_tm_dequeue(dp->tm, fib, port, now, &p->pending[p->n_pending],
+					       cap - p->n_pending));
+	}
 	tx_flush(p, w->cnt, port);
 }
 
@@ -161,21 +185,28 @@ int rsw_dp_worker_main(void *arg)
 	rte_rcu_qsbr_thread_online(dp->qsbr, w->index);
 	while (!dp->stop) {
 		const struct rsw_fib *fib = rsw_switch_fib(dp->sw);
+		uint64_t now = rsw_clock_now(&dp->clock);
 		for (uint16_t i = 0; i < n_mine; i++)
-			rx_port(dp, w, mine[i], fib);
+			rx_port(dp, w, mine[i], fib, now);
 		for (uint16_t i = 0; i < n_mine; i++)
-			tx_port(dp, w, mine[i]);
+			tx_port(dp, w, mine[i], fib, now);
 		rte_rcu_qsbr_quiescent(dp->qsbr, w->index);
 	}
-	/* flush what the egress queues still hold while the ports can take it */
-	for (int round = 0; round < 1000; round++) {
-		unsigned left = 0;
+	/* Drain what the queues hold, at the ports' speeds, for up to a second. What a paused
+	 * queue or a refusing device keeps counts as queued. */
+	uint64_t until = rsw_clock_now(&dp->clock) + 1000000000ull;
+	for (;;) {
+		const struct rsw_fib *fib = rsw_switch_fib(dp->sw);
+		uint64_t now = rsw_clock_now(&dp->clock), left = 0;
 		for (uint16_t i = 0; i < n_mine; i++) {
-			tx_port(dp, w, mine[i]);
-			left += dp->ports[mine[i]].n_pending + rte_ring_count(dp->ports[mine[i]].txq);
+			tx_port(dp, w, mine[i], fib, now);
+			left += dp->ports[mine[i]].n_pending;
+			for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
+				left += rsw_tm_queue_bytes(dp->tm, mine[i], q);
 		}
-		if (!left)
+		if (!left || now >= until)
 			break;
+		rte_rcu_qsbr_quiescent(dp->qsbr, w->index);
 	}
 	rte_rcu_qsbr_thread_offline(dp->qsbr, w->index);
 	rte_rcu_qsbr_thread_unregister(dp->qsbr, w->index);

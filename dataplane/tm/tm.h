@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 
 #include "dataplane/pkt/pkt_meta.h"
 #include "dataplane/tables/fib.h"
