@@ -157,8 +157,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	rsw_clock_init_tsc(&dp->clock);
-	dp->tm = rsw_tm_new("rsw", dp->n_ports, rsw_switch_fib(dp->sw), SHAPER_SLACK_NS, err,
-			    sizeof(err));
+	dp->tm = rsw_tm_new("rsw", dp->n_ports, dp->n_workers, rsw_switch_fib(dp->sw),
+			    SHAPER_SLACK_NS, err, sizeof(err));
 	if (!dp->tm) {
 		fprintf(stderr, "rocesw-dataplane: %s\n", err);
 		rsw_dp_ports_stop(dp);

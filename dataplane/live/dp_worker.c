@@ -108,7 +108,7 @@ static void rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_port
 		rsw_egress_rewrite(fib, rte_pktmbuf_mtod(mb, uint8_t *), m);
 		if (m->via_group && m->group < RSW_DP_COUNTED_GROUPS)
 			c->ecmp[m->group][m->member]++;
-		unsigned reason = rsw_tm_admit(dp->tm, fib, mb, m, now);
+		unsigned reason = rsw_tm_admit(dp->tm, fib, mb, m);
 		if (reason) {
 			drop(c, mb, reason);
 			continue;

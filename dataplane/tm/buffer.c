@@ -1,8 +1,26 @@
 #include "buffer.h"
 
 #define LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-#define ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
-#define SUB(p, v) __atomic_fetch_sub((p), (v), __ATOMIC_RELAXED)
+
+/* Atomic read-modify-write only when several threads share the counters (mt): a lone worker or
+ * the replay loop pays plain adds, as DPDK's rings do with their single-producer flags. */
+static inline uint64_t ADD(uint64_t *p, uint64_t v, int mt)
+{
+	if (mt)
+		return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+	uint64_t o = *p;
+	*p = o + v;
+	return o;
+}
+
+static inline uint64_t SUB(uint64_t *p, uint64_t v, int mt)
+{
+	if (mt)
+		return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED);
+	uint64_t o = *p;
+	*p = o - v;
+	return o;
+}
 
 uint64_t rsw_buf_threshold(const struct rsw_buf_profile_cfg *p, const struct rsw_buf_pool_cfg *pool,
 			   uint64_t pool_used)
@@ -38,31 +56,31 @@ static int shared_fits(const struct rsw_buf_use *u, const struct rsw_buf_profile
 }
 
 static void charge(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p, uint64_t *pool_used,
-		   uint32_t len)
+		   uint32_t len, int mt)
 {
-	uint64_t old = ADD(&u->bytes, len);
+	uint64_t old = ADD(&u->bytes, len, mt);
 	uint64_t grow = shared_of(old + len, p->reserved) - shared_of(old, p->reserved);
 	if (grow)
-		ADD(pool_used, grow);
+		ADD(pool_used, grow, mt);
 	note_peak(u);
 }
 
 enum rsw_buf_verdict rsw_buf_pg_admit(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
 				      const struct rsw_buf_pool_cfg *pool, uint64_t *pool_used,
-				      uint32_t len)
+				      uint32_t len, int mt)
 {
 	/* once in headroom, stay there until it drains: XOFF is in force */
 	if (!(p->lossless && LD(&u->hdrm)) && shared_fits(u, p, pool, LD(pool_used), len)) {
-		charge(u, p, pool_used, len);
+		charge(u, p, pool_used, len, mt);
 		return RSW_BUF_ADMIT;
 	}
 	if (p->lossless && LD(&u->hdrm) + len <= p->xoff) {
-		ADD(&u->hdrm, len);
+		ADD(&u->hdrm, len, mt);
 		note_peak(u);
 		return RSW_BUF_HEADROOM;
 	}
-	ADD(&u->dropped_packets, 1);
-	ADD(&u->dropped_bytes, len);
+	ADD(&u->dropped_packets, 1, mt);
+	ADD(&u->dropped_bytes, len, mt);
 	return RSW_BUF_DROP;
 }
 
@@ -73,28 +91,32 @@ int rsw_buf_queue_fits(const struct rsw_buf_use *u, const struct rsw_buf_profile
 }
 
 void rsw_buf_queue_charge(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
-			  uint64_t *pool_used, uint32_t len)
+			  uint64_t *pool_used, uint32_t len, int mt)
 {
-	charge(u, p, pool_used, len);
+	charge(u, p, pool_used, len, mt);
 }
 
 void rsw_buf_release(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p, uint64_t *pool_used,
-		     uint32_t len)
+		     uint32_t len, int mt)
 {
-	uint64_t h = LD(&u->hdrm), take;
-	do {
-		take = h < len ? h : len;
-		if (take == 0)
-			break;
-	} while (!__atomic_compare_exchange_n(&u->hdrm, &h, h - take, 0, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
+	uint64_t h = LD(&u->hdrm), take = h < len ? h : len;
+	if (take && mt) {
+		while (!__atomic_compare_exchange_n(&u->hdrm, &h, h - take, 0, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED)) {
+			take = h < len ? h : len;
+			if (!take)
+				break;
+		}
+	} else if (take) {
+		u->hdrm = h - take;
+	}
 	uint32_t rest = len - (uint32_t)take;
 	if (rest == 0)
 		return;
-	uint64_t old = SUB(&u->bytes, rest);
+	uint64_t old = SUB(&u->bytes, rest, mt);
 	uint64_t shrink = shared_of(old, p->reserved) - shared_of(old - rest, p->reserved);
 	if (shrink)
-		SUB(pool_used, shrink);
+		SUB(pool_used, shrink, mt);
 }
 
 int rsw_buf_pg_over_xoff(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,

@@ -8,8 +8,9 @@
  * drops. Lossless egress queues are accounted but never drop: their PG's PFC holds the sender.
  *
  * As the reference MMU (HPCC ns-3 switch-mmu.cc), a departing packet is released from headroom
- * first, then from shared space, then from the reserve. Counters are updated with atomics: an
- * ingress PG is charged only by its port's worker and released by any egress worker. */
+ * first, then from shared space, then from the reserve. With mt set, counters are updated with
+ * atomics (an ingress PG is charged by its port's worker and released by any egress worker);
+ * without, by plain adds for a single thread. */
 #ifndef RSW_TM_BUFFER_H
 #define RSW_TM_BUFFER_H
 
@@ -60,16 +61,16 @@ static inline uint64_t rsw_buf_shared(const struct rsw_buf_use *u, const struct 
 /* Ingress (PG) admission of len bytes; charges the PG and the pool on ADMIT/HEADROOM. */
 enum rsw_buf_verdict rsw_buf_pg_admit(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
 				      const struct rsw_buf_pool_cfg *pool, uint64_t *pool_used,
-				      uint32_t len);
+				      uint32_t len, int mt);
 /* Egress (queue) check of len bytes, without charging: 1 if it fits or the queue is lossless. */
 int rsw_buf_queue_fits(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
 		       const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used, uint32_t len);
 /* Charges len bytes to a queue (after rsw_buf_queue_fits). */
 void rsw_buf_queue_charge(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
-			  uint64_t *pool_used, uint32_t len);
+			  uint64_t *pool_used, uint32_t len, int mt);
 /* Releases len bytes of a departing packet: headroom first, then shared, then reserved. */
 void rsw_buf_release(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p, uint64_t *pool_used,
-		     uint32_t len);
+		     uint32_t len, int mt);
 
 /* PFC points of a lossless PG at this instant. */
 int rsw_buf_pg_over_xoff(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,

@@ -4,21 +4,15 @@
 #include <string.h>
 
 #include <rte_errno.h>
-#include <rte_mbuf_dyn.h>
 #include <rte_ring.h>
 
 #include "dataplane/pkt/drop_reason.h"
 #include "dataplane/pkt/rewrite.h"
 #include "tm.h"
 
-static const struct rte_mbuf_dynfield tag_desc = {
-	.name = "rsw_tm_tag",
-	.size = sizeof(struct rsw_tm_tag),
-	.align = __alignof__(struct rsw_tm_tag),
-};
-
-struct rsw_tm *rsw_tm_new(const char *name, uint16_t n_ports, const struct rsw_fib *fib,
-			  uint64_t shaper_burst_ns, char *err, size_t errlen)
+struct rsw_tm *rsw_tm_new(const char *name, uint16_t n_ports, unsigned producers,
+			  const struct rsw_fib *fib, uint64_t shaper_burst_ns, char *err,
+			  size_t errlen)
 {
 	size_t sz = sizeof(struct rsw_tm) + n_ports * sizeof(struct rsw_tm_port);
 	struct rsw_tm *tm = aligned_alloc(RTE_CACHE_LINE_SIZE, RTE_ALIGN_CEIL(sz, RTE_CACHE_LINE_SIZE));
@@ -28,19 +22,14 @@ struct rsw_tm *rsw_tm_new(const char *name, uint16_t n_ports, const struct rsw_f
 	}
 	memset(tm, 0, sz);
 	tm->n_ports = n_ports;
-	tm->tag_off = rte_mbuf_dynfield_register(&tag_desc);
-	if (tm->tag_off < 0) {
-		snprintf(err, errlen, "cannot register the mbuf field of the traffic manager: %s",
-			 rte_strerror(rte_errno));
-		free(tm);
-		return NULL;
-	}
+	tm->mt = producers > 1;
 	for (uint16_t p = 0; p < n_ports; p++) {
 		struct rsw_tm_port *tp = &tm->port[p];
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
 			char rn[RTE_RING_NAMESIZE];
 			snprintf(rn, sizeof(rn), "%s-%u-%u", name, p, q);
-			tp->voq[q] = rte_ring_create(rn, RSW_TM_VOQ_SIZE, SOCKET_ID_ANY, RING_F_SC_DEQ);
+			tp->voq[q] = rte_ring_create(rn, RSW_TM_VOQ_SIZE, SOCKET_ID_ANY,
+						     RING_F_SC_DEQ | (tm->mt ? 0 : RING_F_SP_ENQ));
 			if (!tp->voq[q]) {
 				snprintf(err, errlen, "cannot create VOQ %s: %s", rn, rte_strerror(rte_errno));
 				rsw_tm_free(tm);
@@ -83,19 +72,21 @@ void rsw_tm_free(struct rsw_tm *tm)
 
 /* Undoes the buffer charges of a packet leaving the TM (sent, or not queued after all). */
 static void release(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t eport,
-		    const struct rsw_tm_tag *t)
+		    struct rte_mbuf *m)
 {
+	const struct rsw_tm_tag *t = rsw_tm_tag(m);
+	uint32_t len = m->pkt_len;
 	struct rsw_buf_use *pg = &tm->port[t->in_port].pg[t->pg];
 	struct rsw_buf_use *q = &tm->port[eport].q[t->queue];
 	if (fib->tm_pools.n_pools == 0) {
-		__atomic_fetch_sub(&pg->bytes, t->len, __ATOMIC_RELAXED);
-		__atomic_fetch_sub(&q->bytes, t->len, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&pg->bytes, len, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&q->bytes, len, __ATOMIC_RELAXED);
 		return;
 	}
 	const struct rsw_buf_profile_cfg *gp = &fib->tm[t->in_port].pg[t->pg];
 	const struct rsw_buf_profile_cfg *qp = &fib->tm[eport].queue[t->queue];
-	rsw_buf_release(pg, gp, &tm->pool_used[gp->pool], t->len);
-	rsw_buf_release(q, qp, &tm->pool_used[qp->pool], t->len);
+	rsw_buf_release(pg, gp, &tm->pool_used[gp->pool], len, tm->mt);
+	rsw_buf_release(q, qp, &tm->pool_used[qp->pool], len, tm->mt);
 }
 
 static void note_pool_peak(struct rsw_tm *tm, unsigned pool)
@@ -106,7 +97,7 @@ static void note_pool_peak(struct rsw_tm *tm, unsigned pool)
 }
 
 unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_fib *fib, struct rte_mbuf *m,
-		      const struct rsw_pkt_meta *meta, uint64_t now_ns)
+		      const struct rsw_pkt_meta *meta)
 {
 	uint16_t in = meta->in_port, e = meta->egress_port;
 	uint8_t q = meta->tc & 7, pg = meta->pg & 7;
@@ -126,23 +117,21 @@ unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_fib *fib, struct rte_m
 		if (!rsw_buf_queue_fits(&ep->q[q], qp, &pools[qp->pool], &tm->pool_used[qp->pool], len))
 			reason = RSW_DROP_QUEUE_TAIL_DROP;
 		else if (rsw_buf_pg_admit(&ip->pg[pg], gp, &pools[gp->pool], &tm->pool_used[gp->pool],
-					  len) == RSW_BUF_DROP)
+					  len, tm->mt) == RSW_BUF_DROP)
 			reason = gp->lossless ? RSW_DROP_HEADROOM_OVERFLOW : RSW_DROP_PG_THRESHOLD;
 		if (reason) {
 			__atomic_fetch_add(&ep->qs[q].dropped_packets, 1, __ATOMIC_RELAXED);
 			__atomic_fetch_add(&ep->qs[q].dropped_bytes, len, __ATOMIC_RELAXED);
 			return reason;
 		}
-		rsw_buf_queue_charge(&ep->q[q], qp, &tm->pool_used[qp->pool], len);
+		rsw_buf_queue_charge(&ep->q[q], qp, &tm->pool_used[qp->pool], len, tm->mt);
 		note_pool_peak(tm, gp->pool);
 		note_pool_peak(tm, qp->pool);
 	} else {
 		__atomic_fetch_add(&ip->pg[pg].bytes, len, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&ep->q[q].bytes, len, __ATOMIC_RELAXED);
 	}
-	struct rsw_tm_tag *t = rsw_tm_tag(tm, m);
-	t->enq_ns = now_ns;
-	t->len = len;
+	struct rsw_tm_tag *t = rsw_tm_tag(m);
 	t->in_port = in;
 	t->l3_off = meta->l3_off;
 	t->pg = pg;
@@ -161,9 +150,9 @@ unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_fib *fib, uint
 			      uint8_t queue, struct rte_mbuf **pkts, unsigned n)
 {
 	struct rsw_tm_port *ep = &tm->port[port];
-	unsigned k = rte_ring_mp_enqueue_burst(ep->voq[queue], (void **)pkts, n, NULL);
+	unsigned k = rte_ring_enqueue_burst(ep->voq[queue], (void **)pkts, n, NULL);
 	for (unsigned j = k; j < n; j++) {
-		release(tm, fib, port, rsw_tm_tag(tm, pkts[j]));
+		release(tm, fib, port, pkts[j]);
 		__atomic_fetch_add(&ep->qs[queue].dropped_packets, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&ep->qs[queue].dropped_bytes, pkts[j]->pkt_len, __ATOMIC_RELAXED);
 	}
@@ -188,18 +177,19 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t p
 	}
 	uint8_t eligible = (uint8_t)~rsw_pause_mask(&ep->pause, now_ns);
 	unsigned n = 0;
+	/* heads are looked at once per call; a queue that fills meanwhile waits for the next */
+	uint32_t head_len[RSW_TM_QUEUES];
+	for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
+		struct rte_mbuf *h = peek(ep, q);
+		head_len[q] = h ? h->pkt_len : 0;
+	}
 	while (n < max && rsw_shaper_ready(&ep->shaper, now_ns)) {
-		uint32_t head_len[RSW_TM_QUEUES];
-		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
-			struct rte_mbuf *h = peek(ep, q);
-			head_len[q] = h ? rsw_tm_tag(tm, h)->len : 0;
-		}
 		int q = rsw_sched_pick(&ep->sched, head_len, eligible);
 		if (q < 0)
 			break;
 		struct rte_mbuf *m = ep->head[q];
 		ep->head[q] = NULL;
-		struct rsw_tm_tag *t = rsw_tm_tag(tm, m);
+		struct rsw_tm_tag *t = rsw_tm_tag(m);
 		const struct rsw_wred *w = &cfg->wred[q];
 		/* instantaneous queue bytes, this packet included */
 		uint64_t qbytes = __atomic_load_n(&ep->q[q].bytes, __ATOMIC_RELAXED);
@@ -208,11 +198,14 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t p
 								   t->l3_off);
 		if (t->marked)
 			ep->qs[q].ecn_marked_packets++;
-		release(tm, fib, port, t);
-		rsw_sched_charge(&ep->sched, q, t->len, peek(ep, (unsigned)q) == NULL);
-		rsw_shaper_send(&ep->shaper, now_ns, t->len);
+		uint32_t len = m->pkt_len;
+		release(tm, fib, port, m);
+		struct rte_mbuf *next = peek(ep, (unsigned)q);
+		head_len[q] = next ? next->pkt_len : 0;
+		rsw_sched_charge(&ep->sched, q, len, next == NULL);
+		rsw_shaper_send(&ep->shaper, now_ns, len);
 		ep->qs[q].packets++;
-		ep->qs[q].bytes += t->len;
+		ep->qs[q].bytes += len;
 		out[n++] = m;
 	}
 	return n;
@@ -283,7 +276,7 @@ static void flush_queue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t p
 	struct rte_mbuf *m;
 	while ((m = peek(ep, q)) != NULL) {
 		ep->head[q] = NULL;
-		release(tm, fib, port, rsw_tm_tag(tm, m));
+		release(tm, fib, port, m);
 		ep->qs[q].pfcwd_flushed++;
 		rte_pktmbuf_free(m);
 	}

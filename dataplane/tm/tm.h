@@ -11,7 +11,6 @@
 #include <stdint.h>
 
 #include <rte_mbuf.h>
-#include <rte_mbuf_dyn.h>
 
 #include "dataplane/pkt/pkt_meta.h"
 #include "dataplane/tables/fib.h"
@@ -22,10 +21,10 @@
 
 #define RSW_TM_VOQ_SIZE 8192 /* packets per VOQ ring */
 
-/* What the TM keeps with a queued packet (an mbuf dynamic field). */
+/* What the TM keeps with a queued packet, 8 bytes in the mbuf's RX hash field: it is in the
+ * mbuf's first cache line, which TX touches anyway (a dynamic field would be in the second, a
+ * cache miss at enqueue and at dequeue). The length is the mbuf's pkt_len. */
 struct rsw_tm_tag {
-	uint64_t enq_ns;
-	uint32_t len;
 	uint16_t in_port;
 	uint16_t l3_off;
 	uint8_t pg;
@@ -64,30 +63,32 @@ struct rsw_tm_port {
 
 struct rsw_tm {
 	uint16_t n_ports;
+	int mt;                            /* several workers enqueue: atomic counters, MP rings */
 	uint64_t pool_used[RSW_BUF_POOLS]; /* shared bytes in use per pool (atomic) */
 	uint64_t pool_peak[RSW_BUF_POOLS];
-	int tag_off;                       /* mbuf dynfield offset of struct rsw_tm_tag */
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
 	struct rsw_tm_port port[];
 };
 
-/* A TM for n_ports ports; shaper_burst_ns is how late a backlogged port may catch up (live
- * polling slack; 0 for replay). name makes the ring names unique per instance. */
-struct rsw_tm *rsw_tm_new(const char *name, uint16_t n_ports, const struct rsw_fib *fib,
-			  uint64_t shaper_burst_ns, char *err, size_t errlen);
+/* A TM for n_ports ports fed by `producers` threads; shaper_burst_ns is how late a backlogged
+ * port may catch up (live polling slack; 0 for replay). name makes the ring names unique. */
+struct rsw_tm *rsw_tm_new(const char *name, uint16_t n_ports, unsigned producers,
+			  const struct rsw_fib *fib, uint64_t shaper_burst_ns, char *err,
+			  size_t errlen);
 /* Frees the TM and every packet still queued. */
 void rsw_tm_free(struct rsw_tm *tm);
 
-static inline struct rsw_tm_tag *rsw_tm_tag(const struct rsw_tm *tm, struct rte_mbuf *m)
+static inline struct rsw_tm_tag *rsw_tm_tag(struct rte_mbuf *m)
 {
-	return RTE_MBUF_DYNFIELD(m, tm->tag_off, struct rsw_tm_tag *);
+	_Static_assert(sizeof(struct rsw_tm_tag) == sizeof(m->hash), "tag fits the hash field");
+	return (struct rsw_tm_tag *)(void *)&m->hash;
 }
 
 /* Admission of one routed packet (meta from ingress, already rewritten). Returns 0 with the tag
  * filled and the buffer charged, or the drop reason (the caller frees and counts it). */
 unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_fib *fib, struct rte_mbuf *m,
-		      const struct rsw_pkt_meta *meta, uint64_t now_ns);
+		      const struct rsw_pkt_meta *meta);
 /* Puts admitted packets, all for one (egress port, queue), on their VOQ. Returns how many went
  * in; the rest were released from the buffer and must be dropped as voq_full by the caller. */
 unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,

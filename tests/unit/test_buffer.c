@@ -25,7 +25,7 @@ static void dynamic_threshold_by_hand(void **state)
 	p.dynamic_th = -1;
 
 	unsigned admitted = 0;
-	while (rsw_buf_pg_admit(&u, &p, &pool, &used, 1000) == RSW_BUF_ADMIT)
+	while (rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 1) == RSW_BUF_ADMIT)
 		admitted++;
 	/* first 1000 bytes in the reserve; shared s admitted while s <= 0.5 (1e6 - s_before):
 	 * s = 333000 fits (333000 <= 0.5 * (1e6 - 332000) = 334000), s = 334000 does not
@@ -36,10 +36,10 @@ static void dynamic_threshold_by_hand(void **state)
 	assert_int_equal(u.dropped_packets, 1);
 
 	/* release: shared first from the top, the reserve last */
-	rsw_buf_release(&u, &p, &used, 1000);
+	rsw_buf_release(&u, &p, &used, 1000, 1);
 	assert_int_equal(used, 332000);
 	for (unsigned i = 0; i < 333; i++)
-		rsw_buf_release(&u, &p, &used, 1000);
+		rsw_buf_release(&u, &p, &used, 1000, 1);
 	assert_int_equal(used, 0);
 	assert_int_equal(u.bytes, 0);
 	assert_int_equal(u.peak, 334000);
@@ -52,11 +52,11 @@ static void static_threshold(void **state)
 	struct rsw_buf_use u = {0};
 	uint64_t used = 0;
 	for (unsigned i = 0; i < 5; i++)
-		assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000), RSW_BUF_ADMIT);
-	assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1), RSW_BUF_DROP);
+		assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 1), RSW_BUF_ADMIT);
+	assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1, 1), RSW_BUF_DROP);
 }
 
-/* Lossless: past the threshold into headroom, XOFF while headroom is used, overflow past xoff,
+/* Lossless, with the single-thread counters: past the threshold into headroom, XOFF while headroom is used, overflow past xoff,
  * headroom released first, XON once below max(xon, threshold - xon_offset). */
 static void lossless_headroom(void **state)
 {
@@ -66,23 +66,23 @@ static void lossless_headroom(void **state)
 	struct rsw_buf_use u = {0};
 	uint64_t used = 0;
 	for (unsigned i = 0; i < 10; i++)
-		assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000), RSW_BUF_ADMIT);
+		assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 0), RSW_BUF_ADMIT);
 	assert_true(rsw_buf_pg_over_xoff(&u, &p, &pool, &used)); /* shared 10000 >= 10000 */
 	for (unsigned i = 0; i < 3; i++)
-		assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000), RSW_BUF_HEADROOM);
-	assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000), RSW_BUF_DROP);
+		assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 0), RSW_BUF_HEADROOM);
+	assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 0), RSW_BUF_DROP);
 	assert_int_equal(u.hdrm, 3000);
 	assert_int_equal(used, 10000); /* headroom is not pool shared space */
 
 	for (unsigned i = 0; i < 3; i++)
-		rsw_buf_release(&u, &p, &used, 1000);
+		rsw_buf_release(&u, &p, &used, 1000, 0);
 	assert_int_equal(u.hdrm, 0);
 	assert_int_equal(u.bytes, 10000);
 	/* XON point max(2000, 10000 - 4000) = 6000: shared 6000 is not below, 5000 is */
 	for (unsigned i = 0; i < 4; i++)
-		rsw_buf_release(&u, &p, &used, 1000);
+		rsw_buf_release(&u, &p, &used, 1000, 0);
 	assert_false(rsw_buf_pg_below_xon(&u, &p, &pool, &used));
-	rsw_buf_release(&u, &p, &used, 1000);
+	rsw_buf_release(&u, &p, &used, 1000, 0);
 	assert_true(rsw_buf_pg_below_xon(&u, &p, &pool, &used));
 }
 
