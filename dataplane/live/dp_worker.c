@@ -93,6 +93,9 @@ static void rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_port
 		uint16_t i = keep[k];
 		rsw_ingress(fib, rte_pktmbuf_mtod(pkts[i], uint8_t *), &meta[i], &w->rnd);
 	}
+	for (uint16_t k = 0; k < n_keep; k++)
+		if (!meta[keep[k]].drop)
+			rsw_tm_prefetch(dp->tm, fib, &meta[keep[k]]);
 
 	/* admitted packets binned by VOQ (egress port, queue): few distinct ones per burst */
 	struct rte_mbuf *bin[RSW_DP_BURST][RSW_DP_BURST];

@@ -51,6 +51,20 @@ int rsw_sched_pick(struct rsw_sched *s, const uint32_t head_len[RSW_TM_QUEUES], 
 	}
 	if (!ready)
 		return -1;
+	if ((ready & (ready - 1)) == 0) {
+		/* one queue to serve: it gets the link, whatever its deficit (as DRR would after
+		 * enough rounds); its turn stays open so no quantum is granted twice */
+		unsigned q = (unsigned)__builtin_ctz(ready);
+		if (s->cur != q) {
+			s->cur = (uint8_t)q;
+			s->turn_open = 0;
+		}
+		if (!s->turn_open) {
+			s->deficit[q] += s->cfg.weight[q] * RSW_DWRR_QUANTUM;
+			s->turn_open = 1;
+		}
+		return (int)q;
+	}
 	/* Each full cycle adds a quantum to every ready queue, so a head of at most 64 KiB is
 	 * reached within 64 cycles even at weight 1. */
 	for (unsigned step = 0; step < 64u * RSW_TM_QUEUES + RSW_TM_QUEUES; step++) {

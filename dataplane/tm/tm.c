@@ -57,8 +57,8 @@ void rsw_tm_free(struct rsw_tm *tm)
 	for (uint16_t p = 0; p < tm->n_ports; p++) {
 		struct rsw_tm_port *tp = &tm->port[p];
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
-			if (tp->head[q])
-				rte_pktmbuf_free(tp->head[q]);
+			for (unsigned i = tp->c_head[q]; i < tp->c_n[q]; i++)
+				rte_pktmbuf_free(tp->cache[q][i]);
 			if (!tp->voq[q])
 				continue;
 			struct rte_mbuf *m;
@@ -161,9 +161,14 @@ unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_fib *fib, uint
 
 static inline struct rte_mbuf *peek(struct rsw_tm_port *ep, unsigned q)
 {
-	if (!ep->head[q] && rte_ring_sc_dequeue(ep->voq[q], (void **)&ep->head[q]) != 0)
-		ep->head[q] = NULL;
-	return ep->head[q];
+	if (ep->c_head[q] == ep->c_n[q]) {
+		ep->c_head[q] = 0;
+		ep->c_n[q] = (uint8_t)rte_ring_sc_dequeue_burst(ep->voq[q], (void **)ep->cache[q],
+								RSW_TM_DEQ_BURST, NULL);
+		if (ep->c_n[q] == 0)
+			return NULL;
+	}
+	return ep->cache[q][ep->c_head[q]];
 }
 
 unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
@@ -187,8 +192,7 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t p
 		int q = rsw_sched_pick(&ep->sched, head_len, eligible);
 		if (q < 0)
 			break;
-		struct rte_mbuf *m = ep->head[q];
-		ep->head[q] = NULL;
+		struct rte_mbuf *m = ep->cache[q][ep->c_head[q]++];
 		struct rsw_tm_tag *t = rsw_tm_tag(m);
 		const struct rsw_wred *w = &cfg->wred[q];
 		/* instantaneous queue bytes, this packet included */
@@ -275,7 +279,7 @@ static void flush_queue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t p
 	struct rsw_tm_port *ep = &tm->port[port];
 	struct rte_mbuf *m;
 	while ((m = peek(ep, q)) != NULL) {
-		ep->head[q] = NULL;
+		ep->c_head[q]++;
 		release(tm, fib, port, m);
 		ep->qs[q].pfcwd_flushed++;
 		rte_pktmbuf_free(m);
@@ -316,7 +320,7 @@ uint64_t rsw_tm_queued(const struct rsw_tm *tm)
 	uint64_t n = 0;
 	for (uint16_t p = 0; p < tm->n_ports; p++)
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
-			n += rte_ring_count(tm->port[p].voq[q]) + (tm->port[p].head[q] != NULL);
+			n += rte_ring_count(tm->port[p].voq[q]) + tm->port[p].c_n[q] - tm->port[p].c_head[q];
 	return n;
 }
 

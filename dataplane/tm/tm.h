@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include <rte_mbuf.h>
+#include <rte_prefetch.h>
 
 #include "dataplane/pkt/pkt_meta.h"
 #include "dataplane/tables/fib.h"
@@ -20,6 +21,7 @@
 #include "shaper.h"
 
 #define RSW_TM_VOQ_SIZE 8192 /* packets per VOQ ring */
+#define RSW_TM_DEQ_BURST 16 /* packets taken off a VOQ ring at a time */
 
 /* What the TM keeps with a queued packet, 8 bytes in the mbuf's RX hash field: it is in the
  * mbuf's first cache line, which TX touches anyway (a dynamic field would be in the second, a
@@ -44,7 +46,9 @@ struct rsw_tm_queue_stats {
 
 struct rsw_tm_port {
 	struct rte_ring *voq[RSW_TM_QUEUES];
-	struct rte_mbuf *head[RSW_TM_QUEUES]; /* taken off the ring, waiting for the scheduler */
+	/* packets taken off each ring in bursts, waiting for the scheduler (owner only) */
+	struct rte_mbuf *cache[RSW_TM_QUEUES][RSW_TM_DEQ_BURST];
+	uint8_t c_head[RSW_TM_QUEUES], c_n[RSW_TM_QUEUES];
 	struct rsw_buf_use pg[RSW_TM_PGS];    /* as ingress port */
 	struct rsw_buf_use q[RSW_TM_QUEUES];  /* as egress port */
 	struct rsw_tm_queue_stats qs[RSW_TM_QUEUES];
@@ -89,6 +93,19 @@ static inline struct rsw_tm_tag *rsw_tm_tag(struct rte_mbuf *m)
  * filled and the buffer charged, or the drop reason (the caller frees and counts it). */
 unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_fib *fib, struct rte_mbuf *m,
 		      const struct rsw_pkt_meta *meta);
+/* Prefetches what rsw_tm_admit will read for meta: run over a burst before admitting it, so the
+ * (cold) settings and counters of its queues arrive together instead of one miss per packet. */
+static inline void rsw_tm_prefetch(const struct rsw_tm *tm, const struct rsw_fib *fib,
+				   const struct rsw_pkt_meta *meta)
+{
+	unsigned q = meta->tc & 7, pg = meta->pg & 7;
+	rte_prefetch0(&fib->tm[meta->egress_port].queue[q]);
+	rte_prefetch0(&fib->tm[meta->egress_port].wred[q]);
+	rte_prefetch0(&fib->tm[meta->in_port].pg[pg]);
+	rte_prefetch0(&tm->port[meta->egress_port].q[q]);
+	rte_prefetch0(&tm->port[meta->in_port].pg[pg]);
+}
+
 /* Puts admitted packets, all for one (egress port, queue), on their VOQ. Returns how many went
  * in; the rest were released from the buffer and must be dropped as voq_full by the caller. */
 unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
