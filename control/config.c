@@ -899,7 +899,8 @@ int rsw_config_compile(const char *path, struct rsw_txn *txn, char *err, size_t 
 		if (rsw_cc_add(c, &pw) < 0)
 			goto out;
 	}
-	if (parse_neigh(c, c->tables[T_NEIGH]) < 0 || parse_nhg(c, c->tables[T_NHG]) < 0 ||
+	if (rsw_cc_classifier(c) < 0 || parse_neigh(c, c->tables[T_NEIGH]) < 0 ||
+	    parse_nhg(c, c->tables[T_NHG]) < 0 ||
 	    parse_routes(c, c->tables[T_ROUTE], 0) < 0 || parse_routes(c, c->tables[T_PBR], 1) < 0)
 		goto out;
 	rc = 0;

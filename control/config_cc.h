@@ -37,5 +37,7 @@ int rsw_cc_get_prio_list(struct cc *c, yaml_node_t *v, const char *key, uint8_t 
  * BUFFER_QUEUE, WRED_PROFILE, SCHEDULER, QUEUE, PFC_WD into c->sw.tm and c->ports[].tm, with
  * SONiC-like defaults for whatever the file leaves out. Runs after PORT and PORT_QOS_MAP. */
 int rsw_cc_tm(struct cc *c);
+/* CLASSIFIER rules as table writes (config_classifier.c). Runs after the ports are written. */
+int rsw_cc_classifier(struct cc *c);
 
 #endif

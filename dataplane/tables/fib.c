@@ -184,6 +184,25 @@ static int add_route(struct rsw_fib *f, const struct rsw_route *r, uint32_t val)
 	return rte_lpm6_add(f->lpm6, r->prefix.ip.a, r->prefix.len, val);
 }
 
+static int cls_order(const void *a, const void *b)
+{
+	const struct rsw_classifier_rule *x = a, *y = b;
+	if (x->priority != y->priority)
+		return x->priority > y->priority ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* The rules in match order: priority, then name, so equal priorities are deterministic. */
+static struct rsw_classifier_rule *dup_rules(const struct rsw_classifier_rule *r, size_t n)
+{
+	struct rsw_classifier_rule *d = malloc((n ? n : 1) * sizeof(*d));
+	if (d && n) {
+		memcpy(d, r, n * sizeof(*d));
+		qsort(d, n, sizeof(*d), cls_order);
+	}
+	return d;
+}
+
 struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, char *err,
 			      unsigned errlen)
 {
@@ -228,6 +247,10 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 		f->tm[p] = pc->tm;
 	}
 	f->tm_pools = s->sw.tm;
+	f->n_cls = (uint32_t)s->n_cls;
+	f->cls = dup_rules(s->cls, s->n_cls);
+	if (!f->cls)
+		goto oom;
 	f->groups = calloc(s->n_nhg + 1, sizeof(*f->groups));
 	if (!f->groups)
 		goto oom;
@@ -300,5 +323,6 @@ void rsw_fib_free(struct rsw_fib *f)
 	free(f->nh);
 	free(f->policies);
 	free(f->policy_names);
+	free(f->cls);
 	free(f);
 }

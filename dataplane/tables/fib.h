@@ -82,6 +82,9 @@ struct rsw_fib {
 	struct rsw_hash_policy *policies;
 	char (*policy_names)[RSW_NAME_MAX];
 	struct rsw_fib_port ports[RSW_MAX_PORTS];
+	/* classifier rules, highest priority first */
+	uint32_t n_cls;
+	struct rsw_classifier_rule *cls;
 	/* traffic-manager settings, read by the TM (cold: kept apart from the ingress tables) */
 	struct rsw_tm_pools tm_pools;
 	struct rsw_tm_port_cfg tm[RSW_MAX_PORTS];

@@ -65,8 +65,22 @@ void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt
 		m->drop = RSW_DROP_INGRESS_PORT_DOWN;
 		return;
 	}
-	/* QoS classification happens for every packet: the TM accounts drops per PG too */
+	/* QoS classification happens for every packet: the TM accounts drops per PG too. The
+	 * classifier, when a rule matches, overrides the DSCP map; the PG follows the TC. */
 	m->tc = port->dscp_to_tc[m->dscp];
+	for (uint32_t i = 0; i < fib->n_cls; i++) {
+		const struct rsw_classifier_rule *r = &fib->cls[i];
+		if (((m->dscp ^ r->dscp) & r->dscp_mask) ||
+		    (r->in_port >= 0 && r->in_port != m->in_port) || m->frame_len < r->len_lo ||
+		    m->frame_len > r->len_hi)
+			continue;
+		if (r->roce_only && (!(m->flags & RSW_META_F_ROCE) ||
+				     ((m->bth_opcode ^ r->opcode) & r->opcode_mask) ||
+				     m->bth_dest_qp < r->qp_lo || m->bth_dest_qp > r->qp_hi))
+			continue;
+		m->tc = r->tc;
+		break;
+	}
 	m->pg = port->tc_to_pg[m->tc & 7];
 	if (frame[6] & 1) {
 		m->drop = RSW_DROP_SMAC_MULTICAST;

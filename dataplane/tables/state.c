@@ -55,7 +55,8 @@ struct rsw_state *rsw_state_new(void)
 	s->sw.dmac_check = 1;
 	s->qos = calloc(2, sizeof(*s->qos));
 	s->pol = calloc(1, sizeof(*s->pol));
-	if (!s->qos || !s->pol) {
+	s->cls = calloc(2, sizeof(*s->cls));
+	if (!s->qos || !s->pol || !s->cls) {
 		rsw_state_free(s);
 		return NULL;
 	}
@@ -73,6 +74,16 @@ struct rsw_state *rsw_state_new(void)
 	s->pol[0].pol.fields = 1u << RSW_HF_SRC_IP | 1u << RSW_HF_DST_IP | 1u << RSW_HF_IP_PROTOCOL |
 			       1u << RSW_HF_L4_SRC_PORT | 1u << RSW_HF_L4_DST_PORT |
 			       1u << RSW_HF_IN_PORT;
+	/* receiver-driven clear-to-send on DSCP 48 and CNPs overtake bulk data: TC 6 is STRICT */
+	s->n_cls = 2;
+	s->cls[0] = (struct rsw_classifier_rule){.name = "cts", .priority = 100, .dscp = 48,
+						 .dscp_mask = 0x3F, .qp_hi = 0xFFFFFF,
+						 .len_hi = UINT32_MAX, .in_port = -1, .tc = 6,
+						 .origin = "(default)"};
+	s->cls[1] = (struct rsw_classifier_rule){.name = "cnp", .priority = 90, .opcode = 0x81,
+						 .opcode_mask = 0xFF, .roce_only = 1,
+						 .qp_hi = 0xFFFFFF, .len_hi = UINT32_MAX,
+						 .in_port = -1, .tc = 6, .origin = "(default)"};
 	return s;
 }
 
@@ -94,8 +105,9 @@ struct rsw_state *rsw_state_clone(const struct rsw_state *s)
 	c->pol = dup_array(s->pol, s->n_pol, sizeof(*s->pol));
 	c->neigh = dup_array(s->neigh, s->n_neigh, sizeof(*s->neigh));
 	c->routes = dup_array(s->routes, s->n_routes, sizeof(*s->routes));
+	c->cls = dup_array(s->cls, s->n_cls, sizeof(*s->cls));
 	c->nhg = calloc(s->n_nhg ? s->n_nhg : 1, sizeof(*c->nhg));
-	int ok = c->qos && c->pol && c->neigh && c->routes && c->nhg;
+	int ok = c->qos && c->pol && c->neigh && c->routes && c->nhg && c->cls;
 	for (size_t i = 0; ok && i < s->n_nhg; i++) {
 		c->nhg[i] = malloc(sizeof(struct rsw_nhg));
 		if (!c->nhg[i]) {
@@ -133,6 +145,7 @@ void rsw_state_free(struct rsw_state *s)
 	free(s->pol);
 	free(s->neigh);
 	free(s->routes);
+	free(s->cls);
 	free(s);
 }
 
@@ -417,6 +430,34 @@ int rsw_state_apply(struct rsw_state *s, const struct rsw_table_write *w, char *
 			return 0;
 		}
 		return nhg_set(s, g, i, err, errlen);
+	}
+	case RSW_T_CLASSIFIER: {
+		const struct rsw_classifier_rule *r = &w->u.cls;
+		i = -1;
+		for (size_t k = 0; k < s->n_cls; k++)
+			if (strcmp(s->cls[k].name, r->name) == 0)
+				i = (long)k;
+		if ((ins = op_check(w, i, "classifier rule", r->name, err, errlen, r->origin)) < 0)
+			return -1;
+		if (w->op == RSW_W_DELETE) {
+			s->cls[i] = s->cls[--s->n_cls];
+			return 0;
+		}
+		if (r->in_port >= (int32_t)s->n_ports)
+			return fail(err, errlen, r->origin, "classifier rule '%s': no port with index %d",
+				    r->name, r->in_port);
+		if (r->tc > 7 || r->qp_lo > r->qp_hi || r->len_lo > r->len_hi)
+			return fail(err, errlen, r->origin, "classifier rule '%s': tc above 7 or an "
+				    "empty range", r->name);
+		if (ins) {
+			void *p = push(s->cls, &s->n_cls, sizeof(*s->cls));
+			if (!p)
+				return fail(err, errlen, r->origin, "out of memory");
+			s->cls = p;
+			i = (long)s->n_cls - 1;
+		}
+		s->cls[i] = *r;
+		return 0;
 	}
 	case RSW_T_ROUTE: {
 		const struct rsw_route *r = &w->u.route;

@@ -11,15 +11,17 @@ struct rsw_state {
 	struct rsw_switch_cfg sw;
 	uint16_t n_ports;
 	struct rsw_port_cfg ports[RSW_MAX_PORTS];
-	size_t n_qos, n_pol, n_neigh, n_nhg, n_routes;
+	size_t n_qos, n_pol, n_neigh, n_nhg, n_routes, n_cls;
 	struct rsw_qos_map *qos;
 	struct rsw_named_policy *pol;
 	struct rsw_neighbor *neigh;
 	struct rsw_nhg **nhg;
 	struct rsw_route *routes;
+	struct rsw_classifier_rule *cls;
 };
 
-/* An empty state with the shipped defaults: the AZURE QoS maps and the "default" hash policy. */
+/* An empty state with the shipped defaults: the AZURE QoS maps, the "default" hash policy and
+ * the classifier rules "cts" (DSCP 48 → TC 6) and "cnp" (BTH opcode 0x81 → TC 6). */
 struct rsw_state *rsw_state_new(void);
 struct rsw_state *rsw_state_clone(const struct rsw_state *s);
 void rsw_state_free(struct rsw_state *s);

@@ -105,6 +105,21 @@ struct rsw_route {
 	char origin[RSW_ORIGIN_MAX];
 };
 
+/* A classifier rule (before the TC map): ternary DSCP and BTH opcode, ranges of destination QP
+ * and frame length, ingress port; the first matching rule by priority sets the traffic class. */
+struct rsw_classifier_rule {
+	char name[RSW_NAME_MAX];
+	uint16_t priority;      /* higher first; ties by name */
+	uint8_t dscp, dscp_mask;
+	uint8_t opcode, opcode_mask;
+	uint8_t roce_only;      /* opcode or QP matched: only RoCE packets can match */
+	uint32_t qp_lo, qp_hi;
+	uint32_t len_lo, len_hi;
+	int32_t in_port;        /* -1: any */
+	uint8_t tc;
+	char origin[RSW_ORIGIN_MAX];
+};
+
 const char *rsw_port_role_name(unsigned role);
 unsigned rsw_port_role_from_name(const char *s); /* RSW_ROLE_COUNT if unknown */
 int rsw_ip_parse(const char *s, struct rsw_ip *ip);

@@ -9,7 +9,7 @@ struct rsw_txn {
 };
 
 static const char *const table_names[RSW_T_COUNT] = {
-	"SWITCH", "PORT", "QOS_MAP", "HASH_POLICY", "NEIGHBOR", "NEXTHOP_GROUP", "ROUTE",
+	"SWITCH", "PORT", "QOS_MAP", "HASH_POLICY", "NEIGHBOR", "NEXTHOP_GROUP", "ROUTE", "CLASSIFIER",
 };
 
 const char *rsw_table_name(unsigned t)
