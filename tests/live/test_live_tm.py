@@ -78,8 +78,8 @@ class LiveTm(unittest.TestCase):
         cls.dir = tmpdir()
 
     def run_lab(self, name, steps, captures, settle=1.5, rx_speed=RX_SPEED):
-        """steps: list of (senders, pause after), senders a list of (namespace key, frames) sent
-        at once from parallel processes. captures: namespace key → tcpdump filter. Returns the
+        """steps: list of (senders, pause after), senders a list of (namespace key, frames[,
+        delay]) sent from parallel processes that start together (plus delay seconds). captures: namespace key → tcpdump filter. Returns the
         capture paths and the switch's counters."""
         d = os.path.join(self.dir, name)
         os.makedirs(d, exist_ok=True)
@@ -101,11 +101,14 @@ class LiveTm(unittest.TestCase):
                 lab.capture(ns[h], caps[h], bpf)
             for i, (senders, after) in enumerate(steps):
                 procs = []
-                for j, (h, frames) in enumerate(senders):
+                start = time.time() + 1.5  # python and scapy load before the common start
+                for j, (h, frames, *delay) in enumerate(senders):
                     path = write_pcap(os.path.join(d, f"send{i}-{j}.pcap"), frames)
+                    at = start + (delay[0] if delay else 0)
                     procs.append(subprocess.Popen(
                         ["ip", "netns", "exec", ns[h], "/usr/bin/python3",
-                         os.path.join(HERE, "send_raw.py"), path], stderr=subprocess.PIPE,
+                         os.path.join(HERE, "send_raw.py"), path, "0", str(at)],
+                        stderr=subprocess.PIPE,
                         text=True))
                 for p in procs:
                     _, err = p.communicate()
@@ -140,7 +143,7 @@ class LiveTm(unittest.TestCase):
         # ECN: the tail leaves with j frames queued (itself included); marked iff j*size > KMIN
         ecn = [int(t["ip.dsfield.ecn"]) for t in tshark_fields(caps["r0"], ["ip.dsfield.ecn"])]
         unmarked_tail = KMIN // size
-        self.assertEqual(ecn[0], 2, "the first packet met an empty queue: not marked")
+        # (the head may be marked too: a whole RX burst can arrive before the first departure)
         self.assertEqual(ecn[-unmarked_tail:], [2] * unmarked_tail)
         self.assertEqual(ecn[-unmarked_tail - 1], 3, "one more frame queued: above Kmin")
         first_mark = ecn.index(3)
@@ -194,7 +197,7 @@ class LiveTm(unittest.TestCase):
         cts = data("h1", 5, dscp=48, payload=16, qp=0x300)
         frame_s = (len(bytes(bulk[0])) + 24) * 8 / (speed * 1e6)
         caps, _ = self.run_lab(
-            "cts", [([("h0", bulk)], 0.2), ([("h1", cts)], 0)],
+            "cts", [([("h0", bulk), ("h1", cts, 0.3)], 0)],
             {"r0": "udp port 4791", "h1": "udp port 4791"},
             settle=200 * frame_s + 1.0, rx_speed=speed)
         fields = ["frame.time_epoch", "ip.dsfield.dscp"]
