@@ -151,6 +151,12 @@ unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_fib *fib, uint
 {
 	struct rsw_tm_port *ep = &tm->port[port];
 	unsigned k = rte_ring_enqueue_burst(ep->voq[queue], (void **)pkts, n, NULL);
+	if (k) {
+		if (tm->mt)
+			__atomic_fetch_or(&ep->busy, (uint8_t)(1u << queue), __ATOMIC_SEQ_CST);
+		else
+			ep->busy |= (uint8_t)(1u << queue);
+	}
 	for (unsigned j = k; j < n; j++) {
 		release(tm, fib, port, pkts[j]);
 		__atomic_fetch_add(&ep->qs[queue].dropped_packets, 1, __ATOMIC_RELAXED);
@@ -159,16 +165,32 @@ unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_fib *fib, uint
 	return k;
 }
 
-static inline struct rte_mbuf *peek(struct rsw_tm_port *ep, unsigned q)
+static inline struct rte_mbuf *peek(struct rsw_tm *tm, struct rsw_tm_port *ep, unsigned q)
 {
-	if (ep->c_head[q] == ep->c_n[q]) {
-		ep->c_head[q] = 0;
+	if (ep->c_head[q] != ep->c_n[q])
+		return ep->cache[q][ep->c_head[q]];
+	ep->c_head[q] = ep->c_n[q] = 0;
+	if (!(__atomic_load_n(&ep->busy, __ATOMIC_RELAXED) & (1u << q)))
+		return NULL;
+	ep->c_n[q] = (uint8_t)rte_ring_sc_dequeue_burst(ep->voq[q], (void **)ep->cache[q],
+							RSW_TM_DEQ_BURST, NULL);
+	if (ep->c_n[q] == 0) {
+		/* clear, then look again: a producer that enqueued meanwhile set the bit after its
+		 * enqueue, so either this second look or the next call sees its packets */
+		if (tm->mt)
+			__atomic_fetch_and(&ep->busy, (uint8_t)~(1u << q), __ATOMIC_SEQ_CST);
+		else
+			ep->busy &= (uint8_t)~(1u << q);
 		ep->c_n[q] = (uint8_t)rte_ring_sc_dequeue_burst(ep->voq[q], (void **)ep->cache[q],
 								RSW_TM_DEQ_BURST, NULL);
 		if (ep->c_n[q] == 0)
 			return NULL;
+		if (tm->mt)
+			__atomic_fetch_or(&ep->busy, (uint8_t)(1u << q), __ATOMIC_SEQ_CST);
+		else
+			ep->busy |= (uint8_t)(1u << q);
 	}
-	return ep->cache[q][ep->c_head[q]];
+	return ep->cache[q][0];
 }
 
 unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
@@ -185,7 +207,7 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t p
 	/* heads are looked at once per call; a queue that fills meanwhile waits for the next */
 	uint32_t head_len[RSW_TM_QUEUES];
 	for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
-		struct rte_mbuf *h = peek(ep, q);
+		struct rte_mbuf *h = peek(tm, ep, q);
 		head_len[q] = h ? h->pkt_len : 0;
 	}
 	while (n < max && rsw_shaper_ready(&ep->shaper, now_ns)) {
@@ -204,7 +226,7 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t p
 			ep->qs[q].ecn_marked_packets++;
 		uint32_t len = m->pkt_len;
 		release(tm, fib, port, m);
-		struct rte_mbuf *next = peek(ep, (unsigned)q);
+		struct rte_mbuf *next = peek(tm, ep, (unsigned)q);
 		head_len[q] = next ? next->pkt_len : 0;
 		rsw_sched_charge(&ep->sched, q, len, next == NULL);
 		rsw_shaper_send(&ep->shaper, now_ns, len);
@@ -248,6 +270,11 @@ int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port, 
 		if (!(cfg->pfc_enable & (1u << pg)))
 			continue;
 		const struct rsw_buf_profile_cfg *gp = &cfg->pg[pg];
+		/* an idle PG with no XOFF in force has nothing to say: skip the threshold math */
+		if (!ip->gen[pg].xoff &&
+		    __atomic_load_n(&ip->pg[pg].bytes, __ATOMIC_RELAXED) <= gp->reserved &&
+		    __atomic_load_n(&ip->pg[pg].hdrm, __ATOMIC_RELAXED) == 0)
+			continue;
 		int over = rsw_buf_pg_over_xoff(&ip->pg[pg], gp, &pools[gp->pool], &tm->pool_used[gp->pool]);
 		int below = rsw_buf_pg_below_xon(&ip->pg[pg], gp, &pools[gp->pool],
 						 &tm->pool_used[gp->pool]);
@@ -278,7 +305,7 @@ static void flush_queue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t p
 {
 	struct rsw_tm_port *ep = &tm->port[port];
 	struct rte_mbuf *m;
-	while ((m = peek(ep, q)) != NULL) {
+	while ((m = peek(tm, ep, q)) != NULL) {
 		ep->c_head[q]++;
 		release(tm, fib, port, m);
 		ep->qs[q].pfcwd_flushed++;

@@ -46,6 +46,9 @@ struct rsw_tm_queue_stats {
 
 struct rsw_tm_port {
 	struct rte_ring *voq[RSW_TM_QUEUES];
+	/* queues that may hold packets: set by producers after enqueueing, cleared by the owner
+	 * only after it saw the ring empty, so the owner never polls empty rings */
+	uint8_t busy;
 	/* packets taken off each ring in bursts, waiting for the scheduler (owner only) */
 	struct rte_mbuf *cache[RSW_TM_QUEUES][RSW_TM_DEQ_BURST];
 	uint8_t c_head[RSW_TM_QUEUES], c_n[RSW_TM_QUEUES];
