@@ -78,6 +78,26 @@ static void ecn_ce_only_when_ect(void **state)
 	}
 }
 
+/* IPv6: the ECN bits are the low two of the traffic class (byte 1, bits 5-4); the flow label and
+ * the DSCP stay as they were. */
+static void ecn_ce_ipv6(void **state)
+{
+	(void)state;
+	for (unsigned tclass = 0; tclass < 256; tclass++) {
+		uint8_t h[40] = {0};
+		uint32_t vtf = 6u << 28 | tclass << 20 | 0xABCDE;
+		h[0] = (uint8_t)(vtf >> 24);
+		h[1] = (uint8_t)(vtf >> 16);
+		h[2] = (uint8_t)(vtf >> 8);
+		h[3] = (uint8_t)vtf;
+		int ect = (tclass & 3) == 1 || (tclass & 3) == 2;
+		assert_int_equal(rsw_rewrite_ecn_ce_at(h, RSW_L3_IPV6, 0), ect);
+		uint32_t after = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+		uint32_t want_tc = ect ? (tclass | 3) : tclass;
+		assert_int_equal(after, 6u << 28 | want_tc << 20 | 0xABCDE);
+	}
+}
+
 static void rfc1624_example(void **state)
 {
 	(void)state;
@@ -90,6 +110,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ttl_every_value),
 		cmocka_unit_test(ecn_ce_only_when_ect),
+		cmocka_unit_test(ecn_ce_ipv6),
 		cmocka_unit_test(rfc1624_example),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
