@@ -77,15 +77,18 @@ class LiveTm(unittest.TestCase):
             raise AssertionError("the live tests need root (network namespaces); CI runs as root")
         cls.dir = tmpdir()
 
-    def run_lab(self, name, steps, captures, settle=1.5, rx_speed=RX_SPEED, lcores=("-l", "0-1")):
+    def run_lab(self, name, steps, captures, settle=1.5, rx_speed=RX_SPEED, lcores=("-l", "0-1"),
+                extra_config=""):
         """steps: list of (senders, pause after), senders a list of (namespace key, frames[,
-        delay]) sent from parallel processes that start together (plus delay seconds). captures: namespace key → tcpdump filter. Returns the
+        delay[, gap]]) sent from parallel processes that start together (plus delay seconds),
+        gap seconds between frames. captures: namespace key → tcpdump filter. Returns the
         capture paths and the switch's counters."""
         d = os.path.join(self.dir, name)
         os.makedirs(d, exist_ok=True)
         cfg = os.path.join(d, "switch.yaml")
         with open(cfg, "w") as f:
-            f.write(CONFIG.replace(f"speed: {RX_SPEED}, role", f"speed: {rx_speed}, role"))
+            f.write(CONFIG.replace(f"speed: {RX_SPEED}, role", f"speed: {rx_speed}, role") +
+                    extra_config)
         lab = Lab("rswt")
         try:
             ns = {h: lab.host(h, f"rswt-{h}", MACS[h]) for h in ("h0", "h1", "r0")}
@@ -102,12 +105,13 @@ class LiveTm(unittest.TestCase):
             for i, (senders, after) in enumerate(steps):
                 procs = []
                 start = time.time() + 1.5  # python and scapy load before the common start
-                for j, (h, frames, *delay) in enumerate(senders):
+                for j, (h, frames, *opt) in enumerate(senders):
                     path = write_pcap(os.path.join(d, f"send{i}-{j}.pcap"), frames)
-                    at = start + (delay[0] if delay else 0)
+                    at = start + (opt[0] if opt else 0)
+                    gap = opt[1] if len(opt) > 1 else 0
                     procs.append(subprocess.Popen(
                         ["ip", "netns", "exec", ns[h], "/usr/bin/python3",
-                         os.path.join(HERE, "send_raw.py"), path, "0", str(at)],
+                         os.path.join(HERE, "send_raw.py"), path, str(gap), str(at)],
                         stderr=subprocess.PIPE,
                         text=True))
                 for p in procs:
@@ -118,8 +122,8 @@ class LiveTm(unittest.TestCase):
             for p in lab.procs[1:]:
                 Lab.stop(p)
             rc = Lab.stop(dp)
-            out = dp.stdout.read()
-            self.assertEqual(rc, 0, f"dataplane exit {rc}: {out} {dp.stderr.read()}")
+            out, self.dp_log = dp.stdout.read(), dp.stderr.read()
+            self.assertEqual(rc, 0, f"dataplane exit {rc}: {out} {self.dp_log}")
             with open(stats) as f:
                 counters = json.load(f)
             cons = counters["conservation"]
@@ -213,6 +217,37 @@ class LiveTm(unittest.TestCase):
         for s_, r_ in zip(sent, recv):
             self.assertLess(r_ - s_, 2 * frame_s + 0.01, (s_, r_))
 
+
+    def test_watchdog_storm(self):
+        """A receiver that keeps sending PFC for priority 3 (every 20 ms for 1 s) holds TC 3: the
+        watchdog (detection 200 ms, restoration 200 ms, polled every 50 ms, action drop) logs the
+        storm, flushes and drops TC 3 packets while it lasts, and logs the restoration once the PFC
+        frames stop; afterwards TC 3 flows again."""
+        wd = """PFC_WD:
+  GLOBAL: {POLL_INTERVAL: 50}
+  Ethernet16: {action: drop, detection_time: 200, restoration_time: 200}
+"""
+        pfc = Ether(src=MACS["r0"], dst="01:80:c2:00:00:01") / MACControlClassBasedFlowControl(
+            c3_enabled=1, c3_pause_time=0xFFFF)
+        stuck = data("h0", 10, dscp=3, payload=256)
+        during = data("h0", 10, dscp=3, payload=256, qp=0x200)
+        after = data("h0", 10, dscp=3, payload=256, qp=0x300)
+        caps, counters = self.run_lab(
+            "watchdog", [([("r0", [pfc] * 50, 0.0, 0.02), ("h0", stuck, 0.1),
+                          ("h0", during, 0.6), ("h0", after, 2.0)], 0)],
+            {"r0": "udp port 4791"}, settle=1.0, extra_config=wd)
+        self.assertIn("pfcwd: storm detected on Ethernet16 queue 3, action drop", self.dp_log)
+        self.assertIn("pfcwd: storm restored on Ethernet16 queue 3", self.dp_log)
+        qps = [int(r["infiniband.bth.destqp"], 16)
+               for r in tshark_fields(caps["r0"], ["infiniband.bth.destqp"])]
+        self.assertEqual(qps.count(0x100), 0, "queued during the storm: flushed")
+        self.assertEqual(qps.count(0x200), 0, "sent during the storm: dropped")
+        self.assertEqual(qps.count(0x300), 10, "after restoration: forwarded")
+        self.assertEqual(counters["drops"]["pfcwd_drop"], 20)
+        q3 = {p["name"]: p for p in counters["ports"]}["Ethernet16"]["queues"][3]
+        self.assertEqual(q3["PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED"], 1)
+        self.assertEqual(q3["PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED"], 1)
+        self.assertEqual(q3["PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS"], 20)
 
     def test_two_workers_one_egress_port(self):
         """Ports are dealt to workers round-robin: with two workers, h0's and h1's ports belong
