@@ -46,12 +46,18 @@ def main():
     for r in range(1, rounds + 1):
         t = testpmd_pps(f"{work}/testpmd.{r}.log")
         s = rocesw_pps(f"{work}/rocesw.{r}.log")
-        ratio = s / t if t else 0.0
+        if not t or not s:
+            # a program that printed no steady rate (it failed to start) has no ratio to give
+            print(f"{r:<7}{'(no rate: ' + ('testpmd' if not t else 'rocesw') + ', round excluded)':>51}")
+            continue
+        ratio = s / t
         tps.append(t)
         rss.append(s)
         ratios.append(ratio)
         cyc = f"{hz / s:.0f}" if hz and s else "-"
         print(f"{r:<7}{t / 1e6:>14.2f}{s / 1e6:>13.2f}{cyc:>16}{ratio:>8.2f}")
+    if not ratios:
+        sys.exit("no round gave both rates")
     t, s = statistics.median(tps), statistics.median(rss)
     cyc = f"{hz / s:.0f}" if hz and s else "-"
     print(f"{'median':<7}{t / 1e6:>14.2f}{s / 1e6:>13.2f}{cyc:>16}{statistics.median(ratios):>8.2f}")

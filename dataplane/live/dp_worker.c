@@ -97,8 +97,10 @@ static void rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_port
 		if (!meta[keep[k]].drop)
 			rsw_tm_prefetch(dp->tm, fib, &meta[keep[k]]);
 
-	/* admitted packets binned by VOQ (egress port, queue): few distinct ones per burst */
+	/* routed packets binned by VOQ (egress port, queue): few distinct ones per burst. All come
+	 * from this port, and the PG follows the TC, so a bin is one (PG, VOQ) for admission. */
 	struct rte_mbuf *bin[RSW_DP_BURST][RSW_DP_BURST];
+	const struct rsw_pkt_meta *bin_meta[RSW_DP_BURST][RSW_DP_BURST];
 	uint16_t bin_key[RSW_DP_BURST], bin_n[RSW_DP_BURST], n_bins = 0;
 	for (uint16_t k = 0; k < n_keep; k++) {
 		uint16_t i = keep[k];
@@ -111,11 +113,6 @@ static void rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_port
 		rsw_egress_rewrite(fib, rte_pktmbuf_mtod(mb, uint8_t *), m);
 		if (m->via_group && m->group < RSW_DP_COUNTED_GROUPS)
 			c->ecmp[m->group][m->member]++;
-		unsigned reason = rsw_tm_admit(dp->tm, fib, mb, m);
-		if (reason) {
-			drop(c, mb, reason);
-			continue;
-		}
 		uint16_t key = (uint16_t)(m->egress_port * RSW_TM_QUEUES + (m->tc & 7));
 		unsigned b = 0;
 		while (b < n_bins && bin_key[b] != key)
@@ -124,13 +121,26 @@ static void rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_port
 			bin_key[n_bins] = key;
 			bin_n[n_bins++] = 0;
 		}
+		bin_meta[b][bin_n[b]] = m;
 		bin[b][bin_n[b]++] = mb;
 	}
 	for (unsigned b = 0; b < n_bins; b++) {
 		uint16_t e = bin_key[b] / RSW_TM_QUEUES;
 		uint8_t q = (uint8_t)(bin_key[b] % RSW_TM_QUEUES);
-		unsigned k = rsw_tm_enqueue_burst(dp->tm, fib, e, q, bin[b], bin_n[b]);
-		for (unsigned j = k; j < bin_n[b]; j++)
+		uint8_t verdict[RSW_DP_BURST];
+		unsigned n_in = bin_n[b];
+		if (rsw_tm_admit_bin(dp->tm, fib, bin[b], bin_meta[b], n_in, verdict) != n_in) {
+			unsigned k = 0;
+			for (unsigned j = 0; j < n_in; j++) {
+				if (verdict[j])
+					drop(c, bin[b][j], verdict[j]);
+				else
+					bin[b][k++] = bin[b][j];
+			}
+			n_in = k;
+		}
+		unsigned k = rsw_tm_enqueue_burst(dp->tm, fib, e, q, bin[b], n_in);
+		for (unsigned j = k; j < n_in; j++)
 			drop(c, bin[b][j], RSW_DROP_VOQ_FULL);
 	}
 }

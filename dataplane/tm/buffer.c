@@ -84,6 +84,38 @@ enum rsw_buf_verdict rsw_buf_pg_admit(struct rsw_buf_use *u, const struct rsw_bu
 	return RSW_BUF_DROP;
 }
 
+/* Would total bytes arriving together fit in shared space? Judged against the threshold after
+ * all of them, so never more permissive than admitting them one at a time. */
+static int all_fit(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
+		   const struct rsw_buf_pool_cfg *pool, uint64_t pool_used, uint64_t total)
+{
+	uint64_t b = LD(&u->bytes);
+	uint64_t grow = shared_of(b + total, p->reserved) - shared_of(b, p->reserved);
+	if (grow == 0)
+		return 1;
+	return shared_of(b + total, p->reserved) <= rsw_buf_threshold(p, pool, pool_used + grow) &&
+	       pool_used + grow <= pool->size;
+}
+
+int rsw_buf_pg_fits_all(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
+			const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used, uint64_t total)
+{
+	return !(p->lossless && LD(&u->hdrm)) && all_fit(u, p, pool, LD(pool_used), total);
+}
+
+int rsw_buf_queue_fits_all(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
+			   const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used,
+			   uint64_t total)
+{
+	return p->lossless || all_fit(u, p, pool, LD(pool_used), total);
+}
+
+void rsw_buf_charge(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p, uint64_t *pool_used,
+		    uint64_t total, int mt)
+{
+	charge(u, p, pool_used, (uint32_t)total, mt);
+}
+
 int rsw_buf_queue_fits(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
 		       const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used, uint32_t len)
 {

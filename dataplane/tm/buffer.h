@@ -68,6 +68,16 @@ int rsw_buf_queue_fits(const struct rsw_buf_use *u, const struct rsw_buf_profile
 /* Charges len bytes to a queue (after rsw_buf_queue_fits). */
 void rsw_buf_queue_charge(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
 			  uint64_t *pool_used, uint32_t len, int mt);
+/* Bursts: do total bytes arriving together fit (PG: in shared space, without headroom)? Checked
+ * against the threshold after all of them, so a yes means each would have been admitted one by
+ * one. rsw_buf_charge then charges them at once. */
+int rsw_buf_pg_fits_all(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
+			const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used, uint64_t total);
+int rsw_buf_queue_fits_all(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
+			   const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used,
+			   uint64_t total);
+void rsw_buf_charge(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p, uint64_t *pool_used,
+		    uint64_t total, int mt);
 /* Releases len bytes of a departing packet: headroom first, then shared, then reserved. */
 void rsw_buf_release(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p, uint64_t *pool_used,
 		     uint32_t len, int mt);

@@ -70,23 +70,37 @@ void rsw_tm_free(struct rsw_tm *tm)
 	free(tm);
 }
 
-/* Undoes the buffer charges of a packet leaving the TM (sent, or not queued after all). */
+static void release_pg(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t in, unsigned pg,
+		       uint32_t len)
+{
+	struct rsw_buf_use *u = &tm->port[in].pg[pg];
+	if (fib->tm_pools.n_pools == 0) {
+		__atomic_fetch_sub(&u->bytes, len, __ATOMIC_RELAXED);
+		return;
+	}
+	const struct rsw_buf_profile_cfg *p = &fib->tm[in].pg[pg];
+	rsw_buf_release(u, p, &tm->pool_used[p->pool], len, tm->mt);
+}
+
+static void release_q(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t eport, unsigned q,
+		      uint32_t len)
+{
+	struct rsw_buf_use *u = &tm->port[eport].q[q];
+	if (fib->tm_pools.n_pools == 0) {
+		__atomic_fetch_sub(&u->bytes, len, __ATOMIC_RELAXED);
+		return;
+	}
+	const struct rsw_buf_profile_cfg *p = &fib->tm[eport].queue[q];
+	rsw_buf_release(u, p, &tm->pool_used[p->pool], len, tm->mt);
+}
+
+/* Undoes the buffer charges of a packet leaving the TM other than by the scheduler. */
 static void release(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t eport,
 		    struct rte_mbuf *m)
 {
 	const struct rsw_tm_tag *t = rsw_tm_tag(m);
-	uint32_t len = m->pkt_len;
-	struct rsw_buf_use *pg = &tm->port[t->in_port].pg[t->pg];
-	struct rsw_buf_use *q = &tm->port[eport].q[t->queue];
-	if (fib->tm_pools.n_pools == 0) {
-		__atomic_fetch_sub(&pg->bytes, len, __ATOMIC_RELAXED);
-		__atomic_fetch_sub(&q->bytes, len, __ATOMIC_RELAXED);
-		return;
-	}
-	const struct rsw_buf_profile_cfg *gp = &fib->tm[t->in_port].pg[t->pg];
-	const struct rsw_buf_profile_cfg *qp = &fib->tm[eport].queue[t->queue];
-	rsw_buf_release(pg, gp, &tm->pool_used[gp->pool], len, tm->mt);
-	rsw_buf_release(q, qp, &tm->pool_used[qp->pool], len, tm->mt);
+	release_pg(tm, fib, t->in_port, t->pg, m->pkt_len);
+	release_q(tm, fib, eport, t->queue, m->pkt_len);
 }
 
 static void note_pool_peak(struct rsw_tm *tm, unsigned pool)
@@ -94,6 +108,57 @@ static void note_pool_peak(struct rsw_tm *tm, unsigned pool)
 	uint64_t u = __atomic_load_n(&tm->pool_used[pool], __ATOMIC_RELAXED);
 	if (u > tm->pool_peak[pool])
 		tm->pool_peak[pool] = u;
+}
+
+static inline struct rsw_tm_tag *tag(struct rte_mbuf *m, const struct rsw_pkt_meta *meta)
+{
+	struct rsw_tm_tag *t = rsw_tm_tag(m);
+	t->in_port = meta->in_port;
+	t->l3_off = meta->l3_off;
+	t->pg = meta->pg & 7;
+	t->queue = meta->tc & 7;
+	t->l3 = meta->l3;
+	t->marked = 0;
+	return t;
+}
+
+unsigned rsw_tm_admit_bin(struct rsw_tm *tm, const struct rsw_fib *fib, struct rte_mbuf **pkts,
+			  const struct rsw_pkt_meta *const *meta, unsigned n, uint8_t *verdict)
+{
+	const struct rsw_pkt_meta *m0 = meta[0];
+	uint16_t in = m0->in_port, e = m0->egress_port;
+	uint8_t q = m0->tc & 7, pg = m0->pg & 7;
+	struct rsw_tm_port *ep = &tm->port[e], *ip = &tm->port[in];
+	const struct rsw_tm_port_cfg *ecfg = &fib->tm[e];
+	const struct rsw_buf_profile_cfg *qp = &ecfg->queue[q], *gp = &fib->tm[in].pg[pg];
+	const struct rsw_buf_pool_cfg *pools = fib->tm_pools.pool;
+
+	/* the whole bin at once when it plainly fits: one charge instead of one per packet */
+	if (fib->tm_pools.n_pools && !ep->wd[q].storm && !ecfg->wred[q].mark_on_enqueue) {
+		uint64_t total = 0;
+		for (unsigned i = 0; i < n; i++)
+			total += pkts[i]->pkt_len;
+		if (rsw_buf_queue_fits_all(&ep->q[q], qp, &pools[qp->pool], &tm->pool_used[qp->pool],
+					   total) &&
+		    rsw_buf_pg_fits_all(&ip->pg[pg], gp, &pools[gp->pool], &tm->pool_used[gp->pool],
+					total)) {
+			rsw_buf_charge(&ip->pg[pg], gp, &tm->pool_used[gp->pool], total, tm->mt);
+			rsw_buf_charge(&ep->q[q], qp, &tm->pool_used[qp->pool], total, tm->mt);
+			note_pool_peak(tm, gp->pool);
+			note_pool_peak(tm, qp->pool);
+			for (unsigned i = 0; i < n; i++) {
+				tag(pkts[i], meta[i]);
+				verdict[i] = 0;
+			}
+			return n;
+		}
+	}
+	unsigned k = 0;
+	for (unsigned i = 0; i < n; i++) {
+		verdict[i] = (uint8_t)rsw_tm_admit(tm, fib, pkts[i], meta[i]);
+		k += verdict[i] == 0;
+	}
+	return k;
 }
 
 unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_fib *fib, struct rte_mbuf *m,
@@ -131,13 +196,7 @@ unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_fib *fib, struct rte_m
 		__atomic_fetch_add(&ip->pg[pg].bytes, len, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&ep->q[q].bytes, len, __ATOMIC_RELAXED);
 	}
-	struct rsw_tm_tag *t = rsw_tm_tag(m);
-	t->in_port = in;
-	t->l3_off = meta->l3_off;
-	t->pg = pg;
-	t->queue = q;
-	t->l3 = meta->l3;
-	t->marked = 0;
+	struct rsw_tm_tag *t = tag(m, meta);
 	const struct rsw_wred *w = &ecfg->wred[q];
 	/* the ingress port's worker admits, so the ingress port's random source is its own */
 	if (w->mark_on_enqueue && meta->ecn && rsw_wred_mark(w, qbytes, &ip->rng_in))
@@ -210,6 +269,11 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t p
 		struct rte_mbuf *h = peek(tm, ep, q);
 		head_len[q] = h ? h->pkt_len : 0;
 	}
+	/* Buffer releases are summed over the call (per queue, and per run of packets from one
+	 * ingress PG) and applied once; the ECN check subtracts what is not applied yet. */
+	uint32_t q_rel[RSW_TM_QUEUES] = {0}, run_len = 0;
+	uint16_t run_in = 0;
+	uint8_t run_pg = 0;
 	while (n < max && rsw_shaper_ready(&ep->shaper, now_ns)) {
 		int q = rsw_sched_pick(&ep->sched, head_len, eligible);
 		if (q < 0)
@@ -218,14 +282,21 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t p
 		struct rsw_tm_tag *t = rsw_tm_tag(m);
 		const struct rsw_wred *w = &cfg->wred[q];
 		/* instantaneous queue bytes, this packet included */
-		uint64_t qbytes = __atomic_load_n(&ep->q[q].bytes, __ATOMIC_RELAXED);
+		uint64_t qbytes = __atomic_load_n(&ep->q[q].bytes, __ATOMIC_RELAXED) - q_rel[q];
 		if (!w->mark_on_enqueue && rsw_wred_mark(w, qbytes, &ep->rng))
 			t->marked = (uint8_t)rsw_rewrite_ecn_ce_at(rte_pktmbuf_mtod(m, uint8_t *), t->l3,
 								   t->l3_off);
 		if (t->marked)
 			ep->qs[q].ecn_marked_packets++;
 		uint32_t len = m->pkt_len;
-		release(tm, fib, port, m);
+		if (run_len && (run_in != t->in_port || run_pg != t->pg)) {
+			release_pg(tm, fib, run_in, run_pg, run_len);
+			run_len = 0;
+		}
+		run_in = t->in_port;
+		run_pg = t->pg;
+		run_len += len;
+		q_rel[q] += len;
 		struct rte_mbuf *next = peek(tm, ep, (unsigned)q);
 		head_len[q] = next ? next->pkt_len : 0;
 		rsw_sched_charge(&ep->sched, q, len, next == NULL);
@@ -234,6 +305,11 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t p
 		ep->qs[q].bytes += len;
 		out[n++] = m;
 	}
+	if (run_len)
+		release_pg(tm, fib, run_in, run_pg, run_len);
+	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
+		if (q_rel[q])
+			release_q(tm, fib, port, q, q_rel[q]);
 	return n;
 }
 

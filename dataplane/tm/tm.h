@@ -109,6 +109,11 @@ static inline void rsw_tm_prefetch(const struct rsw_tm *tm, const struct rsw_fib
 	rte_prefetch0(&tm->port[meta->in_port].pg[pg]);
 }
 
+/* Admission of n packets of one bin: same ingress port and PG, same egress port and queue.
+ * verdict[i] is 0 (admitted) or the drop reason; returns how many were admitted. Same decisions
+ * as rsw_tm_admit one by one, but a bin that fits is charged once. */
+unsigned rsw_tm_admit_bin(struct rsw_tm *tm, const struct rsw_fib *fib, struct rte_mbuf **pkts,
+			  const struct rsw_pkt_meta *const *meta, unsigned n, uint8_t *verdict);
 /* Puts admitted packets, all for one (egress port, queue), on their VOQ. Returns how many went
  * in; the rest were released from the buffer and must be dropped as voq_full by the caller. */
 unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
