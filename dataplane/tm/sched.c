@@ -9,8 +9,10 @@ void rsw_sched_init(struct rsw_sched *s, const struct rsw_sched_cfg *cfg)
 	for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
 		if (s->cfg.type[q] != RSW_SCHED_STRICT && s->cfg.weight[q] == 0)
 			s->cfg.weight[q] = 1;
-		if (s->cfg.type[q] == RSW_SCHED_STRICT)
+		if (s->cfg.type[q] == RSW_SCHED_STRICT) {
 			s->strict_order[s->n_strict++] = (uint8_t)q;
+			s->strict_mask |= (uint8_t)(1u << q);
+		}
 	}
 	/* insertion sort: higher priority first, then higher queue index */
 	for (unsigned i = 1; i < s->n_strict; i++) {
@@ -33,22 +35,15 @@ static inline int is_dwrr(const struct rsw_sched *s, unsigned q)
 	return s->cfg.type[q] != RSW_SCHED_STRICT;
 }
 
-int rsw_sched_pick(struct rsw_sched *s, const uint32_t head_len[RSW_TM_QUEUES], uint8_t eligible)
+int rsw_sched_pick(struct rsw_sched *s, const uint32_t head_len[RSW_TM_QUEUES], uint8_t ready_in)
 {
-	for (unsigned i = 0; i < s->n_strict; i++) {
-		unsigned q = s->strict_order[i];
-		if (head_len[q] && (eligible & (1u << q)))
-			return (int)q;
-	}
-	unsigned ready = 0;
-	for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
-		if (!is_dwrr(s, q))
-			continue;
-		if (!head_len[q])
-			s->deficit[q] = 0; /* an idle queue does not save credit */
-		else if (eligible & (1u << q))
-			ready |= 1u << q;
-	}
+	uint8_t sr = ready_in & s->strict_mask;
+	if (sr)
+		for (unsigned i = 0; i < s->n_strict; i++)
+			if (sr & (1u << s->strict_order[i]))
+				return s->strict_order[i];
+	/* DWRR: an empty queue's credit was dropped when it emptied (rsw_sched_charge) */
+	unsigned ready = ready_in & (uint8_t)~s->strict_mask;
 	if (!ready)
 		return -1;
 	if ((ready & (ready - 1)) == 0) {

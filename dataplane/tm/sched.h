@@ -22,6 +22,7 @@ struct rsw_sched {
 	struct rsw_sched_cfg cfg;
 	uint8_t strict_order[RSW_TM_QUEUES]; /* strict queues, first served first */
 	uint8_t n_strict;
+	uint8_t strict_mask;
 	uint8_t cur;                         /* DWRR queue whose turn it is */
 	uint8_t turn_open;                   /* cur already received its quantum this turn */
 	uint32_t deficit[RSW_TM_QUEUES];
@@ -29,9 +30,9 @@ struct rsw_sched {
 
 void rsw_sched_init(struct rsw_sched *s, const struct rsw_sched_cfg *cfg);
 
-/* Picks the queue to send from. head_len[q] is the length of queue q's head packet (0: empty);
- * eligible has bit q set when q is not paused. Returns the queue or -1 if none can send. */
-int rsw_sched_pick(struct rsw_sched *s, const uint32_t head_len[RSW_TM_QUEUES], uint8_t eligible);
+/* Picks the queue to send from. head_len[q] is the length of queue q's head packet; ready has
+ * bit q set when q has a packet and is not paused. Returns the queue or -1 if none can send. */
+int rsw_sched_pick(struct rsw_sched *s, const uint32_t head_len[RSW_TM_QUEUES], uint8_t ready);
 
 /* Charges len bytes sent from q; now_empty when q has no packet left. */
 void rsw_sched_charge(struct rsw_sched *s, int q, uint32_t len, int now_empty);

@@ -265,9 +265,11 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t p
 	unsigned n = 0;
 	/* heads are looked at once per call; a queue that fills meanwhile waits for the next */
 	uint32_t head_len[RSW_TM_QUEUES];
+	uint8_t nonempty = 0;
 	for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
 		struct rte_mbuf *h = peek(tm, ep, q);
 		head_len[q] = h ? h->pkt_len : 0;
+		nonempty |= (uint8_t)((h != NULL) << q);
 	}
 	/* Buffer releases are summed over the call (per queue, and per run of packets from one
 	 * ingress PG) and applied once; the ECN check subtracts what is not applied yet. */
@@ -275,7 +277,7 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t p
 	uint16_t run_in = 0;
 	uint8_t run_pg = 0;
 	while (n < max && rsw_shaper_ready(&ep->shaper, now_ns)) {
-		int q = rsw_sched_pick(&ep->sched, head_len, eligible);
+		int q = rsw_sched_pick(&ep->sched, head_len, nonempty & eligible);
 		if (q < 0)
 			break;
 		struct rte_mbuf *m = ep->cache[q][ep->c_head[q]++];
@@ -299,6 +301,8 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t p
 		q_rel[q] += len;
 		struct rte_mbuf *next = peek(tm, ep, (unsigned)q);
 		head_len[q] = next ? next->pkt_len : 0;
+		if (!next)
+			nonempty &= (uint8_t)~(1u << q);
 		rsw_sched_charge(&ep->sched, q, len, next == NULL);
 		rsw_shaper_send(&ep->shaper, now_ns, len);
 		ep->qs[q].packets++;

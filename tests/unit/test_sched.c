@@ -25,7 +25,10 @@ static void run(struct rsw_sched *s, uint8_t backlogged, uint8_t eligible, unsig
 		uint32_t head[RSW_TM_QUEUES];
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
 			head[q] = (backlogged & (1u << q)) ? size_of(q, k[q]) : 0;
-		int q = rsw_sched_pick(s, head, eligible);
+		uint8_t ready = 0;
+		for (unsigned r = 0; r < RSW_TM_QUEUES; r++)
+			ready |= (uint8_t)((head[r] != 0) << r);
+		int q = rsw_sched_pick(s, head, ready & eligible);
 		if (q < 0)
 			return;
 		assert_true(eligible & (1u << q));
