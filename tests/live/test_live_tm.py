@@ -143,6 +143,11 @@ class LiveTm(unittest.TestCase):
         # lossless: every packet arrives, none dropped
         got = rdpcap(caps["r0"])
         self.assertEqual(len(got), 2 * n)
+        # the port drains at its speed, counting FCS, preamble and inter-frame gap:
+        # (2n - 1) frames of (size + 24) bytes at 10 Mb/s between the first and last departure
+        span = float(got[-1].time - got[0].time)
+        want = (2 * n - 1) * (size + 24) * 8 / (RX_SPEED * 1e6)
+        self.assertAlmostEqual(span, want, delta=want * 0.03)
         self.assertEqual(sum(counters["drops"].values()), 0, counters["drops"])
         # ECN: the tail leaves with j frames queued (itself included); marked iff j*size > KMIN
         ecn = [int(t["ip.dsfield.ecn"]) for t in tshark_fields(caps["r0"], ["ip.dsfield.ecn"])]
