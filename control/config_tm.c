@@ -49,6 +49,19 @@ static const char *fname(struct cc *c, yaml_node_t *n)
 	return s ? s : "?";
 }
 
+/* The start of a named entry "TABLE|name": its key for messages, a free slot, its name, and a
+ * mapping as its value. */
+static int entry_start(struct cc *c, const char *table, yaml_node_t *k, yaml_node_t *v, unsigned n,
+		       unsigned max, char *key, size_t keylen, char *name)
+{
+	snprintf(key, keylen, "%s|%s", table, fname(c, k));
+	if (n == max)
+		return ydoc_error(&c->y, k, key, "more than %u entries in %s", max, table);
+	if (rsw_cc_get_name(c, k, table, name) < 0 || rsw_cc_want_map(c, v, key) < 0)
+		return -1;
+	return 0;
+}
+
 /* "ingress_lossless_pool" or SONiC's older "[BUFFER_POOL|ingress_lossless_pool]" */
 static const char *strip_ref(const char *s, const char *table, char *buf, size_t len)
 {
@@ -100,11 +113,8 @@ static int parse_pools(struct tm_cc *t, yaml_node_t *n)
 	YDOC_FOREACH_PAIR(&c->y, n, pr) {
 		yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
 		char key[96];
-		snprintf(key, sizeof(key), "BUFFER_POOL|%s", fname(c, k));
-		if (tp->n_pools == RSW_BUF_POOLS)
-			return ydoc_error(&c->y, k, key, "more than %d pools", RSW_BUF_POOLS);
 		unsigned i = tp->n_pools;
-		if (rsw_cc_get_name(c, k, "BUFFER_POOL", tp->name[i]) < 0 || rsw_cc_want_map(c, v, key) < 0)
+		if (entry_start(c, "BUFFER_POOL", k, v, i, RSW_BUF_POOLS, key, sizeof(key), tp->name[i]) < 0)
 			return -1;
 		if (pool_index(tp, tp->name[i]) >= 0)
 			return ydoc_error(&c->y, k, key, "pool defined twice");
@@ -173,12 +183,10 @@ static int parse_profiles(struct tm_cc *t, yaml_node_t *n)
 	YDOC_FOREACH_PAIR(&c->y, n, pr) {
 		yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
 		char key[96];
-		snprintf(key, sizeof(key), "BUFFER_PROFILE|%s", fname(c, k));
-		if (t->n_prof == MAX_PROFILES)
-			return ydoc_error(&c->y, k, key, "more than %d profiles", MAX_PROFILES);
 		struct named_profile *np = &t->prof[t->n_prof];
 		memset(np, 0, sizeof(*np));
-		if (rsw_cc_get_name(c, k, "BUFFER_PROFILE", np->name) < 0 || rsw_cc_want_map(c, v, key) < 0)
+		if (entry_start(c, "BUFFER_PROFILE", k, v, t->n_prof, MAX_PROFILES, key, sizeof(key),
+				np->name) < 0)
 			return -1;
 		if (find_profile(t, np->name))
 			return ydoc_error(&c->y, k, key, "profile defined twice");
@@ -386,12 +394,10 @@ static int parse_schedulers(struct tm_cc *t, yaml_node_t *n)
 	YDOC_FOREACH_PAIR(&c->y, n, pr) {
 		yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
 		char key[96];
-		snprintf(key, sizeof(key), "SCHEDULER|%s", fname(c, k));
-		if (t->n_sched == MAX_SCHEDULERS)
-			return ydoc_error(&c->y, k, key, "more than %d schedulers", MAX_SCHEDULERS);
 		struct named_sched *ns = &t->sched[t->n_sched];
 		memset(ns, 0, sizeof(*ns));
-		if (rsw_cc_get_name(c, k, "SCHEDULER", ns->name) < 0 || rsw_cc_want_map(c, v, key) < 0)
+		if (entry_start(c, "SCHEDULER", k, v, t->n_sched, MAX_SCHEDULERS, key, sizeof(key),
+				ns->name) < 0)
 			return -1;
 		int have_type = 0;
 		YDOC_FOREACH_PAIR(&c->y, v, f) {
@@ -448,12 +454,10 @@ static int parse_wred(struct tm_cc *t, yaml_node_t *n)
 	YDOC_FOREACH_PAIR(&c->y, n, pr) {
 		yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
 		char key[96];
-		snprintf(key, sizeof(key), "WRED_PROFILE|%s", fname(c, k));
-		if (t->n_wred == MAX_WRED)
-			return ydoc_error(&c->y, k, key, "more than %d WRED profiles", MAX_WRED);
 		struct named_wred *nw = &t->wred[t->n_wred];
 		memset(nw, 0, sizeof(*nw));
-		if (rsw_cc_get_name(c, k, "WRED_PROFILE", nw->name) < 0 || rsw_cc_want_map(c, v, key) < 0)
+		if (entry_start(c, "WRED_PROFILE", k, v, t->n_wred, MAX_WRED, key, sizeof(key),
+				nw->name) < 0)
 			return -1;
 		int have_min = 0, have_max = 0, have_p = 0;
 		YDOC_FOREACH_PAIR(&c->y, v, f) {
