@@ -843,6 +843,54 @@ static int parse_routes(struct cc *c, yaml_node_t *t, int pbr)
 	return 0;
 }
 
+/* Loads path and finds its tables (unknown or repeated ones are errors). */
+static int load_tables(struct cc *c, const char *path, char *err, size_t errlen)
+{
+	if (ydoc_load(&c->y, path, err, errlen) < 0)
+		return -1;
+	yaml_node_t *root = ydoc_root(&c->y);
+	if (root->type != YAML_MAPPING_NODE)
+		return ydoc_error(&c->y, root, "(top level)", "expected a mapping of tables like PORT:");
+	YDOC_FOREACH_PAIR(&c->y, root, pr) {
+		yaml_node_t *k = ydoc_node(&c->y, pr->key);
+		const char *name = ydoc_str(k);
+		int i;
+		for (i = 0; known_tables[i]; i++)
+			if (name && !strcmp(name, known_tables[i]))
+				break;
+		if (!known_tables[i])
+			return ydoc_error(&c->y, k, name ? name : "?",
+				   "unknown table (expected DEVICE_METADATA, PORT, CABLE_LENGTH, "
+				   "DSCP_TO_TC_MAP, TC_TO_PRIORITY_GROUP_MAP, PORT_QOS_MAP, SWITCH_HASH, "
+				   "HASH_POLICY, NEIGH, NEXTHOP_GROUP, STATIC_ROUTE, POLICY_ROUTE, "
+				   "BUFFER_POOL, BUFFER_PROFILE, BUFFER_PG, BUFFER_QUEUE, WRED_PROFILE, "
+				   "SCHEDULER, QUEUE, PFC_WD, CLASSIFIER)");
+		if (c->tables[i])
+			return ydoc_error(&c->y, k, name, "table appears twice");
+		c->tables[i] = ydoc_node(&c->y, pr->value);
+	}
+	return 0;
+}
+
+int rsw_config_hash_policies(const char *path, struct rsw_txn *txn, char *err, size_t errlen)
+{
+	struct cc *c = calloc(1, sizeof(*c));
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	c->txn = txn;
+	int rc = load_tables(c, path, err, errlen);
+	if (rc == 0 && !c->tables[T_SWHASH] && !c->tables[T_HASHPOL])
+		rc = ydoc_error(&c->y, ydoc_root(&c->y), "(top level)",
+				"no SWITCH_HASH or HASH_POLICY table: no hash policy to read");
+	if (rc == 0)
+		rc = parse_hash(c, c->tables[T_SWHASH], c->tables[T_HASHPOL]);
+	ydoc_free(&c->y);
+	free(c);
+	return rc;
+}
+
 int rsw_config_compile(const char *path, struct rsw_txn *txn, char *err, size_t errlen)
 {
 	struct cc *c = calloc(1, sizeof(*c));
@@ -853,35 +901,8 @@ int rsw_config_compile(const char *path, struct rsw_txn *txn, char *err, size_t 
 		return -1;
 	}
 	c->txn = txn;
-	if (ydoc_load(&c->y, path, err, errlen) < 0)
+	if (load_tables(c, path, err, errlen) < 0)
 		goto out;
-	yaml_node_t *root = ydoc_root(&c->y);
-	if (root->type != YAML_MAPPING_NODE) {
-		ydoc_error(&c->y, root, "(top level)", "expected a mapping of tables like PORT:");
-		goto out;
-	}
-	YDOC_FOREACH_PAIR(&c->y, root, pr) {
-		yaml_node_t *k = ydoc_node(&c->y, pr->key);
-		const char *name = ydoc_str(k);
-		int i;
-		for (i = 0; known_tables[i]; i++)
-			if (name && !strcmp(name, known_tables[i]))
-				break;
-		if (!known_tables[i]) {
-			ydoc_error(&c->y, k, name ? name : "?",
-				   "unknown table (expected DEVICE_METADATA, PORT, CABLE_LENGTH, "
-				   "DSCP_TO_TC_MAP, TC_TO_PRIORITY_GROUP_MAP, PORT_QOS_MAP, SWITCH_HASH, "
-				   "HASH_POLICY, NEIGH, NEXTHOP_GROUP, STATIC_ROUTE, POLICY_ROUTE, "
-				   "BUFFER_POOL, BUFFER_PROFILE, BUFFER_PG, BUFFER_QUEUE, WRED_PROFILE, "
-				   "SCHEDULER, QUEUE, PFC_WD, CLASSIFIER)");
-			goto out;
-		}
-		if (c->tables[i]) {
-			ydoc_error(&c->y, k, name, "table appears twice");
-			goto out;
-		}
-		c->tables[i] = ydoc_node(&c->y, pr->value);
-	}
 	if (parse_device(c, c->tables[T_DEVICE]) < 0 || parse_ports(c, c->tables[T_PORT]) < 0 ||
 	    parse_cable(c, c->tables[T_CABLE]) < 0 ||
 	    parse_qos_maps(c, c->tables[T_DSCP], RSW_QOS_DSCP_TO_TC) < 0 ||

@@ -11,6 +11,11 @@
  * "FILE:LINE: KEY: what was wrong, what was expected" in err. */
 int rsw_config_compile(const char *path, struct rsw_txn *txn, char *err, size_t errlen);
 
+/* Only the hash policies of a file (SWITCH_HASH|GLOBAL as "default", and HASH_POLICY): writes
+ * to RSW_T_HASH_POLICY appended to txn. Any other table is checked by name and ignored, so a
+ * whole switch config or a file of policies both work. */
+int rsw_config_hash_policies(const char *path, struct rsw_txn *txn, char *err, size_t errlen);
+
 /* Compile and commit in one transaction. */
 int rsw_config_apply(struct rsw_switch *sw, const char *path, char *err, size_t errlen);
 

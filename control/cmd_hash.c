@@ -1,0 +1,341 @@
+/* `rocesw hash`: judge ECMP hash policies on captured traffic before they reach hardware. */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "config.h"
+#include "dataplane/hash/hash_algo.h"
+#include "hash_lab.h"
+
+#define MAX_POLICIES 16
+#define MAX_PCAPS 64
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rocesw hash --policy F [--policy F ...] --pcap F [--pcap F ...]\n"
+		"                   [--members N] [--buckets N | --no-resilient] [--in-port N]\n"
+		"                   [--fail M ...] [--seed N] [--json]\n"
+		"\n"
+		"Hashes every IP packet of the captures with each policy (the dataplane's own hash\n"
+		"stage), spreads them over N ECMP members and compares the policies side by side:\n"
+		"flows, packets and bytes per member, max/mean load, Jain's fairness index, and\n"
+		"collisions among the N largest flows. docs/hash-lab.md explains each number.\n"
+		"\n"
+		"  --policy F     a file with HASH_POLICY entries and/or SWITCH_HASH|GLOBAL (read as the\n"
+		"                 policy named default), e.g. a switch config; repeatable\n"
+		"  --pcap F       Ethernet capture; repeatable; all are one traffic mix\n"
+		"  --members N    ECMP width (default 8, at most 256)\n"
+		"  --buckets N    resilient bucket table size (default 4096)\n"
+		"  --no-resilient member = hash %% N, as a plain ECMP group\n"
+		"  --in-port N    value of the IN_PORT hash field (default 0)\n"
+		"  --fail M       member M fails (repeatable, M < 64): which flows move with the\n"
+		"                 resilient table and with plain modulo, and the load afterwards\n"
+		"  --seed N       seed of the RANDOM algorithm (default fixed)\n"
+		"  --json         one JSON document instead of tables\n");
+}
+
+struct lab_policy {
+	char name[RSW_NAME_MAX * 2];
+	struct rsw_hash_policy pol;
+};
+
+static int load_policies(const char *path, struct lab_policy *out, unsigned *n)
+{
+	char err[1024];
+	struct rsw_txn *txn = rsw_txn_new();
+	if (!txn || rsw_config_hash_policies(path, txn, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", txn ? err : "out of memory");
+		rsw_txn_free(txn);
+		return -1;
+	}
+	for (size_t i = 0; i < rsw_txn_len(txn); i++) {
+		const struct rsw_table_write *w = rsw_txn_at(txn, i);
+		if (*n == MAX_POLICIES) {
+			fprintf(stderr, "rocesw hash: more than %d policies\n", MAX_POLICIES);
+			rsw_txn_free(txn);
+			return -1;
+		}
+		struct lab_policy *p = &out[(*n)++];
+		snprintf(p->name, sizeof(p->name), "%s", w->u.policy.name);
+		p->pol = w->u.policy.pol;
+		for (unsigned k = 0; k + 1 < *n; k++)
+			if (!strcmp(out[k].name, p->name)) {
+				/* the same name from two files: say which file */
+				const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+				snprintf(p->name, sizeof(p->name), "%s:%s", base, w->u.policy.name);
+			}
+	}
+	rsw_txn_free(txn);
+	return 0;
+}
+
+struct fail_result {
+	size_t own, moved_resilient, moved_modulo;
+	double max_mean_resilient, max_mean_modulo;
+};
+
+static void print_tables(const struct rsw_lab_traffic *t, unsigned n_pol, const struct lab_policy *pol,
+			 const struct rsw_lab_result *res, const struct fail_result *fr,
+			 uint64_t fail_mask, unsigned members, uint32_t buckets, unsigned n_pcaps)
+{
+	printf("traffic: %zu packets, %zu flows from %u capture%s (not IP: %lu, malformed: %lu)\n",
+	       t->n_pkts, t->n_flows, n_pcaps, n_pcaps == 1 ? "" : "s",
+	       (unsigned long)t->skipped_not_ip, (unsigned long)t->skipped_malformed);
+	if (buckets)
+		printf("members: %u, resilient table of %u buckets\n\n", members, buckets);
+	else
+		printf("members: %u, member = hash %% %u\n\n", members, members);
+	printf("%-8s", "member");
+	for (unsigned p = 0; p < n_pol; p++)
+		printf("  %-28.28s", pol[p].name);
+	printf("\n%-8s", "");
+	for (unsigned p = 0; p < n_pol; p++)
+		printf("  %8s %8s %10s", "flows", "packets", "bytes");
+	printf("\n");
+	for (unsigned m = 0; m < members; m++) {
+		printf("%-8u", m);
+		for (unsigned p = 0; p < n_pol; p++)
+			printf("  %8lu %8lu %10lu", (unsigned long)res[p].flows[m],
+			       (unsigned long)res[p].packets[m], (unsigned long)res[p].bytes[m]);
+		printf("\n");
+	}
+	printf("%-8s", "max/mean");
+	for (unsigned p = 0; p < n_pol; p++)
+		printf("  %28.2f", res[p].max_mean);
+	printf("\n%-8s", "jain");
+	for (unsigned p = 0; p < n_pol; p++)
+		printf("  %28.3f", res[p].jain);
+	printf("\n%-8s", "fat");
+	for (unsigned p = 0; p < n_pol; p++) {
+		char b[64];
+		snprintf(b, sizeof(b), "%u of %u largest share", res[p].fat_flows_colliding, res[p].fat_n);
+		printf("  %28s", b);
+	}
+	printf("\n");
+	printf("(max/mean is also the busiest link's completion time over a perfect spread)\n");
+	if (!fail_mask)
+		return;
+	printf("\nfailing members");
+	for (unsigned m = 0; m < 64; m++)
+		if (fail_mask >> m & 1)
+			printf(" %u", m);
+	printf(":\n");
+	for (unsigned p = 0; p < n_pol; p++)
+		printf("  %-28.28s flows on them %zu; moved: resilient %zu, modulo %zu; "
+		       "max/mean after: resilient %.2f, modulo %.2f\n", pol[p].name, fr[p].own,
+		       fr[p].moved_resilient, fr[p].moved_modulo, fr[p].max_mean_resilient,
+		       fr[p].max_mean_modulo);
+}
+
+static json_t *result_json(const struct lab_policy *p, const struct rsw_lab_result *r,
+			   const struct fail_result *fr, uint64_t fail_mask)
+{
+	json_t *o = json_object(), *mem = json_array();
+	json_object_set_new(o, "name", json_string(p->name));
+	json_object_set_new(o, "algorithm", json_string(rsw_hash_algo_name(p->pol.algo)));
+	for (unsigned m = 0; m < r->n_members; m++) {
+		json_t *x = json_object();
+		json_object_set_new(x, "member", json_integer(m));
+		json_object_set_new(x, "flows", json_integer((json_int_t)r->flows[m]));
+		json_object_set_new(x, "packets", json_integer((json_int_t)r->packets[m]));
+		json_object_set_new(x, "bytes", json_integer((json_int_t)r->bytes[m]));
+		json_array_append_new(mem, x);
+	}
+	json_object_set_new(o, "members", mem);
+	json_object_set_new(o, "max_mean", json_real(r->max_mean));
+	json_object_set_new(o, "jain", json_real(r->jain));
+	json_object_set_new(o, "fat_flows", json_integer(r->fat_n));
+	json_object_set_new(o, "fat_collisions", json_integer(r->fat_collisions));
+	json_object_set_new(o, "fat_flows_colliding", json_integer(r->fat_flows_colliding));
+	if (fail_mask) {
+		json_t *f = json_object(), *ms = json_array();
+		for (unsigned m = 0; m < 64; m++)
+			if (fail_mask >> m & 1)
+				json_array_append_new(ms, json_integer(m));
+		json_object_set_new(f, "members", ms);
+		json_object_set_new(f, "own_flows", json_integer((json_int_t)fr->own));
+		json_object_set_new(f, "moved_resilient", json_integer((json_int_t)fr->moved_resilient));
+		json_object_set_new(f, "moved_modulo", json_integer((json_int_t)fr->moved_modulo));
+		json_object_set_new(f, "max_mean_after_resilient", json_real(fr->max_mean_resilient));
+		json_object_set_new(f, "max_mean_after_modulo", json_real(fr->max_mean_modulo));
+		json_object_set_new(o, "fail", f);
+	}
+	return o;
+}
+
+/* What moves when fail_mask members fail, with a resilient table and with plain modulo. */
+static int failure(const struct rsw_lab_traffic *t, const uint32_t *hash, unsigned members,
+		   uint32_t buckets, uint64_t fail_mask, struct fail_result *fr)
+{
+	uint32_t b = buckets ? buckets : 4096;
+	size_t n = t->n_pkts + 1;
+	uint16_t *r0 = malloc(n * 2), *r1 = malloc(n * 2), *m0 = malloc(n * 2), *m1 = malloc(n * 2);
+	int rc = -1;
+	if (!r0 || !r1 || !m0 || !m1 || rsw_lab_assign(t, hash, members, b, 0, r0) < 0 ||
+	    rsw_lab_assign(t, hash, members, b, fail_mask, r1) < 0 ||
+	    rsw_lab_assign(t, hash, members, 0, 0, m0) < 0 ||
+	    rsw_lab_assign(t, hash, members, 0, fail_mask, m1) < 0)
+		goto out;
+	struct rsw_lab_result after;
+	fr->moved_resilient = rsw_lab_moved_flows(t, r0, r1);
+	fr->moved_modulo = rsw_lab_moved_flows(t, m0, m1);
+	/* flows whose member failed (resilient view: they have to move) */
+	uint8_t *seen = calloc(t->n_flows + 1, 1);
+	fr->own = 0;
+	for (size_t i = 0; seen && i < t->n_pkts; i++)
+		if (!seen[t->flow[i]]++ && (fail_mask >> r0[i] & 1))
+			fr->own++;
+	free(seen);
+	rsw_lab_metrics(t, r1, members, fail_mask, &after);
+	fr->max_mean_resilient = after.max_mean;
+	rsw_lab_metrics(t, m1, members, fail_mask, &after);
+	fr->max_mean_modulo = after.max_mean;
+	rc = 0;
+out:
+	free(r0);
+	free(r1);
+	free(m0);
+	free(m1);
+	return rc;
+}
+
+int rsw_cmd_hash(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"policy", required_argument, NULL, 'p'}, {"pcap", required_argument, NULL, 'c'},
+		{"members", required_argument, NULL, 'm'}, {"buckets", required_argument, NULL, 'b'},
+		{"no-resilient", no_argument, NULL, 'n'}, {"in-port", required_argument, NULL, 'i'},
+		{"fail", required_argument, NULL, 'f'}, {"seed", required_argument, NULL, 's'},
+		{"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+	};
+	struct lab_policy pol[MAX_POLICIES];
+	const char *pcaps[MAX_PCAPS];
+	unsigned n_pol = 0, n_pcaps = 0, members = 8, in_port = 0;
+	uint32_t buckets = 4096;
+	uint64_t fail_mask = 0, seed = 0;
+	int json = 0, c;
+	char *end;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		unsigned long v = 0;
+		if (c == 'm' || c == 'b' || c == 'i' || c == 'f' || c == 's') {
+			v = strtoul(optarg, &end, 0);
+			if (!*optarg || *end) {
+				fprintf(stderr, "rocesw hash: --%s expects a number, got '%s'\n",
+					c == 'm' ? "members" : c == 'b' ? "buckets" : c == 'i' ? "in-port"
+					: c == 'f' ? "fail" : "seed", optarg);
+				return 2;
+			}
+		}
+		switch (c) {
+		case 'p':
+			if (load_policies(optarg, pol, &n_pol) < 0)
+				return 1;
+			break;
+		case 'c':
+			if (n_pcaps == MAX_PCAPS) {
+				fprintf(stderr, "rocesw hash: more than %d captures\n", MAX_PCAPS);
+				return 2;
+			}
+			pcaps[n_pcaps++] = optarg;
+			break;
+		case 'm':
+			if (v < 1 || v > 256) {
+				fprintf(stderr, "rocesw hash: --members must be 1..256\n");
+				return 2;
+			}
+			members = (unsigned)v;
+			break;
+		case 'b':
+			if (v < 1 || v > 65536) {
+				fprintf(stderr, "rocesw hash: --buckets must be 1..65536\n");
+				return 2;
+			}
+			buckets = (uint32_t)v;
+			break;
+		case 'n': buckets = 0; break;
+		case 'i': in_port = (unsigned)v; break;
+		case 'f':
+			if (v >= 64) {
+				fprintf(stderr, "rocesw hash: --fail takes a member below 64\n");
+				return 2;
+			}
+			fail_mask |= 1ull << v;
+			break;
+		case 's': seed = v; break;
+		case 'j': json = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc || !n_pol || !n_pcaps) {
+		fprintf(stderr, "rocesw hash: %s\n", optind < argc ? "unexpected argument"
+			: !n_pol ? "give at least one --policy" : "give at least one --pcap");
+		usage(stderr);
+		return 2;
+	}
+	for (unsigned m = 0; m < 64; m++)
+		if ((fail_mask >> m & 1) && m >= members) {
+			fprintf(stderr, "rocesw hash: --fail %u: there are only %u members\n", m, members);
+			return 2;
+		}
+	if (fail_mask && (unsigned)__builtin_popcountll(fail_mask) >= members) {
+		fprintf(stderr, "rocesw hash: --fail leaves no member\n");
+		return 2;
+	}
+	char err[1024];
+	struct rsw_lab_traffic *t = rsw_lab_load(pcaps, n_pcaps, err, sizeof(err));
+	if (!t) {
+		fprintf(stderr, "rocesw hash: %s\n", err);
+		return 1;
+	}
+	uint32_t *hash = malloc((t->n_pkts + 1) * sizeof(*hash));
+	uint16_t *member = malloc((t->n_pkts + 1) * sizeof(*member));
+	struct rsw_lab_result *res = calloc(n_pol, sizeof(*res));
+	struct fail_result *fr = calloc(n_pol, sizeof(*fr));
+	int rc = 1;
+	if (!hash || !member || !res || !fr) {
+		fprintf(stderr, "rocesw hash: out of memory\n");
+		goto out;
+	}
+	for (unsigned p = 0; p < n_pol; p++) {
+		rsw_lab_hash(t, &pol[p].pol, (uint16_t)in_port, seed, hash);
+		if (rsw_lab_assign(t, hash, members, buckets, 0, member) < 0 ||
+		    (fail_mask && failure(t, hash, members, buckets, fail_mask, &fr[p]) < 0)) {
+			fprintf(stderr, "rocesw hash: out of memory\n");
+			goto out;
+		}
+		rsw_lab_metrics(t, member, members, 0, &res[p]);
+	}
+	if (json) {
+		json_t *root = json_object(), *tr = json_object(), *ps = json_array();
+		json_object_set_new(tr, "packets", json_integer((json_int_t)t->n_pkts));
+		json_object_set_new(tr, "flows", json_integer((json_int_t)t->n_flows));
+		json_object_set_new(tr, "not_ip", json_integer((json_int_t)t->skipped_not_ip));
+		json_object_set_new(tr, "malformed", json_integer((json_int_t)t->skipped_malformed));
+		json_object_set_new(root, "traffic", tr);
+		json_object_set_new(root, "members", json_integer(members));
+		json_object_set_new(root, "buckets", json_integer(buckets));
+		for (unsigned p = 0; p < n_pol; p++)
+			json_array_append_new(ps, result_json(&pol[p], &res[p], &fr[p], fail_mask));
+		json_object_set_new(root, "policies", ps);
+		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		printf("\n");
+		json_decref(root);
+	} else {
+		print_tables(t, n_pol, pol, res, fr, fail_mask, members, buckets, n_pcaps);
+	}
+	rc = 0;
+out:
+	free(hash);
+	free(member);
+	free(res);
+	free(fr);
+	rsw_lab_free(t);
+	return rc;
+}

@@ -1,0 +1,124 @@
+"""`rocesw hash` (the hash-policy lab) on generated RoCE traffic: per-member flows, packets and
+bytes equal a Python computation of the same CRCs over the key bytes of docs/hash.md and of the
+bucket choice (resilient round-robin table, or modulo); a fixed UDP source port puts each host
+pair on one member under the 5-tuple, while the destination QP spreads 16 QPs per pair; failing
+one of 8 members moves only its flows with the resilient table and more without; bad inputs are
+refused with a message."""
+import json
+import os
+import struct
+import subprocess
+import unittest
+
+import rocepkt
+from common import ROCESW, ROOT, tmpdir, write_pcap
+from test_ingress import crc16_arc, crc16_xmodem, ip4
+
+POLICIES = os.path.join(ROOT, "tests", "policies", "lab.yaml")
+PAIRS = [(f"10.1.0.{2 * i + 1}", f"10.2.0.{2 * i + 1}") for i in range(4)]
+QPS = 16
+
+
+def traffic(sport_of):
+    """4 host pairs x 16 QPs, 3 packets per QP of a size that depends on the QP."""
+    frames = []
+    for src, dst in PAIRS:
+        for q in range(QPS):
+            qp = 0x400 + 37 * q + int(src.split(".")[-1])
+            for psn in range(3):
+                frames.append(rocepkt.roce(src=src, dst=dst, dqp=qp, psn=psn,
+                                           sport=sport_of(qp), payload=bytes(64 + 8 * q)))
+    return frames
+
+
+def expected(frames, policy, members, buckets):
+    """Per member [flows, packets, bytes] computed here, independently of the switch."""
+    per = [[set(), 0, 0] for _ in range(members)]
+    for f in frames:
+        raw = bytes(f)
+        ip, udp = f.payload, f.payload.payload
+        qp = int.from_bytes(raw[14 + 20 + 8 + 5:14 + 20 + 8 + 8], "big")
+        if policy == "five_tuple":
+            h = crc16_arc(ip4(ip.src) + ip4(ip.dst) + bytes([17]) +
+                          struct.pack("!HH", udp.sport, udp.dport))
+        else:
+            h = crc16_xmodem(qp.to_bytes(3, "big"))
+        m = (h % buckets) % members if buckets else h % members
+        per[m][0].add((ip.src, ip.dst, udp.sport, qp))
+        per[m][1] += 1
+        per[m][2] += len(raw)
+    return [[len(s), p, b] for s, p, b in per]
+
+
+class HashLab(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tmpdir()
+        cls.fixed = write_pcap(os.path.join(cls.dir, "fixed.pcap"), traffic(lambda qp: 49152))
+        cls.fixed_frames = traffic(lambda qp: 49152)
+        cls.linux_frames = traffic(lambda qp: rocepkt.linux_sport(qp, qp))
+        cls.linux = write_pcap(os.path.join(cls.dir, "linux.pcap"), cls.linux_frames)
+
+    def lab(self, *args, check=True):
+        r = subprocess.run([ROCESW, "hash", "--policy", POLICIES, "--json", *args],
+                           capture_output=True, text=True)
+        if check:
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return {p["name"]: p for p in json.loads(r.stdout)["policies"]}
+        return r
+
+    def test_counts_match_python(self):
+        for frames, pcap in ((self.fixed_frames, self.fixed), (self.linux_frames, self.linux)):
+            for members, buckets in ((8, 4096), (6, 0), (6, 4096)):
+                extra = ["--no-resilient"] if not buckets else ["--buckets", str(buckets)]
+                got = self.lab("--pcap", pcap, "--members", str(members), *extra)
+                for name in ("five_tuple", "dest_qp"):
+                    want = expected(frames, name, members, buckets)
+                    have = [[m["flows"], m["packets"], m["bytes"]] for m in got[name]["members"]]
+                    self.assertEqual(have, want, f"{name}, {members} members, {buckets} buckets")
+                    loads = [b for _, _, b in want]
+                    mean = sum(loads) / members
+                    self.assertAlmostEqual(got[name]["max_mean"], max(loads) / mean, places=6)
+                    jain = sum(loads) ** 2 / (members * sum(x * x for x in loads))
+                    self.assertAlmostEqual(got[name]["jain"], jain, places=6)
+
+    def test_fixed_port_pins_pairs_qp_spreads(self):
+        got = self.lab("--pcap", self.fixed, "--members", "8")
+        five = got["five_tuple"]
+        # 4 host pairs, each wholly on one member: at most 4 members used, 16 flows each
+        used = [m for m in five["members"] if m["flows"]]
+        self.assertLessEqual(len(used), 4)
+        self.assertTrue(all(m["flows"] % QPS == 0 for m in used))
+        # stated bound: with 64 QP flows on 8 members, no member carries more than twice its share
+        dqp = got["dest_qp"]
+        self.assertLessEqual(max(m["flows"] for m in dqp["members"]), 2 * 64 // 8)
+        self.assertLess(dqp["max_mean"], five["max_mean"])
+
+    def test_failure_moves_only_its_flows_when_resilient(self):
+        got = self.lab("--pcap", self.linux, "--members", "8", "--fail", "3")
+        for name in ("five_tuple", "dest_qp"):
+            f = got[name]["fail"]
+            self.assertEqual(f["own_flows"], got[name]["members"][3]["flows"])
+            self.assertEqual(f["moved_resilient"], f["own_flows"], name)
+            self.assertGreater(f["moved_modulo"], f["own_flows"], name)
+
+    def test_bad_inputs(self):
+        cut = os.path.join(self.dir, "cut.pcap")
+        with open(self.fixed, "rb") as src, open(cut, "wb") as dst:
+            dst.write(src.read()[:-20])
+        r = self.lab("--pcap", cut, check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("cut.pcap: truncated", r.stderr)
+        r = subprocess.run([ROCESW, "hash", "--policy", os.path.join(ROOT, "nope.yaml"),
+                            "--pcap", self.fixed], capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("nope.yaml", r.stderr)
+        r = self.lab("--pcap", self.fixed, "--members", "4", "--fail", "5", check=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--fail 5: there are only 4 members", r.stderr)
+        r = self.lab("--pcap", self.fixed, "--members", "many", check=False)
+        self.assertIn("--members expects a number, got 'many'", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
