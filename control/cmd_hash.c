@@ -35,7 +35,9 @@ static void usage(FILE *f)
 		"  --fail M       member M fails (repeatable, M < 64): which flows move with the\n"
 		"                 resilient table and with plain modulo, and the load afterwards\n"
 		"  --seed N       seed of the RANDOM algorithm (default fixed)\n"
-		"  --json         one JSON document instead of tables\n");
+		"  --json         one JSON document instead of tables\n"
+		"\n"
+		"rocesw hash explain --help: the bytes, hash, bucket and member of one frame.\n");
 }
 
 struct lab_policy {
@@ -220,6 +222,8 @@ int rsw_cmd_hash(int argc, char **argv)
 	int json = 0, c;
 	char *end;
 
+	if (argc > 1 && !strcmp(argv[1], "explain"))
+		return rsw_cmd_hash_explain(argc - 1, argv + 1);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		unsigned long v = 0;

@@ -102,6 +102,30 @@ class HashLab(unittest.TestCase):
             self.assertEqual(f["moved_resilient"], f["own_flows"], name)
             self.assertGreater(f["moved_modulo"], f["own_flows"], name)
 
+    def test_explain_one_frame(self):
+        n = 5  # a frame in the middle of the capture
+        f = self.fixed_frames[n - 1]
+        ip, udp = f.payload, f.payload.payload
+        qp = int.from_bytes(bytes(f)[14 + 20 + 8 + 5:14 + 20 + 8 + 8], "big")
+        r = subprocess.run([ROCESW, "hash", "explain", "--policy", POLICIES, "--pcap", self.fixed,
+                            "--frame", str(n), "--members", "8", "--json"],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = {p["name"]: p for p in json.loads(r.stdout)["policies"]}
+        five = ip4(ip.src) + ip4(ip.dst) + bytes([17]) + struct.pack("!HH", udp.sport, udp.dport)
+        self.assertEqual([k["field"] for k in got["five_tuple"]["key"]],
+                         ["SRC_IP", "DST_IP", "IP_PROTOCOL", "L4_SRC_PORT", "L4_DST_PORT"])
+        self.assertEqual(bytes.fromhex("".join(k["bytes"] for k in got["five_tuple"]["key"])), five)
+        self.assertEqual(got["five_tuple"]["hash"], crc16_arc(five))
+        self.assertEqual(got["five_tuple"]["member"], crc16_arc(five) % 4096 % 8)
+        self.assertEqual(bytes.fromhex(got["dest_qp"]["key"][0]["bytes"]), qp.to_bytes(3, "big"))
+        self.assertEqual(got["dest_qp"]["hash"], crc16_xmodem(qp.to_bytes(3, "big")))
+        self.assertEqual(got["dest_qp"]["bucket"], crc16_xmodem(qp.to_bytes(3, "big")) % 4096)
+        r = subprocess.run([ROCESW, "hash", "explain", "--policy", POLICIES, "--pcap", self.fixed,
+                            "--frame", "100000"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no such frame", r.stderr)
+
     def test_bad_inputs(self):
         cut = os.path.join(self.dir, "cut.pcap")
         with open(self.fixed, "rb") as src, open(cut, "wb") as dst:
