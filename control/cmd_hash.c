@@ -43,7 +43,8 @@ static void usage(FILE *f)
 		"  --bench R      also hash the traffic R times per policy and print the rate on\n"
 		"                 stderr, beside DPDK's rte_hash_crc over 16 header bytes per packet\n"
 		"\n"
-		"rocesw hash explain --help: the bytes, hash, bucket and member of one frame.\n");
+		"rocesw hash explain --help: the bytes, hash, bucket and member of one frame.\n"
+		"rocesw hash export --help: a policy as SONiC SWITCH_HASH configuration.\n");
 }
 
 struct lab_policy {
@@ -258,6 +259,8 @@ int rsw_cmd_hash(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "explain"))
 		return rsw_cmd_hash_explain(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "export"))
+		return rsw_cmd_hash_export(argc - 1, argv + 1);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		unsigned long v = 0;

@@ -126,6 +126,29 @@ class HashLab(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("no such frame", r.stderr)
 
+    def test_export_sonic(self):
+        """The shipped RTSW E-ECMP policy exports as the committed SWITCH_HASH fragment (its QP
+        UDF is exactly RDMA_BTH_DEST_QP); what SONiC cannot express is refused with the reason."""
+        r = subprocess.run([ROCESW, "hash", "export", "--format", "sonic", "--policy",
+                            os.path.join(ROOT, "config", "rtsw.yaml"), "--name", "eecmp_dest_qp"],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(ROOT, "tests", "expected", "rtsw-eecmp_dest_qp.sonic.json")) as f:
+            self.assertEqual(r.stdout, f.read())
+        self.assertIn("UDF0 is the RDMA_BTH_DEST_QP", r.stderr)
+        bad = os.path.join(ROOT, "tests", "policies", "inexpressible.yaml")
+        reasons = {
+            "psn_udf": "UDF0 (L4+17, 3 bytes) has no SONiC native field; SONiC's SWITCH_HASH has no UDF",
+            "jenkins": "SONiC's ecmp_hash_algorithm has no JENKINS_LO",
+            "seeded": "SWITCH_HASH|GLOBAL has no seed field (seed 7)",
+        }
+        for name, why in reasons.items():
+            r = subprocess.run([ROCESW, "hash", "export", "--format", "sonic", "--policy", bad,
+                                "--name", name], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 1, name)
+            self.assertEqual(r.stdout, "")
+            self.assertIn(f"{name} cannot be expressed for SONiC: {why}", r.stderr)
+
     def test_bad_inputs(self):
         cut = os.path.join(self.dir, "cut.pcap")
         with open(self.fixed, "rb") as src, open(cut, "wb") as dst:

@@ -1,0 +1,155 @@
+/* `rocesw hash export`: a lab policy as the configuration of a real switch. SONiC: the
+ * SWITCH_HASH|GLOBAL fields of the generic-hash design (sonic-net/SONiC doc/hash/hash-design.md):
+ * ecmp_hash (native field list) and ecmp_hash_algorithm. What the target cannot express is refused
+ * with the reason. */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "config.h"
+#include "dataplane/hash/hash_algo.h"
+#include "dataplane/hash/hash_policy.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rocesw hash export --format sonic --policy F [--name P]\n"
+		"\n"
+		"Writes policy P of F (the only one if F has one) as a SONiC config_db.json fragment:\n"
+		"SWITCH_HASH|GLOBAL ecmp_hash and ecmp_hash_algorithm. A UDF that is exactly the\n"
+		"RoCE BTH destination QP (UDP/4791, L4 offset 13, 3 bytes, full mask) or opcode (offset\n"
+		"8, 1 byte) becomes the native field RDMA_BTH_DEST_QP or RDMA_BTH_OPCODE; any other UDF,\n"
+		"a seed, an offset or an algorithm SONiC does not name is refused with the reason.\n");
+}
+
+/* The native field a UDF is equivalent to, or -1. */
+static int udf_as_native(const struct rsw_udf *u)
+{
+	if (u->base != RSW_UDF_L4 || u->match_ip_protocol != 17 || u->match_l4_dst_port != 4791)
+		return -1;
+	for (unsigned i = 0; i < u->length; i++)
+		if (u->mask[i] != 0xFF)
+			return -1;
+	if (u->offset == 13 && u->length == 3)
+		return RSW_HF_RDMA_BTH_DEST_QP;
+	if (u->offset == 8 && u->length == 1)
+		return RSW_HF_RDMA_BTH_OPCODE;
+	return -1;
+}
+
+/* Fills fields (SONiC names, SONiC's order of our key) or returns -1 with the reason. */
+static int to_sonic(const struct rsw_named_policy *np, json_t **out, char *why, size_t len)
+{
+	const struct rsw_hash_policy *p = &np->pol;
+	uint16_t fields = p->fields;
+	if (p->algo == RSW_HASH_JENKINS_LO || p->algo == RSW_HASH_JENKINS_HI) {
+		snprintf(why, len, "SONiC's ecmp_hash_algorithm has no %s (it names CRC, XOR, RANDOM, "
+			 "CRC_32LO, CRC_32HI, CRC_CCITT, CRC_XOR)", rsw_hash_algo_name(p->algo));
+		return -1;
+	}
+	if (p->seed) {
+		snprintf(why, len, "SWITCH_HASH|GLOBAL has no seed field (seed %u)", p->seed);
+		return -1;
+	}
+	if (p->offset) {
+		snprintf(why, len, "SWITCH_HASH|GLOBAL has no offset field (offset %u)", p->offset);
+		return -1;
+	}
+	for (unsigned i = 0; i < p->n_udf; i++) {
+		int f = udf_as_native(&p->udf[i]);
+		/* a native field goes before the UDFs in the key: only the last UDFs can become one */
+		if (f < 0 || (fields >> f & 1)) {
+			snprintf(why, len, "UDF%u (%s+%u, %u bytes) has no SONiC native field; SONiC's "
+				 "SWITCH_HASH has no UDF", i, rsw_udf_base_name(p->udf[i].base),
+				 p->udf[i].offset, p->udf[i].length);
+			return -1;
+		}
+		for (unsigned g = (unsigned)f + 1; g < RSW_HF_COUNT; g++)
+			if (fields >> g & 1) {
+				snprintf(why, len, "UDF%u would become %s, which hashes before %s: the "
+					 "key would change order", i, rsw_hash_field_name((unsigned)f),
+					 rsw_hash_field_name(g));
+				return -1;
+			}
+		fields |= (uint16_t)(1u << f);
+		fprintf(stderr, "rocesw hash export: %s: UDF%u is the %s: exported as that native "
+			"field (the same key bytes)\n", np->name, i, rsw_hash_field_name((unsigned)f));
+	}
+	json_t *list = json_array();
+	for (unsigned f = 0; f < RSW_HF_COUNT; f++)
+		if (fields >> f & 1)
+			json_array_append_new(list, json_string(rsw_hash_field_name(f)));
+	json_t *global = json_object(), *table = json_object();
+	json_object_set_new(global, "ecmp_hash", list);
+	json_object_set_new(global, "ecmp_hash_algorithm", json_string(rsw_hash_algo_name(p->algo)));
+	json_object_set_new(table, "GLOBAL", global);
+	*out = json_object();
+	json_object_set_new(*out, "SWITCH_HASH", table);
+	return 0;
+}
+
+int rsw_cmd_hash_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"format", required_argument, NULL, 'f'}, {"policy", required_argument, NULL, 'p'},
+		{"name", required_argument, NULL, 'n'}, {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *format = NULL, *file = NULL, *name = NULL;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f': format = optarg; break;
+		case 'p': file = optarg; break;
+		case 'n': name = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (!format || !file || optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(format, "sonic")) {
+		fprintf(stderr, "rocesw hash export: format '%s' is not supported (sonic)\n", format);
+		return 2;
+	}
+	char err[1024];
+	struct rsw_txn *txn = rsw_txn_new();
+	if (!txn || rsw_config_hash_policies(file, txn, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", txn ? err : "out of memory");
+		rsw_txn_free(txn);
+		return 1;
+	}
+	const struct rsw_named_policy *np = NULL;
+	for (size_t i = 0; i < rsw_txn_len(txn); i++) {
+		const struct rsw_named_policy *p = &rsw_txn_at(txn, i)->u.policy;
+		if (name ? !strcmp(p->name, name) : rsw_txn_len(txn) == 1)
+			np = p;
+	}
+	if (!np) {
+		fprintf(stderr, "rocesw hash export: %s: %s; policies:", file,
+			name ? "no such policy" : "several policies, choose one with --name");
+		for (size_t i = 0; i < rsw_txn_len(txn); i++)
+			fprintf(stderr, " %s", rsw_txn_at(txn, i)->u.policy.name);
+		fprintf(stderr, "\n");
+		rsw_txn_free(txn);
+		return 1;
+	}
+	json_t *out;
+	char why[256];
+	if (to_sonic(np, &out, why, sizeof(why)) < 0) {
+		fprintf(stderr, "rocesw hash export: %s cannot be expressed for SONiC: %s\n", np->name,
+			why);
+		rsw_txn_free(txn);
+		return 1;
+	}
+	json_dumpf(out, stdout, JSON_INDENT(4) | JSON_PRESERVE_ORDER);
+	printf("\n");
+	json_decref(out);
+	rsw_txn_free(txn);
+	return 0;
+}
