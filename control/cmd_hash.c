@@ -39,6 +39,8 @@ static void usage(FILE *f)
 		"  --fail M       member M fails (repeatable, M < 64): which flows move with the\n"
 		"                 resilient table and with plain modulo, and the load afterwards\n"
 		"  --seed N       seed of the RANDOM algorithm (default fixed)\n"
+		"  --seed-sweep N also run each policy with hash seeds 0..N-1 and report the best and\n"
+		"                 worst max/mean: how much luck the policy needs\n"
 		"  --json         one JSON document instead of tables\n"
 		"  --bench R      also hash the traffic R times per policy and print the rate on\n"
 		"                 stderr, beside DPDK's rte_hash_crc over 16 header bytes per packet\n"
@@ -80,6 +82,37 @@ static int load_policies(const char *path, struct lab_policy *out, unsigned *n)
 	}
 	rsw_txn_free(txn);
 	return 0;
+}
+
+struct sweep_result {
+	uint32_t best_seed, worst_seed;
+	double best, worst;
+};
+
+/* max/mean of the policy under hash seeds 0..n-1. */
+static void seed_sweep(const struct rsw_lab_traffic *t, const struct lab_policy *lp, uint16_t in_port,
+		       uint64_t rnd_seed, unsigned members, uint32_t buckets, uint64_t n,
+		       uint32_t *hash, uint16_t *member, struct sweep_result *sr)
+{
+	struct lab_policy p = *lp;
+	sr->best = 1e300;
+	sr->worst = -1;
+	for (uint64_t s = 0; s < n; s++) {
+		struct rsw_lab_result r;
+		p.pol.seed = (uint32_t)s;
+		rsw_lab_hash(t, &p.pol, in_port, rnd_seed, hash);
+		if (rsw_lab_assign(t, hash, members, buckets, 0, member) < 0)
+			return;
+		rsw_lab_metrics(t, member, members, 0, &r);
+		if (r.max_mean < sr->best) {
+			sr->best = r.max_mean;
+			sr->best_seed = (uint32_t)s;
+		}
+		if (r.max_mean > sr->worst) {
+			sr->worst = r.max_mean;
+			sr->worst_seed = (uint32_t)s;
+		}
+	}
 }
 
 struct fail_result {
@@ -247,13 +280,14 @@ int rsw_cmd_hash(int argc, char **argv)
 		{"no-resilient", no_argument, NULL, 'n'}, {"in-port", required_argument, NULL, 'i'},
 		{"fail", required_argument, NULL, 'f'}, {"seed", required_argument, NULL, 's'},
 		{"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
-		{"bench", required_argument, NULL, 'B'}, {NULL, 0, NULL, 0},
+		{"bench", required_argument, NULL, 'B'}, {"seed-sweep", required_argument, NULL, 'S'},
+		{NULL, 0, NULL, 0},
 	};
 	struct lab_policy pol[MAX_POLICIES];
 	const char *pcaps[MAX_PCAPS];
 	unsigned n_pol = 0, n_pcaps = 0, members = 8, in_port = 0;
 	uint32_t buckets = 4096;
-	uint64_t fail_mask = 0, seed = 0, bench = 0;
+	uint64_t fail_mask = 0, seed = 0, bench = 0, sweep = 0;
 	int json = 0, c;
 	char *end;
 
@@ -264,12 +298,13 @@ int rsw_cmd_hash(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		unsigned long v = 0;
-		if (c == 'm' || c == 'b' || c == 'i' || c == 'f' || c == 's' || c == 'B') {
+		if (c == 'm' || c == 'b' || c == 'i' || c == 'f' || c == 's' || c == 'B' || c == 'S') {
 			v = strtoul(optarg, &end, 0);
 			if (!*optarg || *end) {
 				fprintf(stderr, "rocesw hash: --%s expects a number, got '%s'\n",
 					c == 'm' ? "members" : c == 'b' ? "buckets" : c == 'i' ? "in-port"
-					: c == 'f' ? "fail" : c == 's' ? "seed" : "bench", optarg);
+					: c == 'f' ? "fail" : c == 's' ? "seed" : c == 'B' ? "bench"
+					: "seed-sweep", optarg);
 				return 2;
 			}
 		}
@@ -310,6 +345,13 @@ int rsw_cmd_hash(int argc, char **argv)
 			break;
 		case 's': seed = v; break;
 		case 'B': bench = v; break;
+		case 'S':
+			if (v < 1 || v > 65536) {
+				fprintf(stderr, "rocesw hash: --seed-sweep must be 1..65536\n");
+				return 2;
+			}
+			sweep = v;
+			break;
 		case 'j': json = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -340,8 +382,9 @@ int rsw_cmd_hash(int argc, char **argv)
 	uint16_t *member = malloc((t->n_pkts + 1) * sizeof(*member));
 	struct rsw_lab_result *res = calloc(n_pol, sizeof(*res));
 	struct fail_result *fr = calloc(n_pol, sizeof(*fr));
+	struct sweep_result *sr = calloc(n_pol, sizeof(*sr));
 	int rc = 1;
-	if (!hash || !member || !res || !fr) {
+	if (!hash || !member || !res || !fr || !sr) {
 		fprintf(stderr, "rocesw hash: out of memory\n");
 		goto out;
 	}
@@ -355,6 +398,9 @@ int rsw_cmd_hash(int argc, char **argv)
 		rsw_lab_metrics(t, member, members, 0, &res[p]);
 		if (bench)
 			bench_policy(t, &pol[p], (uint16_t)in_port, seed, hash, bench);
+		if (sweep)
+			seed_sweep(t, &pol[p], (uint16_t)in_port, seed, members, buckets, sweep, hash,
+				   member, &sr[p]);
 	}
 	if (json) {
 		json_t *root = json_object(), *tr = json_object(), *ps = json_array();
@@ -365,14 +411,31 @@ int rsw_cmd_hash(int argc, char **argv)
 		json_object_set_new(root, "traffic", tr);
 		json_object_set_new(root, "members", json_integer(members));
 		json_object_set_new(root, "buckets", json_integer(buckets));
-		for (unsigned p = 0; p < n_pol; p++)
-			json_array_append_new(ps, result_json(&pol[p], &res[p], &fr[p], fail_mask));
+		for (unsigned p = 0; p < n_pol; p++) {
+			json_t *o = result_json(&pol[p], &res[p], &fr[p], fail_mask);
+			if (sweep) {
+				json_t *w = json_object();
+				json_object_set_new(w, "seeds", json_integer((json_int_t)sweep));
+				json_object_set_new(w, "best_seed", json_integer(sr[p].best_seed));
+				json_object_set_new(w, "best_max_mean", json_real(sr[p].best));
+				json_object_set_new(w, "worst_seed", json_integer(sr[p].worst_seed));
+				json_object_set_new(w, "worst_max_mean", json_real(sr[p].worst));
+				json_object_set_new(o, "seed_sweep", w);
+			}
+			json_array_append_new(ps, o);
+		}
 		json_object_set_new(root, "policies", ps);
 		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		printf("\n");
 		json_decref(root);
 	} else {
 		print_tables(t, n_pol, pol, res, fr, fail_mask, members, buckets, n_pcaps);
+		if (sweep) {
+			printf("\nseed sweep over %lu seeds (max/mean):\n", (unsigned long)sweep);
+			for (unsigned p = 0; p < n_pol; p++)
+				printf("  %-28.28s best %.2f (seed %u), worst %.2f (seed %u)\n", pol[p].name,
+				       sr[p].best, sr[p].best_seed, sr[p].worst, sr[p].worst_seed);
+		}
 	}
 	rc = 0;
 out:
@@ -380,6 +443,7 @@ out:
 	free(member);
 	free(res);
 	free(fr);
+	free(sr);
 	rsw_lab_free(t);
 	return rc;
 }

@@ -31,7 +31,7 @@ def traffic(sport_of):
     return frames
 
 
-def expected(frames, policy, members, buckets):
+def expected(frames, policy, members, buckets, seed=0):
     """Per member [flows, packets, bytes] computed here, independently of the switch."""
     per = [[set(), 0, 0] for _ in range(members)]
     for f in frames:
@@ -40,9 +40,9 @@ def expected(frames, policy, members, buckets):
         qp = int.from_bytes(raw[14 + 20 + 8 + 5:14 + 20 + 8 + 8], "big")
         if policy == "five_tuple":
             h = crc16_arc(ip4(ip.src) + ip4(ip.dst) + bytes([17]) +
-                          struct.pack("!HH", udp.sport, udp.dport))
+                          struct.pack("!HH", udp.sport, udp.dport), seed)
         else:
-            h = crc16_xmodem(qp.to_bytes(3, "big"))
+            h = crc16_xmodem(qp.to_bytes(3, "big"), seed)
         m = (h % buckets) % members if buckets else h % members
         per[m][0].add((ip.src, ip.dst, udp.sport, qp))
         per[m][1] += 1
@@ -101,6 +101,19 @@ class HashLab(unittest.TestCase):
             self.assertEqual(f["own_flows"], got[name]["members"][3]["flows"])
             self.assertEqual(f["moved_resilient"], f["own_flows"], name)
             self.assertGreater(f["moved_modulo"], f["own_flows"], name)
+
+    def test_seed_sweep(self):
+        got = self.lab("--pcap", self.linux, "--members", "8", "--seed-sweep", "16")
+        for name in ("five_tuple", "dest_qp"):
+            ratios = []
+            for seed in range(16):
+                loads = [b for _, _, b in expected(self.linux_frames, name, 8, 4096, seed)]
+                ratios.append(max(loads) / (sum(loads) / 8))
+            w = got[name]["seed_sweep"]
+            self.assertEqual(w["best_seed"], ratios.index(min(ratios)), name)
+            self.assertEqual(w["worst_seed"], ratios.index(max(ratios)), name)
+            self.assertAlmostEqual(w["best_max_mean"], min(ratios), places=6)
+            self.assertAlmostEqual(w["worst_max_mean"], max(ratios), places=6)
 
     def test_explain_one_frame(self):
         n = 5  # a frame in the middle of the capture
