@@ -13,6 +13,7 @@
 #include "config.h"
 #include "dataplane/hash/hash_algo.h"
 #include "hash_lab.h"
+#include "hash_lab_html.h"
 
 #define MAX_POLICIES 16
 #define MAX_PCAPS 64
@@ -42,6 +43,7 @@ static void usage(FILE *f)
 		"  --seed-sweep N also run each policy with hash seeds 0..N-1 and report the best and\n"
 		"                 worst max/mean: how much luck the policy needs\n"
 		"  --json         one JSON document instead of tables\n"
+		"  --html FILE    also write a self-contained page with a bar chart per policy\n"
 		"  --bench R      also hash the traffic R times per policy and print the rate on\n"
 		"                 stderr, beside DPDK's rte_hash_crc over 16 header bytes per packet\n"
 		"\n"
@@ -281,6 +283,7 @@ int rsw_cmd_hash(int argc, char **argv)
 		{"fail", required_argument, NULL, 'f'}, {"seed", required_argument, NULL, 's'},
 		{"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
 		{"bench", required_argument, NULL, 'B'}, {"seed-sweep", required_argument, NULL, 'S'},
+		{"html", required_argument, NULL, 'H'},
 		{NULL, 0, NULL, 0},
 	};
 	struct lab_policy pol[MAX_POLICIES];
@@ -288,6 +291,7 @@ int rsw_cmd_hash(int argc, char **argv)
 	unsigned n_pol = 0, n_pcaps = 0, members = 8, in_port = 0;
 	uint32_t buckets = 4096;
 	uint64_t fail_mask = 0, seed = 0, bench = 0, sweep = 0;
+	const char *html = NULL;
 	int json = 0, c;
 	char *end;
 
@@ -353,6 +357,7 @@ int rsw_cmd_hash(int argc, char **argv)
 			sweep = v;
 			break;
 		case 'j': json = 1; break;
+		case 'H': html = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -401,6 +406,15 @@ int rsw_cmd_hash(int argc, char **argv)
 		if (sweep)
 			seed_sweep(t, &pol[p], (uint16_t)in_port, seed, members, buckets, sweep, hash,
 				   member, &sr[p]);
+	}
+	if (html) {
+		const char *names[MAX_POLICIES];
+		for (unsigned p = 0; p < n_pol; p++)
+			names[p] = pol[p].name;
+		if (rsw_lab_write_html(html, names, res, n_pol, t) < 0) {
+			fprintf(stderr, "rocesw hash: cannot write %s\n", html);
+			goto out;
+		}
 	}
 	if (json) {
 		json_t *root = json_object(), *tr = json_object(), *ps = json_array();

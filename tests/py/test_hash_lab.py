@@ -6,6 +6,7 @@ one of 8 members moves only its flows with the resilient table and more without;
 refused with a message."""
 import json
 import os
+from html.parser import HTMLParser
 import struct
 import subprocess
 import unittest
@@ -114,6 +115,35 @@ class HashLab(unittest.TestCase):
             self.assertEqual(w["worst_seed"], ratios.index(max(ratios)), name)
             self.assertAlmostEqual(w["best_max_mean"], min(ratios), places=6)
             self.assertAlmostEqual(w["worst_max_mean"], max(ratios), places=6)
+
+    def test_html_page(self):
+        """The page is self-contained and its bars are the members' bytes, scaled to the
+        largest (150 px), for every policy."""
+        page = os.path.join(self.dir, "lab.html")
+        got = self.lab("--pcap", self.linux, "--members", "8", "--html", page)
+        with open(page) as f:
+            text = f.read()
+        for ref in ("src=", "href=", "http:", "https:", "<script"):
+            self.assertNotIn(ref, text, "no external resource or script")
+        bars = {}
+
+        class Bars(HTMLParser):
+            policy = None
+
+            def handle_starttag(self, tag, attrs):
+                a = dict(attrs)
+                if tag == "svg":
+                    Bars.policy = a["data-policy"]
+                elif tag == "rect":
+                    bars.setdefault(Bars.policy, []).append(
+                        (int(a["data-member"]), int(a["data-bytes"]), int(a["height"])))
+        Bars().feed(text)
+        self.assertEqual(set(bars), set(got))
+        for name, rects in bars.items():
+            want = [m["bytes"] for m in got[name]["members"]]
+            self.assertEqual([b for _, b, _ in rects], want)
+            top = max(want)
+            self.assertEqual([h for _, _, h in rects], [int(b / top * 150) for b in want])
 
     def test_explain_one_frame(self):
         n = 5  # a frame in the middle of the capture
