@@ -1,0 +1,34 @@
+/* Builds RoCEv2 frames (Ethernet, IPv4, UDP/4791, BTH, RETH when the opcode has one, payload,
+ * pad, ICRC) for the traffic generator and tests of the switch itself. The IPv4 checksum and the
+ * ICRC are computed here; the UDP checksum is 0, as RoCEv2 NICs send it. */
+#ifndef RSW_ROCE_BUILD_H
+#define RSW_ROCE_BUILD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rsw_roce_spec {
+	uint8_t dmac[6], smac[6];
+	uint8_t src_ip[4], dst_ip[4];
+	uint8_t dscp, ecn, ttl;
+	uint16_t sport;
+	uint8_t opcode;
+	uint32_t dest_qp;    /* 24 bits */
+	uint32_t psn;        /* 24 bits */
+	uint8_t ackreq;
+	uint64_t va;         /* RETH virtual address, when the opcode carries a RETH */
+	uint32_t rkey, dma_len;
+	uint32_t payload;    /* payload bytes (zeros) */
+};
+
+/* Largest frame this builds: Ethernet + IPv4 + UDP + BTH + RETH + payload + pad + ICRC. */
+#define RSW_ROCE_BUILD_OVERHEAD (14 + 20 + 8 + 12 + 16 + 3 + 4)
+
+/* Writes the frame into buf (cap bytes) and returns its length, or 0 if it does not fit or the
+ * opcode is not one this builds (RC SEND and RDMA WRITE families). */
+size_t rsw_roce_build(uint8_t *buf, size_t cap, const struct rsw_roce_spec *s);
+
+/* The UDP source port Linux derives from the QP numbers (REFERENCE §1). */
+uint16_t rsw_roce_linux_sport(uint32_t lqpn, uint32_t rqpn);
+
+#endif
