@@ -12,7 +12,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: rocesw gen --pattern ring|all-to-all|incast --hosts N --out DIR\n"
+		"usage: rocesw gen --pattern ring|tree|all-to-all|incast --hosts N --out DIR\n"
 		"                  [--message BYTES] [--mtu BYTES] [--qps Q] [--qp-mode rr|split]\n"
 		"                  [--sport linux|fixed] [--dscp D] [--receiver-driven] [--cts-dscp D]\n"
 		"                  [--speed MBPS] [--ip-base A.B.C.D] [--ip-stride S]\n"
@@ -23,7 +23,9 @@ static void usage(FILE *f)
 		"spaced by the wire time at --speed. docs/gen.md describes the patterns.\n"
 		"\n"
 		"  --pattern P       ring: ring AllReduce, 2(N-1) steps of message/N to the next rank;\n"
-		"                    all-to-all: message/N to every other rank; incast: every rank\n"
+		"                    tree: binary-tree AllReduce, message up to the parent level by\n"
+		"                    level, then down; all-to-all: message/N to every other rank;\n"
+		"                    incast: every rank\n"
 		"                    but --root sends message to it\n"
 		"  --message BYTES   per rank (default 1048576)\n"
 		"  --mtu BYTES       RoCE MTU, payload per packet: 256..4096, power of two (4096)\n"
@@ -81,12 +83,14 @@ int rsw_cmd_gen(int argc, char **argv)
 			have_pattern = 1;
 			if (!strcmp(optarg, "ring"))
 				c.pattern = RSW_GEN_RING;
+			else if (!strcmp(optarg, "tree"))
+				c.pattern = RSW_GEN_TREE;
 			else if (!strcmp(optarg, "all-to-all"))
 				c.pattern = RSW_GEN_ALL_TO_ALL;
 			else if (!strcmp(optarg, "incast"))
 				c.pattern = RSW_GEN_INCAST;
 			else {
-				fprintf(stderr, "rocesw gen: --pattern expects ring, all-to-all or incast, "
+				fprintf(stderr, "rocesw gen: --pattern expects ring, tree, all-to-all or incast, "
 						"got '%s'\n", optarg);
 				return 2;
 			}

@@ -196,6 +196,15 @@ static int run_step(struct gen *g, struct part *parts, size_t n, uint64_t start)
 	return 0;
 }
 
+/* Depth of rank i in the binary tree (root 0 at depth 0). */
+static unsigned level(unsigned i)
+{
+	unsigned l = 0;
+	for (i++; i > 1; i >>= 1)
+		l++;
+	return l;
+}
+
 int rsw_gen_write(const struct rsw_gen_cfg *c, const char *dir, uint64_t *packets, char *err,
 		  size_t errlen)
 {
@@ -227,7 +236,9 @@ int rsw_gen_write(const struct rsw_gen_cfg *c, const char *dir, uint64_t *packet
 			goto out;
 		}
 	}
-	unsigned steps = c->pattern == RSW_GEN_RING ? 2 * (c->hosts - 1) : 1;
+	unsigned depth = level(c->hosts - 1);
+	unsigned steps = c->pattern == RSW_GEN_RING ? 2 * (c->hosts - 1)
+			 : c->pattern == RSW_GEN_TREE ? 2 * depth : 1;
 	uint64_t start = 0;
 	for (unsigned s = 0; s < steps; s++) {
 		n = 0;
@@ -236,6 +247,14 @@ int rsw_gen_write(const struct rsw_gen_cfg *c, const char *dir, uint64_t *packet
 			if (c->pattern == RSW_GEN_RING)
 				r = add_transfer(&g, i, (i + 1) % c->hosts, c->message / c->hosts, &list,
 						 &n, &cap);
+			else if (c->pattern == RSW_GEN_TREE && i > 0) {
+				/* reduce: the deepest level first; then broadcast from the top */
+				unsigned lvl = s < depth ? depth - s : s - depth + 1;
+				if (level(i) == lvl && s < depth)
+					r = add_transfer(&g, i, (i - 1) / 2, c->message, &list, &n, &cap);
+				else if (level(i) == lvl)
+					r = add_transfer(&g, (i - 1) / 2, i, c->message, &list, &n, &cap);
+			}
 			else if (c->pattern == RSW_GEN_ALL_TO_ALL)
 				for (unsigned k = 1; k < c->hosts && r == 0; k++)
 					r = add_transfer(&g, i, (i + k) % c->hosts, c->message / c->hosts,

@@ -1,19 +1,21 @@
 /* RoCEv2 traffic generator for collectives: per-host captures of the RDMA WRITEs a ring
  * AllReduce, an all-to-all or an N-to-1 incast puts on the wire, with QPs per connection, the
  * Linux or a fixed UDP source port, DSCP, and an optional receiver-driven mode where a
- * clear-to-send from the receiver precedes each chunk. */
+ * clear-to-send from the receiver precedes each chunk. Tree AllReduce is the binary tree over
+ * ranks (parent of i is (i-1)/2): a reduce up the tree, level by level, then a broadcast down. */
 #ifndef RSW_GEN_H
 #define RSW_GEN_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-enum rsw_gen_pattern { RSW_GEN_RING = 0, RSW_GEN_ALL_TO_ALL, RSW_GEN_INCAST };
+enum rsw_gen_pattern { RSW_GEN_RING = 0, RSW_GEN_TREE, RSW_GEN_ALL_TO_ALL, RSW_GEN_INCAST };
 
 struct rsw_gen_cfg {
 	unsigned pattern;      /* enum rsw_gen_pattern */
 	unsigned hosts;        /* ranks, 2..1024 */
-	uint64_t message;      /* bytes each rank contributes (ring/all-to-all) or sends (incast) */
+	uint64_t message;      /* bytes per rank: its contribution (ring, tree, all-to-all) or what
+				* it sends (incast) */
 	unsigned mtu;          /* RoCE MTU: payload bytes per packet (256..4096, a power of two) */
 	unsigned qps;          /* QPs per connection */
 	int split;             /* 1: each message split over the QPs; 0: messages round-robin */

@@ -15,7 +15,7 @@ static void usage(FILE *f)
 		"              tables) and print what it saw and decided\n"
 		"  check-config F\n"
 		"              load a switch config, print its errors or a summary\n"
-		"  gen --pattern ring|all-to-all|incast --hosts N --out DIR [...]\n"
+		"  gen --pattern ring|tree|all-to-all|incast --hosts N --out DIR [...]\n"
 		"              per-host captures of the RoCEv2 traffic of a collective\n"
 		"  hash --policy F --pcap F [--members N] [--fail M] [--json]\n"
 		"              compare ECMP hash policies on captured traffic (hash lab)\n"

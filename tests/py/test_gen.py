@@ -111,6 +111,24 @@ class Gen(unittest.TestCase):
             self.assertEqual(sorted(set(dsts)), sorted(ip(j) for j in range(4) if j != h))
             self.assertEqual(len(dsts), 3)
 
+    def test_tree(self):
+        """Binary tree over 7 ranks: leaves 3..6 send up first, then 1 and 2; then 0 sends
+        down to 1 and 2, and they to their children; every transfer the whole message."""
+        d = self.gen("--pattern", "tree", "--hosts", "7", "--message", "8192", "--mtu", "4096")
+        pk = {h: [(t, fields(r)) for t, r in read(os.path.join(d, f"h{h}.pcap"))] for h in range(7)}
+        parent = {i: (i - 1) // 2 for i in range(1, 7)}
+        for h in range(7):
+            dsts = [f["dst"] for _, f in pk[h]]
+            up = [ip(parent[h])] * 2 if h else []
+            down = [ip(c) for c in (2 * h + 1, 2 * h + 2) if c < 7]
+            self.assertEqual(sorted(dsts), sorted(up + down * 2), h)
+        # reduce before broadcast: a rank sends down only after all of its children sent up
+        for h in (0, 1, 2):
+            kids = [c for c in (2 * h + 1, 2 * h + 2) if c < 7]
+            last_up = max(t for c in kids for t, f in pk[c] if f["dst"] == ip(h))
+            first_down = min(t for t, f in pk[h] if f["dst"] in {ip(c) for c in kids})
+            self.assertLess(last_up, first_down)
+
     def test_receiver_driven(self):
         n = 4
         d = self.gen("--pattern", "ring", "--hosts", str(n), "--message", str(n * 8192),
