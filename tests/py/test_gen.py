@@ -151,7 +151,7 @@ class Gen(unittest.TestCase):
                 self.assertEqual(rocepkt.icrc(raw[14:]), raw[-4:])
 
     def test_bad_arguments(self):
-        for args, msg in ((["--pattern", "tree", "--hosts", "4"], "--pattern expects ring"),
+        for args, msg in ((["--pattern", "butterfly", "--hosts", "4"], "--pattern expects ring"),
                           (["--pattern", "ring", "--hosts", "1"], "--hosts expects a number 2..512"),
                           (["--pattern", "ring", "--hosts", "4", "--mtu", "1000"],
                            "--mtu must be 256, 512"),
