@@ -55,7 +55,8 @@ static int num(const char *opt, const char *s, unsigned long lo, unsigned long h
 	return 0;
 }
 
-int rsw_cmd_gen(int argc, char **argv)
+int rsw_gen_parse(int argc, char **argv, struct rsw_gen_cfg *cfg, const char **out_dir,
+		  int need_out)
 {
 	static const struct option opts[] = {
 		{"pattern", required_argument, NULL, 'p'}, {"hosts", required_argument, NULL, 'n'},
@@ -154,12 +155,12 @@ int rsw_cmd_gen(int argc, char **argv)
 			}
 			break;
 		case 'x': if (num("root", optarg, 0, 511, &v) < 0) return 2; c.root = (unsigned)v; break;
-		case 'h': usage(stdout); return 0;
+		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (!have_pattern || !c.hosts || !out || optind < argc) {
-		fprintf(stderr, "rocesw gen: give --pattern, --hosts and --out\n");
+	if (!have_pattern || !c.hosts || (need_out && !out) || optind < argc) {
+		fprintf(stderr, "rocesw gen: give --pattern, --hosts%s\n", need_out ? " and --out" : "");
 		usage(stderr);
 		return 2;
 	}
@@ -167,6 +168,18 @@ int rsw_cmd_gen(int argc, char **argv)
 		fprintf(stderr, "rocesw gen: --root %u: there are %u hosts\n", c.root, c.hosts);
 		return 2;
 	}
+	*cfg = c;
+	*out_dir = out;
+	return 0;
+}
+
+int rsw_cmd_gen(int argc, char **argv)
+{
+	struct rsw_gen_cfg c;
+	const char *out;
+	int rc = rsw_gen_parse(argc, argv, &c, &out, 1);
+	if (rc)
+		return rc == 1 ? 0 : rc;
 	char err[1024];
 	uint64_t packets;
 	if (rsw_gen_write(&c, out, &packets, err, sizeof(err)) < 0) {

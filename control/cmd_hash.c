@@ -1,4 +1,5 @@
 /* `rocesw hash`: judge ECMP hash policies on captured traffic before they reach hardware. */
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -6,17 +7,19 @@
 #include <string.h>
 
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_hash_crc.h>
 
 #include "cmd.h"
 #include "config.h"
 #include "dataplane/hash/hash_algo.h"
+#include "gen.h"
 #include "hash_lab.h"
 #include "hash_lab_html.h"
 
 #define MAX_POLICIES 16
-#define MAX_PCAPS 64
+#define MAX_PCAPS 600
 
 static void usage(FILE *f)
 {
@@ -33,6 +36,8 @@ static void usage(FILE *f)
 		"  --policy F     a file with HASH_POLICY entries and/or SWITCH_HASH|GLOBAL (read as the\n"
 		"                 policy named default), e.g. a switch config; repeatable\n"
 		"  --pcap F       Ethernet capture; repeatable; all are one traffic mix\n"
+		"  --gen \"SPEC\"   traffic from rocesw gen instead of (or beside) captures, e.g.\n"
+		"                 --gen \"--pattern ring --hosts 16 --qps 4 --qp-mode split\"\n"
 		"  --members N    ECMP width (default 8, at most 256)\n"
 		"  --buckets N    resilient bucket table size (default 4096)\n"
 		"  --no-resilient member = hash %% N, as a plain ECMP group\n"
@@ -274,6 +279,44 @@ static void bench_policy(const struct rsw_lab_traffic *t, const struct lab_polic
 		"ratio %.2f (%u)\n", p->name, n, ours, base, ours / base, sink & 1);
 }
 
+/* Runs the generator on spec into a fresh directory and appends its captures to pcaps.
+ * Returns the number of hosts, or 0 after printing the error. */
+static unsigned generate(const char *spec, char *dir, char paths[][sizeof("/tmp/rocesw-hash-gen.XXXXXX") + 16],
+			 const char **pcaps, unsigned *n_pcaps)
+{
+	char buf[1024], *argv[64];
+	int argc = 0;
+	snprintf(buf, sizeof(buf), "%s", spec);
+	argv[argc++] = "gen";
+	for (char *tok = strtok(buf, " \t"); tok && argc < 63; tok = strtok(NULL, " \t"))
+		argv[argc++] = tok;
+	argv[argc] = NULL;
+	struct rsw_gen_cfg c;
+	const char *out;
+	if (rsw_gen_parse(argc, argv, &c, &out, 0) != 0)
+		return 0;
+	if (c.hosts + *n_pcaps > MAX_PCAPS) {
+		fprintf(stderr, "rocesw hash: --gen with %u hosts: at most %u captures in all\n",
+			c.hosts, MAX_PCAPS);
+		return 0;
+	}
+	char err[1024];
+	uint64_t packets;
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "rocesw hash: --gen: cannot make %s: %s\n", dir, strerror(errno));
+		return 0;
+	}
+	if (rsw_gen_write(&c, dir, &packets, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocesw hash: --gen: %s\n", err);
+		return 0;
+	}
+	for (unsigned h = 0; h < c.hosts; h++) {
+		snprintf(paths[h], sizeof(paths[h]), "%s/h%u.pcap", dir, h);
+		pcaps[(*n_pcaps)++] = paths[h];
+	}
+	return c.hosts;
+}
+
 int rsw_cmd_hash(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -283,7 +326,7 @@ int rsw_cmd_hash(int argc, char **argv)
 		{"fail", required_argument, NULL, 'f'}, {"seed", required_argument, NULL, 's'},
 		{"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
 		{"bench", required_argument, NULL, 'B'}, {"seed-sweep", required_argument, NULL, 'S'},
-		{"html", required_argument, NULL, 'H'},
+		{"html", required_argument, NULL, 'H'}, {"gen", required_argument, NULL, 'G'},
 		{NULL, 0, NULL, 0},
 	};
 	struct lab_policy pol[MAX_POLICIES];
@@ -291,7 +334,10 @@ int rsw_cmd_hash(int argc, char **argv)
 	unsigned n_pol = 0, n_pcaps = 0, members = 8, in_port = 0;
 	uint32_t buckets = 4096;
 	uint64_t fail_mask = 0, seed = 0, bench = 0, sweep = 0;
-	const char *html = NULL;
+	const char *html = NULL, *gen_spec = NULL;
+	char gen_dir[] = "/tmp/rocesw-hash-gen.XXXXXX";
+	char gen_paths[512][sizeof(gen_dir) + 16];
+	unsigned gen_hosts = 0;
 	int json = 0, c;
 	char *end;
 
@@ -358,13 +404,14 @@ int rsw_cmd_hash(int argc, char **argv)
 			break;
 		case 'j': json = 1; break;
 		case 'H': html = optarg; break;
+		case 'G': gen_spec = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind < argc || !n_pol || !n_pcaps) {
+	if (optind < argc || !n_pol || (!n_pcaps && !gen_spec)) {
 		fprintf(stderr, "rocesw hash: %s\n", optind < argc ? "unexpected argument"
-			: !n_pol ? "give at least one --policy" : "give at least one --pcap");
+			: !n_pol ? "give at least one --policy" : "give at least one --pcap or --gen");
 		usage(stderr);
 		return 2;
 	}
@@ -377,8 +424,14 @@ int rsw_cmd_hash(int argc, char **argv)
 		fprintf(stderr, "rocesw hash: --fail leaves no member\n");
 		return 2;
 	}
+	if (gen_spec && (gen_hosts = generate(gen_spec, gen_dir, gen_paths, pcaps, &n_pcaps)) == 0)
+		return 2;
 	char err[1024];
 	struct rsw_lab_traffic *t = rsw_lab_load(pcaps, n_pcaps, err, sizeof(err));
+	for (unsigned h = 0; h < gen_hosts; h++) /* the lab holds the packets now */
+		unlink(gen_paths[h]);
+	if (gen_hosts)
+		rmdir(gen_dir);
 	if (!t) {
 		fprintf(stderr, "rocesw hash: %s\n", err);
 		return 1;

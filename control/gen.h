@@ -36,4 +36,9 @@ void rsw_gen_host_mac(unsigned i, uint8_t mac[6]);
 int rsw_gen_write(const struct rsw_gen_cfg *cfg, const char *dir, uint64_t *packets, char *err,
 		  size_t errlen);
 
+/* Parses `rocesw gen` arguments (argv[0] is the command name). Returns 0, 1 after printing the
+ * help, or 2 after printing what was wrong. With need_out 0, --out may be left out. */
+int rsw_gen_parse(int argc, char **argv, struct rsw_gen_cfg *cfg, const char **out_dir,
+		  int need_out);
+
 #endif

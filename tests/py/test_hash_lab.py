@@ -192,6 +192,22 @@ class HashLab(unittest.TestCase):
             self.assertEqual(r.stdout, "")
             self.assertIn(f"{name} cannot be expressed for SONiC: {why}", r.stderr)
 
+    def test_gen_spec_input(self):
+        spec = "--pattern ring --hosts 8 --qps 2 --qp-mode split --message 262144"
+        got = self.lab("--gen", spec, "--members", "4")
+        d = tmpdir()
+        subprocess.run([ROCESW, "gen", "--out", d, *spec.split()], check=True,
+                       capture_output=True)
+        pcaps = []
+        for h in range(8):
+            pcaps += ["--pcap", os.path.join(d, f"h{h}.pcap")]
+        ref = self.lab(*pcaps, "--members", "4")
+        self.assertEqual(got, ref, "--gen is the same traffic as the generated captures")
+        self.assertEqual(sum(m["flows"] for m in got["dest_qp"]["members"]), 8 * 2)
+        r = self.lab("--gen", "--pattern nope --hosts 4", check=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--pattern expects ring, tree, all-to-all or incast, got 'nope'", r.stderr)
+
     def test_bad_inputs(self):
         cut = os.path.join(self.dir, "cut.pcap")
         with open(self.fixed, "rb") as src, open(cut, "wb") as dst:
