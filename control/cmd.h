@@ -7,5 +7,6 @@ int rsw_cmd_hash(int argc, char **argv);
 int rsw_cmd_hash_explain(int argc, char **argv);
 int rsw_cmd_hash_export(int argc, char **argv);
 int rsw_cmd_gen(int argc, char **argv);
+int rsw_cmd_replay(int argc, char **argv);
 
 #endif

@@ -15,6 +15,8 @@ static void usage(FILE *f)
 		"              tables) and print what it saw and decided\n"
 		"  check-config F\n"
 		"              load a switch config, print its errors or a summary\n"
+		"  replay --config F --out DIR --in PORT=FILE [...]\n"
+		"              captures through a switch on virtual time, output captures per port\n"
 		"  gen --pattern ring|tree|all-to-all|incast --hosts N --out DIR [...]\n"
 		"              per-host captures of the RoCEv2 traffic of a collective\n"
 		"  hash --policy F --pcap F [--members N] [--fail M] [--json]\n"
@@ -33,6 +35,8 @@ int main(int argc, char **argv)
 		return rsw_cmd_inspect(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "check-config"))
 		return rsw_cmd_check_config(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "replay"))
+		return rsw_cmd_replay(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "gen"))
 		return rsw_cmd_gen(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "hash"))

@@ -59,6 +59,7 @@
 	X(QUEUE_TAIL_DROP, "queue_tail_drop")                                                   \
 	X(VOQ_FULL, "voq_full")                                                                 \
 	X(PFCWD_DROP, "pfcwd_drop")                                                             \
+	X(NO_MBUF, "no_mbuf")                                                                   \
 	/* live ports, egress / TX */                                                          \
 	X(RX_MULTISEG, "rx_multiseg")                                                           \
 	X(TX_FULL, "tx_full")
