@@ -1,5 +1,6 @@
 /* `rocesw replay`: captures through one switch on virtual time (dataplane/replay). */
 #include <getopt.h>
+#include <sys/stat.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,17 +19,20 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rocesw replay --config F --out DIR --in PORT=FILE [--in PORT=FILE ...]\n"
-		"                     [--seed N] [--until NS]\n"
+		"                     [--seed N] [--until NS] [--sample-ns NS]\n"
 		"\n"
 		"Replays captures through the switch of config F on virtual time: each frame enters\n"
 		"PORT at its capture timestamp, goes through the same parser, tables and traffic\n"
 		"manager as the live switch, and leaves each port when its shaper lets it. Writes\n"
-		"DIR/<port>.pcap (nanosecond timestamps = departure times) and DIR/summary.json, and\n"
+		"DIR/<port>.pcap (nanosecond timestamps = departure times), DIR/events.jsonl (drops\n"
+		"with reason, ECN marks, PFC sent and received, watchdog, queue depth samples) and\n"
+		"DIR/summary.json, and\n"
 		"prints a summary. The same inputs, config and seed give byte-identical outputs.\n"
 		"\n"
 		"  --in PORT=FILE  a capture entering port PORT (its name in F); repeatable\n"
 		"  --seed N        seed of the ECN marking random source (default 1)\n"
 		"  --until NS      stop at this virtual time (ns); what is queued then counts as queued\n"
+		"  --sample-ns NS  queue-depth sampling period of the event log (default 1000)\n"
 		"\n"
 		"Zone configs (several switches and links) are not supported yet.\n");
 }
@@ -92,12 +96,13 @@ int rsw_cmd_replay(int argc, char **argv)
 		{"config", required_argument, NULL, 'c'}, {"out", required_argument, NULL, 'o'},
 		{"in", required_argument, NULL, 'i'}, {"seed", required_argument, NULL, 's'},
 		{"until", required_argument, NULL, 'u'}, {"help", no_argument, NULL, 'h'},
+		{"sample-ns", required_argument, NULL, 'S'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *config = NULL, *out = NULL;
 	char *in_arg[MAX_INPUTS];
 	unsigned n_in = 0;
-	unsigned long long seed = 1, until = 0;
+	unsigned long long seed = 1, until = 0, sample = 1000;
 	int c;
 	char *end;
 
@@ -115,15 +120,18 @@ int rsw_cmd_replay(int argc, char **argv)
 			in_arg[n_in++] = optarg;
 			break;
 		case 's':
+		case 'S':
 		case 'u': {
 			unsigned long long v = strtoull(optarg, &end, 0);
 			if (!*optarg || *end || optarg[0] == '-') {
 				fprintf(stderr, "rocesw replay: --%s expects a number, got '%s'\n",
-					c == 's' ? "seed" : "until", optarg);
+					c == 's' ? "seed" : c == 'S' ? "sample-ns" : "until", optarg);
 				return 2;
 			}
 			if (c == 's')
 				seed = v;
+			else if (c == 'S')
+				sample = v;
 			else
 				until = v;
 			break;
@@ -176,7 +184,23 @@ int rsw_cmd_replay(int argc, char **argv)
 		in[i].path = eq + 1;
 	}
 	struct rsw_replay_result res;
-	if (rsw_replay_run(sw, in, n_in, out, until, stderr, &res, err, sizeof(err)) < 0) {
+	char evpath[4096];
+	snprintf(evpath, sizeof(evpath), "%s/events.jsonl", out);
+	mkdir(out, 0755);
+	FILE *ev = fopen(evpath, "w");
+	if (!ev) {
+		fprintf(stderr, "rocesw replay: cannot write %s\n", evpath);
+		rsw_switch_free(sw);
+		return 1;
+	}
+	struct rsw_replay_opts ro = {.until_ns = until, .progress = stderr, .events = ev,
+			     .sample_ns = sample};
+	rc = rsw_replay_run(sw, in, n_in, out, &ro, &res, err, sizeof(err));
+	if (fclose(ev) != 0 && rc == 0) {
+		snprintf(err, sizeof(err), "cannot write %s", evpath);
+		rc = -1;
+	}
+	if (rc < 0) {
 		fprintf(stderr, "rocesw replay: %s\n", err);
 		rsw_switch_free(sw);
 		return 1;

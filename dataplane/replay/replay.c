@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <jansson.h>
 #include <rte_mbuf.h>
 
 #include "dataplane/pkt/drop_reason.h"
@@ -37,7 +38,54 @@ struct replay {
 	uint64_t port_next[RSW_MAX_PORTS];
 	uint64_t rnd;
 	struct rsw_replay_result *res;
+	FILE *events;
+	uint64_t sample_ns, next_sample;
 };
+
+static const char *pname(const struct replay *r, uint16_t p)
+{
+	return r->fib->ports[p].name;
+}
+
+/* One event-log line: {"t":NS,"event":KIND,"port":NAME, ...fields}; compact JSON. */
+static void ev_write(struct replay *r, uint64_t t, const char *kind, int port, json_t *fields)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "t", json_integer((json_int_t)t));
+	json_object_set_new(o, "event", json_string(kind));
+	if (port >= 0)
+		json_object_set_new(o, "port", json_string(pname(r, (uint16_t)port)));
+	if (fields)
+		json_object_update(o, fields);
+	json_dumpf(o, r->events, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	fputc('\n', r->events);
+	json_decref(o);
+	json_decref(fields);
+}
+
+static void ev_pfc(struct replay *r, uint64_t t, const char *kind, uint16_t port, uint8_t enable,
+		   const uint16_t time[8])
+{
+	if (!r->events)
+		return;
+	json_t *f = json_object(), *a = json_array();
+	json_object_set_new(f, "class_enable", json_integer(enable));
+	for (unsigned i = 0; i < 8; i++)
+		json_array_append_new(a, json_integer(time[i]));
+	json_object_set_new(f, "time", a);
+	ev_write(r, t, kind, port, f);
+}
+
+/* Watchdog lines from the TM, with the virtual time. */
+static void ev_tm_log(void *arg, const char *line)
+{
+	struct replay *r = arg;
+	if (!r->events)
+		return;
+	json_t *f = json_object();
+	json_object_set_new(f, "message", json_string(line));
+	ev_write(r, rsw_clock_now(&r->clock), "pfcwd", -1, f);
+}
 
 static uint64_t ts_ns(const struct pcap_pkthdr *h, int nano)
 {
@@ -72,10 +120,15 @@ static void write_frame(struct replay *r, uint16_t port, uint64_t t, const uint8
 	pcap_dump((u_char *)r->out[port], &h, data);
 }
 
-static void drop(struct replay *r, unsigned reason)
+static void drop(struct replay *r, unsigned reason, uint16_t port, uint64_t t)
 {
 	r->res->drops[reason]++;
 	r->res->dropped++;
+	if (r->events) {
+		json_t *f = json_object();
+		json_object_set_new(f, "reason", json_string(rsw_drop_reason_name(reason)));
+		ev_write(r, t, "drop", port, f);
+	}
 }
 
 /* One frame entering port at t. */
@@ -87,7 +140,7 @@ static void arrive(struct replay *r, uint16_t port, uint64_t t, const uint8_t *d
 	r->res->received++;
 	struct rsw_pkt_meta m;
 	if (rsw_parse(data, len, &m)) {
-		drop(r, m.drop);
+		drop(r, m.drop, port, t);
 		return;
 	}
 	if (m.l2_kind != RSW_L2_DATA) {
@@ -96,6 +149,8 @@ static void arrive(struct replay *r, uint16_t port, uint64_t t, const uint8_t *d
 		else
 			ps->pause_rx_frames++;
 		rsw_tm_pause_rx(r->tm, r->fib, port, &m, t);
+		ev_pfc(r, t, m.l2_kind == RSW_L2_PFC ? "pfc_rx" : "pause_rx", port,
+		       m.l2_kind == RSW_L2_PFC ? m.pfc_class_enable : 0xFF, m.pfc_time);
 		r->res->consumed++;
 		return;
 	}
@@ -103,7 +158,7 @@ static void arrive(struct replay *r, uint16_t port, uint64_t t, const uint8_t *d
 	uint8_t *buf = mb ? (uint8_t *)rte_pktmbuf_append(mb, (uint16_t)len) : NULL;
 	if (!buf || len > UINT16_MAX) {
 		rte_pktmbuf_free(mb);
-		drop(r, RSW_DROP_NO_MBUF);
+		drop(r, RSW_DROP_NO_MBUF, port, t);
 		return;
 	}
 	memcpy(buf, data, len);
@@ -111,7 +166,7 @@ static void arrive(struct replay *r, uint16_t port, uint64_t t, const uint8_t *d
 	rsw_ingress(r->fib, buf, &m, &r->rnd);
 	if (m.drop) {
 		rte_pktmbuf_free(mb);
-		drop(r, m.drop);
+		drop(r, m.drop, port, t);
 		return;
 	}
 	rsw_egress_rewrite(r->fib, buf, &m);
@@ -119,12 +174,12 @@ static void arrive(struct replay *r, uint16_t port, uint64_t t, const uint8_t *d
 	uint8_t verdict;
 	if (rsw_tm_admit_bin(r->tm, r->fib, &mb, &mp, 1, &verdict) != 1) {
 		rte_pktmbuf_free(mb);
-		drop(r, verdict);
+		drop(r, verdict, m.egress_port, t);
 		return;
 	}
 	if (rsw_tm_enqueue_burst(r->tm, r->fib, m.egress_port, m.tc & 7, &mb, 1) != 1) {
 		rte_pktmbuf_free(mb);
-		drop(r, RSW_DROP_VOQ_FULL);
+		drop(r, RSW_DROP_VOQ_FULL, m.egress_port, t);
 		return;
 	}
 	if (r->port_next[m.egress_port] == NEVER || r->port_next[m.egress_port] > t)
@@ -167,6 +222,7 @@ static void control(struct replay *r, uint16_t p, uint64_t t)
 		uint8_t f[RSW_PFC_FRAME_LEN];
 		unsigned n = rsw_pfc_build(f, r->fib->ports[p].mac, enable, times);
 		write_frame(r, p, t, f, n);
+		ev_pfc(r, t, "pfc_tx", p, enable, times);
 		r->res->port[p].pfc_tx_frames++;
 		rsw_shaper_send(&r->tm->port[p].shaper, t, n);
 		r->port_next[p] = next_time(r, p, t);
@@ -179,6 +235,11 @@ static void service(struct replay *r, uint16_t p, uint64_t t)
 	struct rte_mbuf *m;
 	if (rsw_tm_dequeue(r->tm, r->fib, p, t, &m, 1) == 1) {
 		write_frame(r, p, t, rte_pktmbuf_mtod(m, uint8_t *), m->pkt_len);
+		if (r->events && rsw_tm_tag(m)->marked) {
+			json_t *f = json_object();
+			json_object_set_new(f, "queue", json_integer(rsw_tm_tag(m)->queue));
+			ev_write(r, t, "ecn_mark", p, f);
+		}
 		r->res->port[p].tx_packets++;
 		r->res->port[p].tx_bytes += m->pkt_len;
 		r->res->transmitted++;
@@ -216,11 +277,14 @@ static int open_outputs(struct replay *r, const char *dir, char *err, size_t err
 }
 
 int rsw_replay_run(struct rsw_switch *sw, const struct rsw_replay_input *in_spec, unsigned n_in,
-		   const char *out_dir, uint64_t until_ns, FILE *progress,
+		   const char *out_dir, const struct rsw_replay_opts *opts,
 		   struct rsw_replay_result *res, char *err, size_t errlen)
 {
 	struct replay r = {.sw = sw, .fib = rsw_switch_fib(sw), .res = res,
-			   .rnd = 0x9E3779B97F4A7C15ull};
+			   .rnd = 0x9E3779B97F4A7C15ull, .events = opts->events,
+			   .sample_ns = opts->sample_ns};
+	uint64_t until_ns = opts->until_ns;
+	FILE *progress = opts->progress;
 	struct input *in = calloc(n_in + 1, sizeof(*in));
 	int rc = -1;
 	memset(res, 0, sizeof(*res));
@@ -242,6 +306,8 @@ int rsw_replay_run(struct rsw_switch *sw, const struct rsw_replay_input *in_spec
 			snprintf(err, errlen, "cannot create the packet pool");
 		goto out;
 	}
+	r.tm->log = ev_tm_log;
+	r.tm->log_arg = &r;
 	if (open_outputs(&r, out_dir, err, errlen) < 0)
 		goto out;
 	for (unsigned i = 0; i < n_in; i++) {
@@ -295,6 +361,19 @@ int rsw_replay_run(struct rsw_switch *sw, const struct rsw_replay_input *in_spec
 				service(&r, p, t);
 		for (uint16_t p = 0; p < r.fib->n_ports; p++)
 			control(&r, p, t);
+		if (r.events && r.sample_ns && t >= r.next_sample) {
+			for (uint16_t p = 0; p < r.fib->n_ports; p++)
+				for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
+					uint64_t b = rsw_tm_queue_bytes(r.tm, p, q);
+					if (!b)
+						continue;
+					json_t *f = json_object();
+					json_object_set_new(f, "queue", json_integer(q));
+					json_object_set_new(f, "bytes", json_integer((json_int_t)b));
+					ev_write(&r, t, "queue_depth", p, f);
+				}
+			r.next_sample = t - t % r.sample_ns + r.sample_ns;
+		}
 		if (progress && time(NULL) != last_progress) {
 			last_progress = time(NULL);
 			fprintf(progress, "\rreplay: %.6f s virtual, %lu packets in, %lu out",
@@ -312,6 +391,7 @@ int rsw_replay_run(struct rsw_switch *sw, const struct rsw_replay_input *in_spec
 			res->drops[RSW_DROP_PFCWD_DROP] += f;
 			res->dropped += f;
 		}
+	r.tm->log = NULL; /* its argument lives on this stack */
 	res->tm = r.tm;
 	r.tm = NULL;
 	rc = 0;

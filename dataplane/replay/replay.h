@@ -28,10 +28,17 @@ struct rsw_replay_result {
 	struct rsw_tm *tm;            /* the TM at the end, for its counters; freed by caller */
 };
 
-/* Replays the inputs through sw (its tables as committed) into out_dir/<port>.pcap. until_ns 0
- * runs to the end. Progress lines go to progress (may be NULL). Returns 0, or -1 with a message. */
+struct rsw_replay_opts {
+	uint64_t until_ns;   /* 0: run to the end */
+	FILE *progress;      /* progress line, or NULL */
+	FILE *events;        /* JSON-lines event log, or NULL */
+	uint64_t sample_ns;  /* queue-depth sampling period of the event log */
+};
+
+/* Replays the inputs through sw (its tables as committed) into out_dir/<port>.pcap. Returns 0, or
+ * -1 with a message. */
 int rsw_replay_run(struct rsw_switch *sw, const struct rsw_replay_input *in, unsigned n_in,
-		   const char *out_dir, uint64_t until_ns, FILE *progress,
+		   const char *out_dir, const struct rsw_replay_opts *opts,
 		   struct rsw_replay_result *res, char *err, size_t errlen);
 
 #endif

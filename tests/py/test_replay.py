@@ -102,6 +102,18 @@ class Replay(unittest.TestCase):
             self.assertEqual(int(rows[0][1]), 1000, "XOFF with the port's pause time")
             self.assertEqual(int(rows[-1][1]), 0, "XON last")
         self.assertEqual(summary["drops"], {}, "lossless: nothing dropped")
+        # the event log says the same: one pfc_tx line per PFC frame, at the frame's time
+        with open(os.path.join(out, "events.jsonl")) as f:
+            events = [json.loads(line) for line in f]
+        for port in ("Ethernet0", "Ethernet8"):
+            frames = [(t, raw) for t, raw in read(os.path.join(out, f"{port}.pcap"))
+                      if raw[12:14] == b"\x88\x08"]
+            logged = [e for e in events if e["event"] == "pfc_tx" and e["port"] == port]
+            self.assertEqual([e["t"] for e in logged], [t for t, _ in frames])
+            self.assertEqual([e["time"][3] for e in logged],
+                             [int.from_bytes(raw[24:26], "big") for _, raw in frames])
+        depth = [e for e in events if e["event"] == "queue_depth"]
+        self.assertTrue(depth and all(e["port"] == "Ethernet16" and e["queue"] == 3 for e in depth))
         out2, _ = self.replay("pfc-again", PFC)
         for f in sorted(os.listdir(out)):
             self.assertTrue(filecmp.cmp(os.path.join(out, f), os.path.join(out2, f), shallow=False),
