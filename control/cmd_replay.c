@@ -196,12 +196,14 @@ int rsw_cmd_replay(int argc, char **argv)
 	struct rsw_replay_opts ro = {.until_ns = until, .progress = stderr, .events = ev,
 			     .sample_ns = sample};
 	rc = rsw_replay_run(sw, in, n_in, out, &ro, &res, err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "rocesw replay: %s\n", err);
 	if (fclose(ev) != 0 && rc == 0) {
-		snprintf(err, sizeof(err), "cannot write %s", evpath);
+		fprintf(stderr, "rocesw replay: cannot write %s\n", evpath);
+		rsw_tm_free(res.tm);
 		rc = -1;
 	}
 	if (rc < 0) {
-		fprintf(stderr, "rocesw replay: %s\n", err);
 		rsw_switch_free(sw);
 		return 1;
 	}
