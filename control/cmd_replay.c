@@ -11,6 +11,7 @@
 #include "dataplane/pkt/drop_reason.h"
 #include "dataplane/replay/replay.h"
 #include "dataplane/tm/tm.h"
+#include "dataplane/tables/table_types.h"
 #include "eal_quiet.h"
 
 #define MAX_INPUTS 256
@@ -83,9 +84,37 @@ static json_t *summary_json(const struct rsw_fib *fib, const struct rsw_replay_r
 	json_object_set_new(cons, "queued", json_integer((json_int_t)r->queued));
 	json_object_set_new(cons, "holds", json_boolean(r->received == r->transmitted + r->dropped +
 									  r->consumed + r->queued));
+	json_t *flows = json_array();
+	for (size_t i = 0; i < r->n_flows; i++) {
+		const struct rsw_flow_key *k = &r->flow_key[i];
+		const struct rsw_replay_flow *f = &r->flow[i];
+		struct rsw_ip a = {.family = k->l3 == 2 ? 6 : 4}, b = a;
+		char sa[64], sb[64];
+		memcpy(a.a, k->src, 16);
+		memcpy(b.a, k->dst, 16);
+		json_t *o = json_object();
+		json_object_set_new(o, "src", json_string(rsw_ip_str(&a, sa, sizeof(sa))));
+		json_object_set_new(o, "dst", json_string(rsw_ip_str(&b, sb, sizeof(sb))));
+		json_object_set_new(o, "protocol", json_integer(k->proto));
+		json_object_set_new(o, "sport", json_integer(k->sport));
+		json_object_set_new(o, "dport", json_integer(k->dport));
+		json_object_set_new(o, "dest_qp", json_integer(k->qp));
+		json_object_set_new(o, "packets_in", json_integer((json_int_t)f->packets_in));
+		json_object_set_new(o, "packets_out", json_integer((json_int_t)f->packets_out));
+		json_object_set_new(o, "bytes_in", json_integer((json_int_t)f->bytes_in));
+		json_object_set_new(o, "start_ns", json_integer((json_int_t)f->first_in_ns));
+		json_object_set_new(o, "done_ns", f->packets_out ? json_integer((json_int_t)f->done_ns)
+								 : json_null());
+		json_object_set_new(o, "completion_ns",
+				    f->packets_out == f->packets_in
+					    ? json_integer((json_int_t)(f->done_ns - f->first_in_ns))
+					    : json_null());
+		json_array_append_new(flows, o);
+	}
 	json_object_set_new(root, "end_ns", json_integer((json_int_t)r->end_ns));
 	json_object_set_new(root, "ports", ports);
 	json_object_set_new(root, "drops", drops);
+	json_object_set_new(root, "flows", flows);
 	json_object_set_new(root, "conservation", cons);
 	return root;
 }
@@ -200,7 +229,7 @@ int rsw_cmd_replay(int argc, char **argv)
 		fprintf(stderr, "rocesw replay: %s\n", err);
 	if (fclose(ev) != 0 && rc == 0) {
 		fprintf(stderr, "rocesw replay: cannot write %s\n", evpath);
-		rsw_tm_free(res.tm);
+		rsw_replay_result_free(&res);
 		rc = -1;
 	}
 	if (rc < 0) {
@@ -229,7 +258,7 @@ int rsw_cmd_replay(int argc, char **argv)
 	       "+ queued %lu\n", (double)res.end_ns / 1e9, (unsigned long)res.received,
 	       (unsigned long)res.transmitted, (unsigned long)res.dropped,
 	       (unsigned long)res.consumed, (unsigned long)res.queued);
-	rsw_tm_free(res.tm);
+	rsw_replay_result_free(&res);
 	rsw_switch_free(sw);
 	return rc;
 }

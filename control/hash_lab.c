@@ -3,64 +3,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rte_jhash.h>
-
 #include "dataplane/hash/resilient.h"
 #include "dataplane/pkt/drop_reason.h"
 #include "dataplane/pkt/parse.h"
 #include "hash_lab.h"
 
-/* Open-addressing flow table: flow index + 1 per slot, 0 = empty. */
-struct flow_index {
-	uint32_t *slot;
-	size_t cap;
-};
-
-static int same_flow(const struct rsw_lab_flow *a, const struct rsw_lab_flow *b)
+/* Index of the flow of m (its totals slot grown with it); -1 when out of memory. */
+static long flow_of(struct rsw_lab_traffic *t, const struct rsw_pkt_meta *m, size_t *flows_cap)
 {
-	return a->l3 == b->l3 && a->proto == b->proto && a->sport == b->sport &&
-	       a->dport == b->dport && a->qp == b->qp && !memcmp(a->src, b->src, 16) &&
-	       !memcmp(a->dst, b->dst, 16);
-}
-
-static uint32_t flow_hash(const struct rsw_lab_flow *f)
-{
-	uint32_t h = rte_jhash(f->src, 16, f->l3);
-	h = rte_jhash(f->dst, 16, h);
-	return rte_jhash_3words(f->proto, (uint32_t)f->sport << 16 | f->dport, f->qp, h);
-}
-
-static int grow(struct rsw_lab_traffic *t, struct flow_index *ix)
-{
-	size_t cap = ix->cap ? ix->cap * 2 : 1024;
-	uint32_t *s = calloc(cap, sizeof(*s));
-	if (!s)
+	struct rsw_flow_key key;
+	rsw_flow_key_of(m, &key);
+	long fi = rsw_flow_table_find_add(&t->ix, &key);
+	if (fi < 0)
 		return -1;
-	for (size_t i = 0; i < t->n_flows; i++) {
-		size_t j = flow_hash(&t->flows[i]) & (cap - 1);
-		while (s[j])
-			j = (j + 1) & (cap - 1);
-		s[j] = (uint32_t)i + 1;
-	}
-	free(ix->slot);
-	ix->slot = s;
-	ix->cap = cap;
-	return 0;
-}
-
-/* Index of the flow of f, added if new; -1 when out of memory. */
-static long flow_of(struct rsw_lab_traffic *t, struct flow_index *ix, const struct rsw_lab_flow *f,
-		    size_t *flows_cap)
-{
-	if ((t->n_flows + 1) * 2 > ix->cap && grow(t, ix) < 0)
-		return -1;
-	size_t j = flow_hash(f) & (ix->cap - 1);
-	while (ix->slot[j]) {
-		if (same_flow(&t->flows[ix->slot[j] - 1], f))
-			return (long)ix->slot[j] - 1;
-		j = (j + 1) & (ix->cap - 1);
-	}
-	if (t->n_flows == *flows_cap) {
+	if ((size_t)fi == *flows_cap) {
 		size_t cap = *flows_cap ? *flows_cap * 2 : 1024;
 		void *p = realloc(t->flows, cap * sizeof(*t->flows));
 		if (!p)
@@ -68,9 +24,11 @@ static long flow_of(struct rsw_lab_traffic *t, struct flow_index *ix, const stru
 		t->flows = p;
 		*flows_cap = cap;
 	}
-	t->flows[t->n_flows] = *f;
-	ix->slot[j] = (uint32_t)++t->n_flows;
-	return (long)t->n_flows - 1;
+	if ((size_t)fi == t->n_flows) {
+		t->flows[fi] = (struct rsw_lab_flow){0};
+		t->n_flows++;
+	}
+	return fi;
 }
 
 static int push_packet(struct rsw_lab_traffic *t, size_t *cap, const uint8_t *data, uint32_t len,
@@ -109,7 +67,6 @@ static int push_packet(struct rsw_lab_traffic *t, size_t *cap, const uint8_t *da
 struct rsw_lab_traffic *rsw_lab_load(const char *const *pcaps, unsigned n, char *err, size_t errlen)
 {
 	struct rsw_lab_traffic *t = calloc(1, sizeof(*t));
-	struct flow_index ix = {0};
 	size_t pcap_cap = 0, flows_cap = 0;
 	if (!t) {
 		snprintf(err, errlen, "out of memory");
@@ -141,12 +98,7 @@ struct rsw_lab_traffic *rsw_lab_load(const char *const *pcaps, unsigned n, char 
 				t->skipped_not_ip++;
 				continue;
 			}
-			struct rsw_lab_flow key = {.l3 = m.l3, .proto = m.ip_proto, .sport = m.sport,
-						   .dport = m.dport};
-			key.qp = (m.flags & RSW_META_F_ROCE) ? m.bth_dest_qp : 0;
-			memcpy(key.src, m.src_ip, 16);
-			memcpy(key.dst, m.dst_ip, 16);
-			long fi = flow_of(t, &ix, &key, &flows_cap);
+			long fi = flow_of(t, &m, &flows_cap);
 			if (fi < 0 || push_packet(t, &pcap_cap, data, h->caplen, h->len, &m, (uint32_t)fi) < 0) {
 				snprintf(err, errlen, "%s: out of memory", pcaps[f]);
 				pcap_close(p);
@@ -163,10 +115,8 @@ struct rsw_lab_traffic *rsw_lab_load(const char *const *pcaps, unsigned n, char 
 		}
 		pcap_close(p);
 	}
-	free(ix.slot);
 	return t;
 fail:
-	free(ix.slot);
 	rsw_lab_free(t);
 	return NULL;
 }
@@ -182,6 +132,7 @@ void rsw_lab_free(struct rsw_lab_traffic *t)
 	free(t->flow);
 	free(t->wire_len);
 	free(t->flows);
+	rsw_flow_table_free(&t->ix);
 	free(t);
 }
 

@@ -9,15 +9,12 @@
 #include <stdint.h>
 
 #include "dataplane/hash/hash_policy.h"
+#include "dataplane/pkt/flow_table.h"
 #include "dataplane/pkt/pkt_meta.h"
 
-/* A flow: addresses, protocol, ports and, for RoCE, the destination QP. */
+/* A flow (dataplane/pkt/flow_table.h: addresses, protocol, ports, RoCE destination QP) and its
+ * totals. */
 struct rsw_lab_flow {
-	uint8_t l3;
-	uint8_t proto;
-	uint16_t sport, dport;
-	uint32_t qp;
-	uint8_t src[16], dst[16];
 	uint64_t packets, bytes;
 };
 
@@ -27,7 +24,8 @@ struct rsw_lab_traffic {
 	struct rsw_pkt_meta *meta;   /* each packet's parse */
 	uint32_t *flow;              /* each packet's flow index */
 	uint32_t *wire_len;          /* each packet's length on the wire (pcap len, not caplen) */
-	struct rsw_lab_flow *flows;
+	struct rsw_lab_flow *flows;  /* by flow index of ix */
+	struct rsw_flow_table ix;
 	uint64_t skipped_not_ip;     /* frames not hashed: MAC control, other EtherTypes */
 	uint64_t skipped_malformed;  /* frames the parser rejected */
 };

@@ -13,6 +13,7 @@
 #include "dataplane/tables/ingress.h"
 #include "dataplane/tm/clock.h"
 #include "dataplane/tm/pfc.h"
+#include "dataplane/tm/shaper.h"
 #include "dataplane/tm/tm.h"
 #include "replay.h"
 
@@ -40,7 +41,34 @@ struct replay {
 	struct rsw_replay_result *res;
 	FILE *events;
 	uint64_t sample_ns, next_sample;
+	struct rsw_flow_table flows;
+	struct rsw_replay_flow *fl;
+	size_t fl_cap;
+	int oom;
 };
+
+/* The flow record of a parsed packet, created on first sight. */
+static struct rsw_replay_flow *flow_rec(struct replay *r, const struct rsw_pkt_meta *m)
+{
+	struct rsw_flow_key k;
+	rsw_flow_key_of(m, &k);
+	long fi = rsw_flow_table_find_add(&r->flows, &k);
+	if (fi < 0)
+		goto oom;
+	if ((size_t)fi >= r->fl_cap) {
+		size_t cap = r->fl_cap ? r->fl_cap * 2 : 1024;
+		void *p = realloc(r->fl, cap * sizeof(*r->fl));
+		if (!p)
+			goto oom;
+		r->fl = p;
+		memset(r->fl + r->fl_cap, 0, (cap - r->fl_cap) * sizeof(*r->fl));
+		r->fl_cap = cap;
+	}
+	return &r->fl[fi];
+oom:
+	r->oom = 1;
+	return NULL;
+}
 
 static const char *pname(const struct replay *r, uint16_t p)
 {
@@ -154,6 +182,14 @@ static void arrive(struct replay *r, uint16_t port, uint64_t t, const uint8_t *d
 		r->res->consumed++;
 		return;
 	}
+	if (m.l3 != RSW_L3_NONE) {
+		struct rsw_replay_flow *f = flow_rec(r, &m);
+		if (f) {
+			if (!f->packets_in++)
+				f->first_in_ns = t;
+			f->bytes_in += len;
+		}
+	}
 	struct rte_mbuf *mb = rte_pktmbuf_alloc(r->pool);
 	uint8_t *buf = mb ? (uint8_t *)rte_pktmbuf_append(mb, (uint16_t)len) : NULL;
 	if (!buf || len > UINT16_MAX) {
@@ -242,6 +278,16 @@ static void service(struct replay *r, uint16_t p, uint64_t t)
 		}
 		r->res->port[p].tx_packets++;
 		r->res->port[p].tx_bytes += m->pkt_len;
+		struct rsw_pkt_meta pm;
+		struct rsw_replay_flow *f;
+		if (rsw_parse(rte_pktmbuf_mtod(m, uint8_t *), m->pkt_len, &pm) == 0 &&
+		    (f = flow_rec(r, &pm)) != NULL) {
+			const struct rsw_tm_port_cfg *pc = &r->fib->tm[p];
+			uint32_t speed = pc->unshaped ? 0 : r->fib->ports[p].speed_mbps;
+			f->packets_out++;
+			f->done_ns = t + (speed ? (rsw_wire_bytes(m->pkt_len) * 8000ull + speed - 1) /
+						      speed : 0);
+		}
 		r->res->transmitted++;
 		if (t > r->res->end_ns)
 			r->res->end_ns = t;
@@ -274,6 +320,16 @@ static int open_outputs(struct replay *r, const char *dir, char *err, size_t err
 	}
 	pcap_close(dead);
 	return 0;
+}
+
+void rsw_replay_result_free(struct rsw_replay_result *res)
+{
+	rsw_tm_free(res->tm);
+	free(res->flow_key);
+	free(res->flow);
+	res->tm = NULL;
+	res->flow_key = NULL;
+	res->flow = NULL;
 }
 
 int rsw_replay_run(struct rsw_switch *sw, const struct rsw_replay_input *in_spec, unsigned n_in,
@@ -392,8 +448,17 @@ int rsw_replay_run(struct rsw_switch *sw, const struct rsw_replay_input *in_spec
 			res->dropped += f;
 		}
 	r.tm->log = NULL; /* its argument lives on this stack */
+	if (r.oom) {
+		snprintf(err, errlen, "out of memory for the flow table");
+		goto out;
+	}
 	res->tm = r.tm;
 	r.tm = NULL;
+	res->n_flows = r.flows.n;
+	res->flow_key = r.flows.key;
+	res->flow = r.fl;
+	r.flows.key = NULL;
+	r.fl = NULL;
 	rc = 0;
 out:
 	for (unsigned i = 0; i < n_in; i++)
@@ -403,6 +468,8 @@ out:
 		if (r.out[p])
 			pcap_dump_close(r.out[p]);
 	rsw_tm_free(r.tm);
+	rsw_flow_table_free(&r.flows);
+	free(r.fl);
 	free(in);
 	/* the pool stays: the TM handed back to the caller may still hold its packets */
 	return rc;

@@ -89,6 +89,20 @@ class Replay(unittest.TestCase):
         self.assertTrue(c["holds"])
         self.assertEqual((c["received"], c["transmitted"], c["dropped"]), (len(sent), len(sent), 0))
         self.assertEqual(summary["end_ns"], got[-1][0])
+        # per-flow completion: first arrival in the input capture to the last bit of the flow's
+        # last frame on the 10G port
+        flows = {f["src"]: f for f in summary["flows"]}
+        self.assertEqual(set(flows), {"10.1.0.1", "10.1.0.3"})
+        for h, src in ((0, "10.1.0.1"), (1, "10.1.0.3")):
+            ins = read(f"{self.gen}/h{h}.pcap")
+            outs = [(t, raw) for t, raw in got if raw[26:30] == bytes(map(int, src.split(".")))]
+            last_t, last_raw = outs[-1]
+            done = last_t + math.ceil((len(last_raw) + 24) * 8 * 100 / 1000)
+            f = flows[src]
+            self.assertEqual((f["packets_in"], f["packets_out"]), (len(ins), len(outs)))
+            self.assertEqual(f["start_ns"], ins[0][0])
+            self.assertEqual(f["done_ns"], done)
+            self.assertEqual(f["completion_ns"], done - ins[0][0])
 
     def test_pfc_xoff_xon_and_determinism(self):
         out, summary = self.replay("pfc", PFC)
