@@ -33,13 +33,12 @@ static unsigned key_parts(const struct rsw_hash_policy *p, const struct rsw_pkt_
 			  const char *name[], unsigned len[])
 {
 	static char udf_names[RSW_UDF_MAX][48];
-	unsigned n = 0, iplen = m->l3 == RSW_L3_IPV6 ? 16 : 4;
-	static const unsigned fixed[RSW_HF_COUNT] = {0, 0, 1, 2, 2, 2, 3, 1, 3};
+	unsigned n = 0;
 	for (unsigned f = 0; f < RSW_HF_COUNT; f++) {
 		if (!(p->fields & (1u << f)))
 			continue;
 		name[n] = rsw_hash_field_name(f);
-		len[n++] = f <= RSW_HF_DST_IP ? iplen : fixed[f];
+		len[n++] = rsw_hash_field_len(f, m->l3);
 	}
 	for (unsigned u = 0; u < p->n_udf; u++) {
 		snprintf(udf_names[u], sizeof(udf_names[u]), "UDF%u (%s+%u, %u bytes)", u,

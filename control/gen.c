@@ -65,8 +65,7 @@ static int emit(struct gen *g, unsigned host, const struct rsw_roce_spec *s)
 	h.caplen = h.len = (bpf_u_int32)len;
 	pcap_dump((u_char *)g->out[host], &h, g->frame);
 	/* the next frame leaves after this one's wire time (FCS, preamble, IFG included) */
-	g->clock[host] += (rsw_wire_bytes((uint32_t)len) * 8000ull + g->c->speed_mbps - 1) /
-			  g->c->speed_mbps;
+	g->clock[host] += rsw_wire_ns((uint32_t)len, g->c->speed_mbps);
 	g->packets++;
 	return 0;
 }

@@ -87,6 +87,18 @@ static uint8_t *put_udf(uint8_t *k, const struct rsw_udf *u, const uint8_t *fram
 	return k + u->length;
 }
 
+unsigned rsw_hash_field_len(unsigned field, unsigned l3)
+{
+	static const uint8_t len[RSW_HF_COUNT] = {
+		[RSW_HF_IP_PROTOCOL] = 1, [RSW_HF_L4_SRC_PORT] = 2, [RSW_HF_L4_DST_PORT] = 2,
+		[RSW_HF_IN_PORT] = 2, [RSW_HF_IPV6_FLOW_LABEL] = 3, [RSW_HF_RDMA_BTH_OPCODE] = 1,
+		[RSW_HF_RDMA_BTH_DEST_QP] = 3,
+	};
+	if (field == RSW_HF_SRC_IP || field == RSW_HF_DST_IP)
+		return l3 == RSW_L3_IPV6 ? 16 : 4;
+	return field < RSW_HF_COUNT ? len[field] : 0;
+}
+
 size_t rsw_hash_key(const struct rsw_hash_policy *pol, const uint8_t *frame,
 		    const struct rsw_pkt_meta *m, uint8_t key[RSW_HASH_KEY_MAX])
 {

@@ -54,6 +54,9 @@ unsigned rsw_hash_field_from_name(const char *name); /* RSW_HF_COUNT if unknown 
 const char *rsw_udf_base_name(unsigned base);
 unsigned rsw_udf_base_from_name(const char *name); /* 3 if unknown */
 
+/* Bytes a native field takes in the key of a packet whose L3 is l3 (enum rsw_l3). */
+unsigned rsw_hash_field_len(unsigned field, unsigned l3);
+
 /* The bytes the policy feeds to the hash for this packet, in order. Returns the key length. */
 size_t rsw_hash_key(const struct rsw_hash_policy *pol, const uint8_t *frame,
 		    const struct rsw_pkt_meta *m, uint8_t key[RSW_HASH_KEY_MAX]);

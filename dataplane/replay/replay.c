@@ -285,8 +285,7 @@ static void service(struct replay *r, uint16_t p, uint64_t t)
 			const struct rsw_tm_port_cfg *pc = &r->fib->tm[p];
 			uint32_t speed = pc->unshaped ? 0 : r->fib->ports[p].speed_mbps;
 			f->packets_out++;
-			f->done_ns = t + (speed ? (rsw_wire_bytes(m->pkt_len) * 8000ull + speed - 1) /
-						      speed : 0);
+			f->done_ns = t + rsw_wire_ns(m->pkt_len, speed);
 		}
 		r->res->transmitted++;
 		if (t > r->res->end_ns)

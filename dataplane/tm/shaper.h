@@ -35,6 +35,12 @@ static inline int rsw_shaper_ready(const struct rsw_shaper *s, uint64_t now_ns)
  * ns at which its last bit leaves. */
 uint64_t rsw_shaper_send(struct rsw_shaper *s, uint64_t now_ns, uint32_t len);
 
+/* Wire time of a frame of len at speed, in ns rounded up (0 for an unshaped port, speed 0). */
+static inline uint64_t rsw_wire_ns(uint32_t len, uint32_t speed_mbps)
+{
+	return speed_mbps ? ((uint64_t)rsw_wire_bytes(len) * 8000u + speed_mbps - 1) / speed_mbps : 0;
+}
+
 /* Time to serialize n bits at speed, in ps (rounded down). */
 static inline uint64_t rsw_bits_ps(uint64_t bits, uint32_t speed_mbps)
 {
