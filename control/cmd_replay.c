@@ -1,264 +1,279 @@
-/* `rocesw replay`: captures through one switch on virtual time (dataplane/replay). */
+/* `rocesw replay`: captures through one switch or a zone on virtual time (dataplane/replay). */
 #include <getopt.h>
-#include <sys/stat.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
 
 #include "cmd.h"
 #include "config.h"
-#include "dataplane/pkt/drop_reason.h"
 #include "dataplane/replay/replay.h"
-#include "dataplane/tm/tm.h"
-#include "dataplane/tables/table_types.h"
 #include "eal_quiet.h"
+#include "replay_report.h"
+#include "replay_summary.h"
+#include "zone.h"
 
-#define MAX_INPUTS 256
+#define MAX_INPUTS 1024
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: rocesw replay --config F --out DIR --in PORT=FILE [--in PORT=FILE ...]\n"
-		"                     [--seed N] [--until NS] [--sample-ns NS]\n"
+		"usage: rocesw replay --config F --out DIR [--in WHERE=FILE ...] [--in-dir DIR]\n"
+		"                     [--hash-policy FILE[:NAME]] [--hosts-ignore-pfc] [--seed N]\n"
+		"                     [--until NS] [--sample-ns NS]\n"
 		"\n"
-		"Replays captures through the switch of config F on virtual time: each frame enters\n"
-		"PORT at its capture timestamp, goes through the same parser, tables and traffic\n"
-		"manager as the live switch, and leaves each port when its shaper lets it. Writes\n"
-		"DIR/<port>.pcap (nanosecond timestamps = departure times), DIR/events.jsonl (drops\n"
-		"with reason, ECN marks, PFC sent and received, watchdog, queue depth samples) and\n"
-		"DIR/summary.json, and\n"
-		"prints a summary. The same inputs, config and seed give byte-identical outputs.\n"
+		"Replays captures on virtual time through the switch of config F, or through the\n"
+		"switches, hosts and links of a zone config F (docs/replay.md). Switches run the live\n"
+		"parser, tables and traffic manager; ports serialize at their speed; links add their\n"
+		"propagation delay; PFC frames travel between switches and pause hosts. Writes\n"
+		"DIR/<port>.pcap (zone: DIR/<switch>/<port>.pcap and DIR/<host>.pcap), nanosecond\n"
+		"timestamps = departure times; DIR/events.jsonl; DIR/summary.json; DIR/report.html;\n"
+		"and prints a summary. The same inputs, config and seed give byte-identical outputs.\n"
 		"\n"
-		"  --in PORT=FILE  a capture entering port PORT (its name in F); repeatable\n"
-		"  --seed N        seed of the ECN marking random source (default 1)\n"
-		"  --until NS      stop at this virtual time (ns); what is queued then counts as queued\n"
-		"  --sample-ns NS  queue-depth sampling period of the event log (default 1000)\n"
-		"\n"
-		"Zone configs (several switches and links) are not supported yet.\n");
+		"  --in WHERE=FILE  a capture: WHERE is a port name of a switch config (frames arrive\n"
+		"                   at their timestamps), or in a zone a host (it sends the capture)\n"
+		"                   or SWITCH|PORT; repeatable\n"
+		"  --in-dir DIR     zone: every host with a capture DIR/<host>.pcap sends it (as\n"
+		"                   written by rocesw gen)\n"
+		"  --hash-policy FILE[:NAME]\n"
+		"                   replace every switch's ECMP hash policy with policy NAME of FILE\n"
+		"                   (HASH_POLICY or SWITCH_HASH, read as 'default'; NAME may be omitted\n"
+		"                   when FILE has one policy)\n"
+		"  --hosts-ignore-pfc  hosts send at the captured times even while paused\n"
+		"  --seed N         seed of the ECN marking random source (default 1; switch i of a\n"
+		"                   zone uses N + i)\n"
+		"  --until NS       stop at this virtual time (ns); what is queued then counts as queued\n"
+		"  --sample-ns NS   queue-depth sampling period of the event log (default 1000)\n");
 }
 
-static json_t *summary_json(const struct rsw_fib *fib, const struct rsw_replay_result *r)
+/* The one policy of --hash-policy FILE[:NAME]. */
+static int load_policy(const char *arg, struct rsw_hash_policy *out)
 {
-	json_t *root = json_object(), *ports = json_array(), *drops = json_object();
-	for (uint16_t p = 0; p < fib->n_ports; p++) {
-		const struct rsw_replay_port_stats *s = &r->port[p];
-		const struct rsw_tm_port *tp = &r->tm->port[p];
-		json_t *o = json_object(), *queues = json_array(), *pfc = json_object();
-		json_object_set_new(o, "name", json_string(fib->ports[p].name));
-		json_object_set_new(o, "rx_packets", json_integer((json_int_t)s->rx_packets));
-		json_object_set_new(o, "rx_bytes", json_integer((json_int_t)s->rx_bytes));
-		json_object_set_new(o, "tx_packets", json_integer((json_int_t)s->tx_packets));
-		json_object_set_new(o, "tx_bytes", json_integer((json_int_t)s->tx_bytes));
-		for (unsigned i = 0; i < 8; i++) {
-			char k[48];
-			snprintf(k, sizeof(k), "SAI_PORT_STAT_PFC_%u_TX_PKTS", i);
-			json_object_set_new(pfc, k, json_integer((json_int_t)tp->gen[i].tx_frames));
-			snprintf(k, sizeof(k), "SAI_PORT_STAT_PFC_%u_RX_PKTS", i);
-			json_object_set_new(pfc, k, json_integer((json_int_t)tp->pause.rx_frames[i]));
-		}
-		json_object_set_new(o, "pfc", pfc);
-		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
-			json_t *x = json_object();
-			json_object_set_new(x, "queue", json_integer(q));
-			json_object_set_new(x, "packets", json_integer((json_int_t)tp->qs[q].packets));
-			json_object_set_new(x, "max_depth_bytes", json_integer((json_int_t)tp->q[q].peak));
-			json_object_set_new(x, "ecn_marked_packets",
-					    json_integer((json_int_t)tp->qs[q].ecn_marked_packets));
-			json_object_set_new(x, "dropped_packets",
-					    json_integer((json_int_t)tp->qs[q].dropped_packets));
-			json_array_append_new(queues, x);
-		}
-		json_object_set_new(o, "queues", queues);
-		json_array_append_new(ports, o);
+	char path[4096], err[1024];
+	snprintf(path, sizeof(path), "%s", arg);
+	char *colon = strrchr(path, ':');
+	const char *name = NULL;
+	if (colon && access(path, R_OK) != 0) {
+		*colon = 0;
+		name = colon + 1;
 	}
-	for (unsigned d = 1; d < RSW_DROP_COUNT; d++)
-		if (r->drops[d])
-			json_object_set_new(drops, rsw_drop_reason_name(d),
-					    json_integer((json_int_t)r->drops[d]));
-	json_t *cons = json_object();
-	json_object_set_new(cons, "received", json_integer((json_int_t)r->received));
-	json_object_set_new(cons, "transmitted", json_integer((json_int_t)r->transmitted));
-	json_object_set_new(cons, "dropped", json_integer((json_int_t)r->dropped));
-	json_object_set_new(cons, "consumed", json_integer((json_int_t)r->consumed));
-	json_object_set_new(cons, "queued", json_integer((json_int_t)r->queued));
-	json_object_set_new(cons, "holds", json_boolean(r->received == r->transmitted + r->dropped +
-									  r->consumed + r->queued));
-	json_t *flows = json_array();
-	for (size_t i = 0; i < r->n_flows; i++) {
-		const struct rsw_flow_key *k = &r->flow_key[i];
-		const struct rsw_replay_flow *f = &r->flow[i];
-		struct rsw_ip a = {.family = k->l3 == 2 ? 6 : 4}, b = a;
-		char sa[64], sb[64];
-		memcpy(a.a, k->src, 16);
-		memcpy(b.a, k->dst, 16);
-		json_t *o = json_object();
-		json_object_set_new(o, "src", json_string(rsw_ip_str(&a, sa, sizeof(sa))));
-		json_object_set_new(o, "dst", json_string(rsw_ip_str(&b, sb, sizeof(sb))));
-		json_object_set_new(o, "protocol", json_integer(k->proto));
-		json_object_set_new(o, "sport", json_integer(k->sport));
-		json_object_set_new(o, "dport", json_integer(k->dport));
-		json_object_set_new(o, "dest_qp", json_integer(k->qp));
-		json_object_set_new(o, "packets_in", json_integer((json_int_t)f->packets_in));
-		json_object_set_new(o, "packets_out", json_integer((json_int_t)f->packets_out));
-		json_object_set_new(o, "bytes_in", json_integer((json_int_t)f->bytes_in));
-		json_object_set_new(o, "start_ns", json_integer((json_int_t)f->first_in_ns));
-		json_object_set_new(o, "done_ns", f->packets_out ? json_integer((json_int_t)f->done_ns)
-								 : json_null());
-		json_object_set_new(o, "completion_ns",
-				    f->packets_out == f->packets_in
-					    ? json_integer((json_int_t)(f->done_ns - f->first_in_ns))
-					    : json_null());
-		json_array_append_new(flows, o);
+	struct rsw_txn *txn = rsw_txn_new();
+	if (!txn || rsw_config_hash_policies(path, txn, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocesw replay: --hash-policy: %s\n", txn ? err : "out of memory");
+		rsw_txn_free(txn);
+		return -1;
 	}
-	json_object_set_new(root, "end_ns", json_integer((json_int_t)r->end_ns));
-	json_object_set_new(root, "ports", ports);
-	json_object_set_new(root, "drops", drops);
-	json_object_set_new(root, "flows", flows);
-	json_object_set_new(root, "conservation", cons);
-	return root;
+	int found = -1;
+	size_t n = rsw_txn_len(txn);
+	for (size_t i = 0; i < n; i++)
+		if (!name ? n == 1 : !strcmp(rsw_txn_at(txn, i)->u.policy.name, name))
+			found = (int)i;
+	if (found < 0) {
+		fprintf(stderr, "rocesw replay: --hash-policy %s: ", arg);
+		if (name)
+			fprintf(stderr, "no policy named '%s'; it has:", name);
+		else
+			fprintf(stderr, "%zu policies, name one with FILE:NAME:", n);
+		for (size_t i = 0; i < n; i++)
+			fprintf(stderr, " %s", rsw_txn_at(txn, i)->u.policy.name);
+		fprintf(stderr, "\n");
+		rsw_txn_free(txn);
+		return -1;
+	}
+	*out = rsw_txn_at(txn, (size_t)found)->u.policy.pol;
+	rsw_txn_free(txn);
+	return 0;
+}
+
+static int number(const char *opt, const char *s, unsigned long long *out)
+{
+	char *end;
+	*out = strtoull(s, &end, 0);
+	if (!*s || *end || s[0] == '-') {
+		fprintf(stderr, "rocesw replay: --%s expects a number, got '%s'\n", opt, s);
+		return -1;
+	}
+	return 0;
+}
+
+/* --in and --in-dir into the model's inputs and host captures. */
+static int place_inputs(struct rsw_zone *z, int zone, char **in_arg, unsigned n_in,
+			const char *in_dir, struct rsw_replay_input *in, unsigned *n_direct)
+{
+	*n_direct = 0;
+	if (in_dir && !zone) {
+		fprintf(stderr, "rocesw replay: --in-dir needs a zone config (hosts)\n");
+		return -1;
+	}
+	for (unsigned h = 0; in_dir && h < z->n_host; h++) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s.pcap", in_dir, z->host[h].name);
+		if (access(path, R_OK) == 0) {
+			free((char *)z->host[h].pcap);
+			z->host[h].pcap = strdup(path);
+		}
+	}
+	for (unsigned i = 0; i < n_in; i++) {
+		char *eq = strrchr(in_arg[i], '=');
+		*eq = 0;
+		int h = zone ? rsw_zone_host_index(z, in_arg[i]) : -1;
+		unsigned s;
+		uint16_t p;
+		if (h >= 0) {
+			free((char *)z->host[h].pcap);
+			z->host[h].pcap = strdup(eq + 1);
+		} else if (rsw_zone_port(z, in_arg[i], &s, &p) == 0) {
+			in[(*n_direct)++] = (struct rsw_replay_input){.sw = (uint16_t)s, .port = p,
+								      .path = eq + 1};
+		} else {
+			fprintf(stderr, "rocesw replay: --in %s: no %s named '%s'\n", in_arg[i],
+				zone ? "host or SWITCH|PORT" : "port", in_arg[i]);
+			return -1;
+		}
+	}
+	int any = *n_direct > 0;
+	for (unsigned h = 0; h < z->n_host; h++)
+		any |= z->host[h].pcap != NULL;
+	if (!any) {
+		fprintf(stderr, "rocesw replay: nothing to replay: give --in%s\n",
+			zone ? ", --in-dir or HOST pcap: in the zone config" : "");
+		return -1;
+	}
+	return 0;
+}
+
+static int write_outputs(const char *out, const struct rsw_zone *z, int zone,
+			 const struct rsw_replay_result *res)
+{
+	char path[4096];
+	json_t *sum = rsw_replay_summary_json(z, zone, res);
+	snprintf(path, sizeof(path), "%s/summary.json", out);
+	int rc = json_dump_file(sum, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (rc < 0)
+		fprintf(stderr, "rocesw replay: cannot write %s\n", path);
+	char err[1024];
+	snprintf(path, sizeof(path), "%s/report.html", out);
+	if (rc == 0 && rsw_replay_report(out, path, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocesw replay: %s\n", err);
+		rc = -1;
+	}
+	json_decref(sum);
+	return rc;
 }
 
 int rsw_cmd_replay(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'}, {"out", required_argument, NULL, 'o'},
-		{"in", required_argument, NULL, 'i'}, {"seed", required_argument, NULL, 's'},
-		{"until", required_argument, NULL, 'u'}, {"help", no_argument, NULL, 'h'},
+		{"in", required_argument, NULL, 'i'}, {"in-dir", required_argument, NULL, 'D'},
+		{"seed", required_argument, NULL, 's'}, {"until", required_argument, NULL, 'u'},
 		{"sample-ns", required_argument, NULL, 'S'},
+		{"hash-policy", required_argument, NULL, 'P'},
+		{"hosts-ignore-pfc", no_argument, NULL, 'I'}, {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *config = NULL, *out = NULL;
-	char *in_arg[MAX_INPUTS];
+	const char *config = NULL, *out = NULL, *in_dir = NULL, *policy_arg = NULL;
+	static char *in_arg[MAX_INPUTS];
 	unsigned n_in = 0;
 	unsigned long long seed = 1, until = 0, sample = 1000;
-	int c;
-	char *end;
+	int c, ignore_pfc = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': config = optarg; break;
 		case 'o': out = optarg; break;
+		case 'D': in_dir = optarg; break;
+		case 'P': policy_arg = optarg; break;
+		case 'I': ignore_pfc = 1; break;
 		case 'i':
 			if (n_in == MAX_INPUTS || !strchr(optarg, '=')) {
-				fprintf(stderr, "rocesw replay: --in expects PORT=FILE (at most %d)\n",
+				fprintf(stderr, "rocesw replay: --in expects WHERE=FILE (at most %d)\n",
 					MAX_INPUTS);
 				return 2;
 			}
 			in_arg[n_in++] = optarg;
 			break;
 		case 's':
-		case 'S':
-		case 'u': {
-			unsigned long long v = strtoull(optarg, &end, 0);
-			if (!*optarg || *end || optarg[0] == '-') {
-				fprintf(stderr, "rocesw replay: --%s expects a number, got '%s'\n",
-					c == 's' ? "seed" : c == 'S' ? "sample-ns" : "until", optarg);
+			if (number("seed", optarg, &seed) < 0)
 				return 2;
-			}
-			if (c == 's')
-				seed = v;
-			else if (c == 'S')
-				sample = v;
-			else
-				until = v;
 			break;
-		}
+		case 'S':
+			if (number("sample-ns", optarg, &sample) < 0)
+				return 2;
+			break;
+		case 'u':
+			if (number("until", optarg, &until) < 0)
+				return 2;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (!config || !out || !n_in || optind < argc) {
-		fprintf(stderr, "rocesw replay: give --config, --out and at least one --in\n");
+	if (!config || !out || optind < argc) {
+		fprintf(stderr, "rocesw replay: give --config and --out\n");
 		usage(stderr);
 		return 2;
 	}
-	char err[1024];
+	char err[2048];
+	int zone = rsw_zone_detect(config, err, sizeof(err));
+	if (zone < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	struct rsw_hash_policy pol;
+	if (policy_arg && load_policy(policy_arg, &pol) < 0)
+		return 2;
 	if (rsw_eal_init_quiet("rocesw") < 0)
 		return 1;
-	struct rsw_txn *txn = rsw_txn_new();
-	struct rsw_switch *sw = rsw_switch_new(NULL, err, sizeof(err));
-	if (!txn || !sw || rsw_config_compile(config, txn, err, sizeof(err)) < 0) {
+	static struct rsw_zone z;
+	struct rsw_zone_opts zo = {.ecn_seed = seed, .policy = policy_arg ? &pol : NULL,
+				   .warnings = stderr};
+	if ((zone ? rsw_zone_load(config, &zo, &z, err, sizeof(err))
+		  : rsw_zone_single(config, &zo, &z, err, sizeof(err))) < 0) {
 		fprintf(stderr, "%s\n", err);
-		rsw_txn_free(txn);
-		rsw_switch_free(sw);
 		return 1;
 	}
-	/* the seed of the ECN random source travels in the switch profile */
-	for (size_t i = 0; i < rsw_txn_len(txn); i++) {
-		struct rsw_table_write *w = (struct rsw_table_write *)rsw_txn_at(txn, i);
-		if (w->table == RSW_T_SWITCH)
-			w->u.sw.tm.ecn_seed = seed;
+	static struct rsw_replay_input in[MAX_INPUTS];
+	unsigned n_direct;
+	if (place_inputs(&z, zone, in_arg, n_in, in_dir, in, &n_direct) < 0) {
+		rsw_zone_free(&z);
+		return 2;
 	}
-	int rc = rsw_switch_commit(sw, txn, err, sizeof(err));
-	rsw_txn_free(txn);
-	if (rc < 0) {
-		fprintf(stderr, "%s\n", err);
-		rsw_switch_free(sw);
-		return 1;
-	}
-	struct rsw_replay_input in[MAX_INPUTS];
-	for (unsigned i = 0; i < n_in; i++) {
-		char *eq = strchr(in_arg[i], '=');
-		*eq = 0;
-		int p = rsw_state_port_index(sw->state, in_arg[i]);
-		if (p < 0) {
-			fprintf(stderr, "rocesw replay: --in %s: no port named '%s' in %s\n", in_arg[i],
-				in_arg[i], config);
-			rsw_switch_free(sw);
-			return 2;
-		}
-		in[i].port = (uint16_t)p;
-		in[i].path = eq + 1;
-	}
-	struct rsw_replay_result res;
+	struct rsw_replay_model model = {
+		.sw = z.sw, .n_sw = z.n_sw, .host = z.host, .n_host = z.n_host, .link = z.link,
+		.n_link = z.n_link, .in = in, .n_in = n_direct, .zone = zone,
+		.hosts_ignore_pfc = ignore_pfc};
 	char evpath[4096];
 	snprintf(evpath, sizeof(evpath), "%s/events.jsonl", out);
 	mkdir(out, 0755);
 	FILE *ev = fopen(evpath, "w");
 	if (!ev) {
 		fprintf(stderr, "rocesw replay: cannot write %s\n", evpath);
-		rsw_switch_free(sw);
+		rsw_zone_free(&z);
 		return 1;
 	}
 	struct rsw_replay_opts ro = {.until_ns = until, .progress = stderr, .events = ev,
-			     .sample_ns = sample};
-	rc = rsw_replay_run(sw, in, n_in, out, &ro, &res, err, sizeof(err));
+				     .sample_ns = sample};
+	struct rsw_replay_result res;
+	int rc = rsw_replay_run(&model, out, &ro, &res, err, sizeof(err));
 	if (rc < 0)
 		fprintf(stderr, "rocesw replay: %s\n", err);
 	if (fclose(ev) != 0 && rc == 0) {
 		fprintf(stderr, "rocesw replay: cannot write %s\n", evpath);
-		rsw_replay_result_free(&res);
+		rsw_replay_result_free(&res, z.n_sw);
 		rc = -1;
 	}
 	if (rc < 0) {
-		rsw_switch_free(sw);
+		rsw_zone_free(&z);
 		return 1;
 	}
-	const struct rsw_fib *fib = rsw_switch_fib(sw);
-	json_t *sum = summary_json(fib, &res);
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/summary.json", out);
-	if (json_dump_file(sum, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0) {
-		fprintf(stderr, "rocesw replay: cannot write %s\n", path);
-		rc = 1;
-	}
-	json_decref(sum);
-	printf("%-12s %10s %12s %10s %12s\n", "port", "rx_packets", "rx_bytes", "tx_packets",
-	       "tx_bytes");
-	for (uint16_t p = 0; p < fib->n_ports; p++)
-		printf("%-12s %10lu %12lu %10lu %12lu\n", fib->ports[p].name,
-		       (unsigned long)res.port[p].rx_packets, (unsigned long)res.port[p].rx_bytes,
-		       (unsigned long)res.port[p].tx_packets, (unsigned long)res.port[p].tx_bytes);
-	for (unsigned d = 1; d < RSW_DROP_COUNT; d++)
-		if (res.drops[d])
-			printf("drop %-24s %10lu\n", rsw_drop_reason_name(d), (unsigned long)res.drops[d]);
-	printf("last departure %.9f s; received %lu = transmitted %lu + dropped %lu + consumed %lu "
-	       "+ queued %lu\n", (double)res.end_ns / 1e9, (unsigned long)res.received,
-	       (unsigned long)res.transmitted, (unsigned long)res.dropped,
-	       (unsigned long)res.consumed, (unsigned long)res.queued);
-	rsw_replay_result_free(&res);
-	rsw_switch_free(sw);
+	rc = write_outputs(out, &z, zone, &res) < 0;
+	rsw_replay_summary_print(stdout, &z, zone, &res);
+	rsw_replay_result_free(&res, z.n_sw);
+	rsw_zone_free(&z);
 	return rc;
 }

@@ -3,22 +3,7 @@
 #include <stdio.h>
 
 #include "hash_lab_html.h"
-
-static void esc(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '<')
-			fputs("&lt;", f);
-		else if (*s == '>')
-			fputs("&gt;", f);
-		else if (*s == '&')
-			fputs("&amp;", f);
-		else if (*s == '"')
-			fputs("&quot;", f);
-		else
-			fputc(*s, f);
-	}
-}
+#include "html.h"
 
 int rsw_lab_write_html(const char *path, const char *const *names, const struct rsw_lab_result *res,
 		       unsigned n_pol, const struct rsw_lab_traffic *t)
@@ -26,17 +11,14 @@ int rsw_lab_write_html(const char *path, const char *const *names, const struct 
 	FILE *f = fopen(path, "w");
 	if (!f)
 		return -1;
-	fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>rocesw hash lab"
-		   "</title>\n<style>body{font-family:sans-serif;margin:2em}"
-		   "table{border-collapse:collapse}td,th{padding:2px 8px;text-align:right}"
-		   ".bar{fill:#4a7ab5}.axis{stroke:#888}</style></head><body>\n");
+	rsw_html_begin(f, "rocesw hash lab");
 	fprintf(f, "<h1>rocesw hash lab</h1>\n<p>%zu packets, %zu flows, %u members</p>\n",
 		t->n_pkts, t->n_flows, n_pol ? res[0].n_members : 0);
 	fprintf(f, "<table><tr><th>policy</th><th>max/mean</th><th>Jain</th>"
 		   "<th>largest flows sharing a member</th></tr>\n");
 	for (unsigned p = 0; p < n_pol; p++) {
 		fprintf(f, "<tr><td>");
-		esc(f, names[p]);
+		rsw_html_esc(f, names[p]);
 		fprintf(f, "</td><td>%.2f</td><td>%.3f</td><td>%u of %u</td></tr>\n", res[p].max_mean,
 			res[p].jain, res[p].fat_flows_colliding, res[p].fat_n);
 	}
@@ -50,10 +32,10 @@ int rsw_lab_write_html(const char *path, const char *const *names, const struct 
 		const unsigned w = 24, gap = 6, h = 160;
 		unsigned width = r->n_members * (w + gap) + 40;
 		fprintf(f, "<h2>");
-		esc(f, names[p]);
+		rsw_html_esc(f, names[p]);
 		fprintf(f, "</h2>\n<svg width=\"%u\" height=\"%u\" role=\"img\" data-policy=\"", width,
 			h + 30);
-		esc(f, names[p]);
+		rsw_html_esc(f, names[p]);
 		fprintf(f, "\">\n<line class=\"axis\" x1=\"30\" y1=\"%u\" x2=\"%u\" y2=\"%u\"/>\n", h,
 			width, h);
 		for (unsigned m = 0; m < r->n_members; m++) {

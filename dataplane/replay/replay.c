@@ -1,54 +1,25 @@
+/* The replay engine: one agenda of wake-ups (inputs, hosts, link heads, switch ports, PFC
+ * timers) processed in time order; links carry frames with their serialization and propagation
+ * delay; flows are followed from where they enter to where they leave. */
 #include <errno.h>
-#include <pcap/pcap.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
-#include <jansson.h>
-#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 
 #include "dataplane/pkt/drop_reason.h"
-#include "dataplane/pkt/parse.h"
-#include "dataplane/tables/ingress.h"
-#include "dataplane/tm/clock.h"
-#include "dataplane/tm/pfc.h"
-#include "dataplane/tm/shaper.h"
 #include "dataplane/tm/tm.h"
-#include "replay.h"
+#include "replay_int.h"
 
-#define NEVER UINT64_MAX
-#define REPLAY_MBUFS 16384
+#define REPLAY_MBUFS_ONE 16384u
+#define REPLAY_MBUFS_ZONE 32768u
+#define REPLAY_FRAME_ROOM 9216u
 
-struct input {
-	pcap_t *p;
-	uint16_t port;
-	int eof;
-	uint64_t t;           /* timestamp of the frame held in buf */
-	uint32_t len;
-	const uint8_t *data;  /* valid until the next read */
-};
+/* ---- flows ---- */
 
-struct replay {
-	struct rsw_switch *sw;
-	const struct rsw_fib *fib;
-	struct rsw_tm *tm;
-	struct rte_mempool *pool;
-	struct rsw_clock clock;
-	pcap_dumper_t *out[RSW_MAX_PORTS];
-	uint64_t port_next[RSW_MAX_PORTS];
-	uint64_t rnd;
-	struct rsw_replay_result *res;
-	FILE *events;
-	uint64_t sample_ns, next_sample;
-	struct rsw_flow_table flows;
-	struct rsw_replay_flow *fl;
-	size_t fl_cap;
-	int oom;
-};
-
-/* The flow record of a parsed packet, created on first sight. */
-static struct rsw_replay_flow *flow_rec(struct replay *r, const struct rsw_pkt_meta *m)
+uint32_t rp_flow_index(struct replay *r, const struct rsw_pkt_meta *m)
 {
 	struct rsw_flow_key k;
 	rsw_flow_key_of(m, &k);
@@ -64,25 +35,91 @@ static struct rsw_replay_flow *flow_rec(struct replay *r, const struct rsw_pkt_m
 		memset(r->fl + r->fl_cap, 0, (cap - r->fl_cap) * sizeof(*r->fl));
 		r->fl_cap = cap;
 	}
-	return &r->fl[fi];
+	return (uint32_t)fi;
 oom:
 	r->oom = 1;
-	return NULL;
+	return NO_FLOW;
 }
 
-static const char *pname(const struct replay *r, uint16_t p)
+void rp_flow_enter(struct replay *r, uint32_t flow, uint64_t t, uint32_t len)
 {
-	return r->fib->ports[p].name;
+	if (flow == NO_FLOW)
+		return;
+	struct rsw_replay_flow *f = &r->fl[flow];
+	if (!f->packets_in++)
+		f->first_in_ns = t;
+	f->bytes_in += len;
 }
 
-/* One event-log line: {"t":NS,"event":KIND,"port":NAME, ...fields}; compact JSON. */
-static void ev_write(struct replay *r, uint64_t t, const char *kind, int port, json_t *fields)
+void rp_flow_leave(struct replay *r, uint32_t flow, uint64_t done_ns)
+{
+	if (flow == NO_FLOW)
+		return;
+	struct rsw_replay_flow *f = &r->fl[flow];
+	f->packets_out++;
+	if (done_ns > f->done_ns)
+		f->done_ns = done_ns;
+}
+
+/* ---- frames, captures, wake-ups, events ---- */
+
+struct rte_mbuf *rp_mbuf(struct replay *r, const uint8_t *data, uint32_t len, uint32_t flow)
+{
+	struct rte_mbuf *m = len <= REPLAY_FRAME_ROOM ? rte_pktmbuf_alloc(r->pool) : NULL;
+	uint8_t *buf = m ? (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len) : NULL;
+	if (!buf) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	memcpy(buf, data, len);
+	*frame_flow(r, m) = flow;
+	return m;
+}
+
+void rp_write(pcap_dumper_t *d, uint64_t t, const uint8_t *data, uint32_t len)
+{
+	struct pcap_pkthdr h;
+	h.ts.tv_sec = (time_t)(t / 1000000000u);
+	h.ts.tv_usec = (suseconds_t)(t % 1000000000u); /* nanosecond file */
+	h.caplen = h.len = len;
+	pcap_dump((u_char *)d, &h, data);
+}
+
+void rp_cap_next(struct replay *r, struct cap_in *in)
+{
+	struct pcap_pkthdr *h;
+	const u_char *d;
+	int rc = pcap_next_ex(in->p, &h, &d);
+	if (rc != 1) {
+		in->eof = 1;
+		if (rc != -2 && !r->failed) {
+			snprintf(r->err, r->errlen, "%s: %s", in->path, pcap_geterr(in->p));
+			r->failed = 1;
+		}
+		return;
+	}
+	in->t = (uint64_t)h->ts.tv_sec * 1000000000u + (uint64_t)h->ts.tv_usec; /* opened in ns */
+	in->len = h->caplen;
+	in->data = d;
+}
+
+void rp_schedule(struct replay *r, uint32_t id, uint64_t t)
+{
+	if (rsw_event_at(&r->q, id, t) < 0)
+		r->oom = 1;
+}
+
+/* One event-log line: {"t":NS,"event":KIND,[node_key:NODE,]["port":PORT,] ...fields}. */
+void rp_event(struct replay *r, uint64_t t, const char *kind, const char *node_key,
+	      const char *node, const char *port, json_t *fields)
 {
 	json_t *o = json_object();
 	json_object_set_new(o, "t", json_integer((json_int_t)t));
 	json_object_set_new(o, "event", json_string(kind));
-	if (port >= 0)
-		json_object_set_new(o, "port", json_string(pname(r, (uint16_t)port)));
+	if (node_key)
+		json_object_set_new(o, node_key, json_string(node));
+	if (port)
+		json_object_set_new(o, "port", json_string(port));
 	if (fields)
 		json_object_update(o, fields);
 	json_dumpf(o, r->events, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -91,385 +128,421 @@ static void ev_write(struct replay *r, uint64_t t, const char *kind, int port, j
 	json_decref(fields);
 }
 
-static void ev_pfc(struct replay *r, uint64_t t, const char *kind, uint16_t port, uint8_t enable,
-		   const uint16_t time[8])
+void rp_event_pfc(struct replay *r, uint64_t t, const char *kind, const char *node_key,
+		  const char *node, const char *port, uint8_t enable, const uint16_t time[8])
 {
-	if (!r->events)
-		return;
 	json_t *f = json_object(), *a = json_array();
 	json_object_set_new(f, "class_enable", json_integer(enable));
 	for (unsigned i = 0; i < 8; i++)
 		json_array_append_new(a, json_integer(time[i]));
 	json_object_set_new(f, "time", a);
-	ev_write(r, t, kind, port, f);
+	rp_event(r, t, kind, node_key, node, port, f);
 }
 
-/* Watchdog lines from the TM, with the virtual time. */
-static void ev_tm_log(void *arg, const char *line)
+/* Watchdog lines from a switch's TM, which runs inside sw_settle of the switch and time there. */
+static void tm_log(void *arg, const char *line)
 {
 	struct replay *r = arg;
 	if (!r->events)
 		return;
 	json_t *f = json_object();
 	json_object_set_new(f, "message", json_string(line));
-	ev_write(r, rsw_clock_now(&r->clock), "pfcwd", -1, f);
+	rp_event(r, r->settle_t, "pfcwd", r->model->zone ? "switch" : NULL, r->sw[r->settle_sw].name,
+		 NULL, f);
 }
 
-static uint64_t ts_ns(const struct pcap_pkthdr *h, int nano)
-{
-	return (uint64_t)h->ts.tv_sec * 1000000000u + (uint64_t)h->ts.tv_usec * (nano ? 1u : 1000u);
-}
+/* ---- links ---- */
 
-static int advance(struct input *in, char *err, size_t errlen)
+void rp_link_send(struct replay *r, int dir, uint64_t t_start, struct rte_mbuf *m)
 {
-	struct pcap_pkthdr *h;
-	const u_char *d;
-	int rc = pcap_next_ex(in->p, &h, &d);
-	if (rc == -2) {
-		in->eof = 1;
-		return 0;
-	}
-	if (rc != 1) {
-		snprintf(err, errlen, "%s", pcap_geterr(in->p));
-		return -1;
-	}
-	in->t = ts_ns(h, pcap_get_tstamp_precision(in->p) == PCAP_TSTAMP_PRECISION_NANO);
-	in->len = h->caplen;
-	in->data = d;
-	return 0;
-}
-
-static void write_frame(struct replay *r, uint16_t port, uint64_t t, const uint8_t *data, uint32_t len)
-{
-	struct pcap_pkthdr h;
-	h.ts.tv_sec = (time_t)(t / 1000000000u);
-	h.ts.tv_usec = (suseconds_t)(t % 1000000000u); /* nanosecond file */
-	h.caplen = h.len = len;
-	pcap_dump((u_char *)r->out[port], &h, data);
-}
-
-static void drop(struct replay *r, unsigned reason, uint16_t port, uint64_t t)
-{
-	r->res->drops[reason]++;
-	r->res->dropped++;
-	if (r->events) {
-		json_t *f = json_object();
-		json_object_set_new(f, "reason", json_string(rsw_drop_reason_name(reason)));
-		ev_write(r, t, "drop", port, f);
-	}
-}
-
-/* One frame entering port at t. */
-static void arrive(struct replay *r, uint16_t port, uint64_t t, const uint8_t *data, uint32_t len)
-{
-	struct rsw_replay_port_stats *ps = &r->res->port[port];
-	ps->rx_packets++;
-	ps->rx_bytes += len;
-	r->res->received++;
-	struct rsw_pkt_meta m;
-	if (rsw_parse(data, len, &m)) {
-		drop(r, m.drop, port, t);
-		return;
-	}
-	if (m.l2_kind != RSW_L2_DATA) {
-		if (m.l2_kind == RSW_L2_PFC)
-			ps->pfc_rx_frames++;
-		else
-			ps->pause_rx_frames++;
-		rsw_tm_pause_rx(r->tm, r->fib, port, &m, t);
-		ev_pfc(r, t, m.l2_kind == RSW_L2_PFC ? "pfc_rx" : "pause_rx", port,
-		       m.l2_kind == RSW_L2_PFC ? m.pfc_class_enable : 0xFF, m.pfc_time);
-		r->res->consumed++;
-		return;
-	}
-	if (m.l3 != RSW_L3_NONE) {
-		struct rsw_replay_flow *f = flow_rec(r, &m);
-		if (f) {
-			if (!f->packets_in++)
-				f->first_in_ns = t;
-			f->bytes_in += len;
+	struct link_dir *l = &r->link[dir];
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct in_flight *q = malloc(cap * sizeof(*q));
+		if (!q) {
+			r->oom = 1;
+			rte_pktmbuf_free(m);
+			return;
 		}
+		for (size_t i = 0; i < l->n; i++)
+			q[i] = l->q[(l->head + i) % l->cap];
+		free(l->q);
+		l->q = q;
+		l->head = 0;
+		l->cap = cap;
 	}
-	struct rte_mbuf *mb = rte_pktmbuf_alloc(r->pool);
-	uint8_t *buf = mb ? (uint8_t *)rte_pktmbuf_append(mb, (uint16_t)len) : NULL;
-	if (!buf || len > UINT16_MAX) {
-		rte_pktmbuf_free(mb);
-		drop(r, RSW_DROP_NO_MBUF, port, t);
-		return;
-	}
-	memcpy(buf, data, len);
-	m.in_port = port;
-	rsw_ingress(r->fib, buf, &m, &r->rnd);
-	if (m.drop) {
-		rte_pktmbuf_free(mb);
-		drop(r, m.drop, port, t);
-		return;
-	}
-	rsw_egress_rewrite(r->fib, buf, &m);
-	const struct rsw_pkt_meta *mp = &m;
-	uint8_t verdict;
-	if (rsw_tm_admit_bin(r->tm, r->fib, &mb, &mp, 1, &verdict) != 1) {
-		rte_pktmbuf_free(mb);
-		drop(r, verdict, m.egress_port, t);
-		return;
-	}
-	if (rsw_tm_enqueue_burst(r->tm, r->fib, m.egress_port, m.tc & 7, &mb, 1) != 1) {
-		rte_pktmbuf_free(mb);
-		drop(r, RSW_DROP_VOQ_FULL, m.egress_port, t);
-		return;
-	}
-	if (r->port_next[m.egress_port] == NEVER || r->port_next[m.egress_port] > t)
-		r->port_next[m.egress_port] = t;
+	/* received whole after its serialization and the propagation; never before the frame
+	 * ahead of it (captures replayed as captured may overlap on the wire) */
+	uint64_t t = t_start + rsw_frame_ns(m->pkt_len, l->speed_mbps) + l->delay_ns;
+	if (t < l->last_t)
+		t = l->last_t;
+	l->last_t = t;
+	l->q[(l->head + l->n) % l->cap] = (struct in_flight){.t = t, .m = m};
+	if (l->n++ == 0)
+		rp_schedule(r, r->id_link + (uint32_t)dir, t);
 }
 
-static int port_has_packets(const struct replay *r, uint16_t p)
+static void link_arrive(struct replay *r, unsigned dir, uint64_t t)
 {
-	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
-		if (rsw_tm_queue_bytes(r->tm, p, q))
-			return 1;
-	return 0;
-}
-
-/* When port p can next do something: its wire frees, or a pause ends. */
-static uint64_t next_time(const struct replay *r, uint16_t p, uint64_t t)
-{
-	const struct rsw_tm_port *tp = &r->tm->port[p];
-	if (!port_has_packets(r, p))
-		return NEVER;
-	uint64_t free_ns = (tp->shaper.next_free_ps + 999u) / 1000u;
-	if (free_ns > t)
-		return free_ns;
-	uint64_t next = NEVER;
-	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
-		if (rsw_tm_queue_bytes(r->tm, p, q) && tp->pause.until_ns[q] > t &&
-		    tp->pause.until_ns[q] < next)
-			next = tp->pause.until_ns[q];
-	return next;
-}
-
-/* Port p at time t, after every event: the watchdog, and the PFC frame it owes its peer (XOFF,
- * refresh or XON), sent ahead of its data. */
-static void control(struct replay *r, uint16_t p, uint64_t t)
-{
-	uint8_t enable;
-	uint16_t times[8];
-	rsw_tm_watchdog(r->tm, r->fib, p, t);
-	if (rsw_tm_pfc_due(r->tm, r->fib, p, t, &enable, times)) {
-		uint8_t f[RSW_PFC_FRAME_LEN];
-		unsigned n = rsw_pfc_build(f, r->fib->ports[p].mac, enable, times);
-		write_frame(r, p, t, f, n);
-		ev_pfc(r, t, "pfc_tx", p, enable, times);
-		r->res->port[p].pfc_tx_frames++;
-		rsw_shaper_send(&r->tm->port[p].shaper, t, n);
-		r->port_next[p] = next_time(r, p, t);
+	struct link_dir *l = &r->link[dir];
+	struct rte_mbuf *m = l->q[l->head].m;
+	l->head = (l->head + 1) % l->cap;
+	if (--l->n)
+		rp_schedule(r, r->id_link + dir, l->q[l->head].t);
+	if (l->to.sw == RSW_REPLAY_HOST) {
+		host_rx(r, l->to.idx, t, m);
+	} else {
+		sw_arrive(r, (unsigned)l->to.sw, l->to.idx, t, m, 0);
+		sw_settle(r, (unsigned)l->to.sw, t);
 	}
 }
 
-/* Port p at time t: at most one departure. */
-static void service(struct replay *r, uint16_t p, uint64_t t)
-{
-	struct rte_mbuf *m;
-	if (rsw_tm_dequeue(r->tm, r->fib, p, t, &m, 1) == 1) {
-		write_frame(r, p, t, rte_pktmbuf_mtod(m, uint8_t *), m->pkt_len);
-		if (r->events && rsw_tm_tag(m)->marked) {
-			json_t *f = json_object();
-			json_object_set_new(f, "queue", json_integer(rsw_tm_tag(m)->queue));
-			ev_write(r, t, "ecn_mark", p, f);
-		}
-		r->res->port[p].tx_packets++;
-		r->res->port[p].tx_bytes += m->pkt_len;
-		struct rsw_pkt_meta pm;
-		struct rsw_replay_flow *f;
-		if (rsw_parse(rte_pktmbuf_mtod(m, uint8_t *), m->pkt_len, &pm) == 0 &&
-		    (f = flow_rec(r, &pm)) != NULL) {
-			const struct rsw_tm_port_cfg *pc = &r->fib->tm[p];
-			uint32_t speed = pc->unshaped ? 0 : r->fib->ports[p].speed_mbps;
-			f->packets_out++;
-			f->done_ns = t + rsw_wire_ns(m->pkt_len, speed);
-		}
-		r->res->transmitted++;
-		if (t > r->res->end_ns)
-			r->res->end_ns = t;
-		rte_pktmbuf_free(m);
-	}
-	r->port_next[p] = next_time(r, p, t);
-}
+/* ---- set-up ---- */
 
-static int open_outputs(struct replay *r, const char *dir, char *err, size_t errlen)
+static int open_dump(const char *path, pcap_dumper_t **out, char *err, size_t errlen)
 {
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-		return -1;
-	}
 	pcap_t *dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535,
 							    PCAP_TSTAMP_PRECISION_NANO);
 	if (!dead) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	for (uint16_t p = 0; p < r->fib->n_ports; p++) {
-		char path[4096];
-		snprintf(path, sizeof(path), "%s/%s.pcap", dir, r->fib->ports[p].name);
-		r->out[p] = pcap_dump_open(dead, path);
-		if (!r->out[p]) {
-			snprintf(err, errlen, "%s: %s", path, pcap_geterr(dead));
-			pcap_close(dead);
-			return -1;
-		}
-	}
+	*out = pcap_dump_open(dead, path);
+	if (!*out)
+		snprintf(err, errlen, "%s: %s", path, pcap_geterr(dead));
 	pcap_close(dead);
+	return *out ? 0 : -1;
+}
+
+static int make_dir(const char *dir, char *err, size_t errlen)
+{
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 
-void rsw_replay_result_free(struct rsw_replay_result *res)
+static int open_cap(struct cap_in *in, const char *path, char *err, size_t errlen)
 {
-	rsw_tm_free(res->tm);
-	free(res->flow_key);
-	free(res->flow);
-	res->tm = NULL;
-	res->flow_key = NULL;
-	res->flow = NULL;
-}
-
-int rsw_replay_run(struct rsw_switch *sw, const struct rsw_replay_input *in_spec, unsigned n_in,
-		   const char *out_dir, const struct rsw_replay_opts *opts,
-		   struct rsw_replay_result *res, char *err, size_t errlen)
-{
-	struct replay r = {.sw = sw, .fib = rsw_switch_fib(sw), .res = res,
-			   .rnd = 0x9E3779B97F4A7C15ull, .events = opts->events,
-			   .sample_ns = opts->sample_ns};
-	uint64_t until_ns = opts->until_ns;
-	FILE *progress = opts->progress;
-	struct input *in = calloc(n_in + 1, sizeof(*in));
-	int rc = -1;
-	memset(res, 0, sizeof(*res));
-	if (!in) {
-		snprintf(err, errlen, "out of memory");
+	char perr[PCAP_ERRBUF_SIZE];
+	in->path = path;
+	in->p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, perr);
+	if (!in->p) {
+		snprintf(err, errlen, "%s: %s", path, perr);
 		return -1;
 	}
-	rsw_clock_init_virtual(&r.clock, 0);
-	uint32_t room = RTE_PKTMBUF_HEADROOM + 9216 + 64;
+	if (pcap_datalink(in->p) != DLT_EN10MB) {
+		snprintf(err, errlen, "%s: not an Ethernet capture", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int open_outputs(struct replay *r, const char *dir, char *err, size_t errlen)
+{
+	const struct rsw_replay_model *md = r->model;
+	char path[4096];
+	if (make_dir(dir, err, errlen) < 0)
+		return -1;
+	for (unsigned s = 0; s < md->n_sw; s++) {
+		struct sw_node *n = &r->sw[s];
+		if (md->zone) {
+			snprintf(path, sizeof(path), "%s/%s", dir, n->name);
+			if (make_dir(path, err, errlen) < 0)
+				return -1;
+		}
+		for (uint16_t p = 0; p < n->fib->n_ports; p++) {
+			if (md->zone)
+				snprintf(path, sizeof(path), "%s/%s/%s.pcap", dir, n->name,
+					 n->fib->ports[p].name);
+			else
+				snprintf(path, sizeof(path), "%s/%s.pcap", dir, n->fib->ports[p].name);
+			if (open_dump(path, &n->out[p], err, errlen) < 0)
+				return -1;
+		}
+	}
+	for (unsigned h = 0; h < md->n_host; h++) {
+		snprintf(path, sizeof(path), "%s/%s.pcap", dir, r->host[h].name);
+		if (open_dump(path, &r->host[h].out, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Nodes, links and the agenda's entity ids. */
+static int build(struct replay *r, char *err, size_t errlen)
+{
+	const struct rsw_replay_model *md = r->model;
+	r->sw = calloc(md->n_sw ? md->n_sw : 1, sizeof(*r->sw));
+	r->host = calloc(md->n_host ? md->n_host : 1, sizeof(*r->host));
+	r->link = calloc(md->n_link ? 2 * md->n_link : 1, sizeof(*r->link));
+	r->in = calloc(md->n_in ? md->n_in : 1, sizeof(*r->in));
+	r->res->sw = calloc(md->n_sw ? md->n_sw : 1, sizeof(*r->res->sw));
+	r->res->host = calloc(md->n_host ? md->n_host : 1, sizeof(*r->res->host));
+	if (!r->sw || !r->host || !r->link || !r->in || !r->res->sw || !r->res->host)
+		goto oom;
+	r->id_host = md->n_in;
+	r->id_link = r->id_host + md->n_host;
+	r->id_port = r->id_link + 2 * md->n_link;
+	r->id_ctrl = r->id_port + md->n_sw * RSW_MAX_PORTS;
+	if (rsw_event_heap_init(&r->q, r->id_ctrl + md->n_sw * RSW_MAX_PORTS) < 0)
+		goto oom;
+	for (unsigned s = 0; s < md->n_sw; s++) {
+		struct sw_node *n = &r->sw[s];
+		n->name = md->sw[s].name;
+		n->fib = rsw_switch_fib(md->sw[s].sw);
+		n->rnd = 0x9E3779B97F4A7C15ull;
+		n->res = &r->res->sw[s];
+		for (unsigned p = 0; p < RSW_MAX_PORTS; p++)
+			n->tx_link[p] = -1;
+	}
+	for (unsigned h = 0; h < md->n_host; h++) {
+		struct host_node *hn = &r->host[h];
+		hn->name = md->host[h].name;
+		hn->tx_link = -1;
+		hn->att_sw = -1;
+		hn->res = &r->res->host[h];
+	}
+	for (unsigned i = 0; i < md->n_link; i++) {
+		const struct rsw_replay_link *lk = &md->link[i];
+		const struct rsw_replay_end *from[2] = {&lk->a, &lk->b}, *to[2] = {&lk->b, &lk->a};
+		for (unsigned d = 0; d < 2; d++) {
+			struct link_dir *l = &r->link[2 * i + d];
+			l->to = *to[d];
+			l->speed_mbps = lk->speed_mbps;
+			l->delay_ns = lk->delay_ns;
+			if (from[d]->sw == RSW_REPLAY_HOST) {
+				struct host_node *hn = &r->host[from[d]->idx];
+				hn->tx_link = (int)(2 * i + d);
+				hn->speed_mbps = lk->speed_mbps;
+				if (to[d]->sw != RSW_REPLAY_HOST) {
+					hn->att_sw = to[d]->sw;
+					hn->att_port = to[d]->idx;
+				}
+			} else {
+				r->sw[from[d]->sw].tx_link[from[d]->idx] = (int)(2 * i + d);
+			}
+		}
+	}
+	for (unsigned h = 0; h < md->n_host; h++) {
+		struct host_node *hn = &r->host[h];
+		rsw_shaper_init(&hn->shaper, hn->speed_mbps, 0);
+		if (md->host[h].pcap) {
+			if (open_cap(&hn->in, md->host[h].pcap, err, errlen) < 0)
+				return -1;
+			hn->has_in = 1;
+		}
+	}
+	for (unsigned i = 0; i < md->n_in; i++)
+		if (open_cap(&r->in[i], md->in[i].path, err, errlen) < 0)
+			return -1;
+	static const struct rte_mbuf_dynfield flow_field = {
+		.name = "rsw_replay_flow", .size = sizeof(uint32_t), .align = __alignof__(uint32_t)};
+	r->flow_field = rte_mbuf_dynfield_register(&flow_field);
 	char name[64];
 	static unsigned instance;
 	snprintf(name, sizeof(name), "rsw_replay%u", instance++);
-	r.pool = rte_pktmbuf_pool_create(name, REPLAY_MBUFS, 0, 0, (uint16_t)room, SOCKET_ID_ANY);
-	/* events are in ns, the shaper in ps: a 1 ns slack lets a busy port start its next frame
-	 * at the exact ps its wire freed instead of the ns rounded up */
-	r.tm = rsw_tm_new(name, r.fib->n_ports, 1, r.fib, 1, err, errlen);
-	if (!r.pool || !r.tm) {
-		if (!r.pool)
-			snprintf(err, errlen, "cannot create the packet pool");
-		goto out;
+	r->pool = rte_pktmbuf_pool_create(name, md->n_sw > 1 ? REPLAY_MBUFS_ZONE : REPLAY_MBUFS_ONE,
+					  0, 0, RTE_PKTMBUF_HEADROOM + REPLAY_FRAME_ROOM, SOCKET_ID_ANY);
+	if (r->flow_field < 0 || !r->pool) {
+		snprintf(err, errlen, "cannot create the packet pool");
+		return -1;
 	}
-	r.tm->log = ev_tm_log;
-	r.tm->log_arg = &r;
-	if (open_outputs(&r, out_dir, err, errlen) < 0)
-		goto out;
-	for (unsigned i = 0; i < n_in; i++) {
-		char perr[PCAP_ERRBUF_SIZE];
-		in[i].port = in_spec[i].port;
-		in[i].p = pcap_open_offline_with_tstamp_precision(in_spec[i].path,
-								  PCAP_TSTAMP_PRECISION_NANO, perr);
-		if (!in[i].p) {
-			snprintf(err, errlen, "%s: %s", in_spec[i].path, perr);
-			goto out;
-		}
-		if (pcap_datalink(in[i].p) != DLT_EN10MB) {
-			snprintf(err, errlen, "%s: not an Ethernet capture", in_spec[i].path);
-			goto out;
-		}
-		char e[256];
-		if (advance(&in[i], e, sizeof(e)) < 0) {
-			snprintf(err, errlen, "%s: %s", in_spec[i].path, e);
-			goto out;
-		}
+	for (unsigned s = 0; s < md->n_sw; s++) {
+		struct sw_node *n = &r->sw[s];
+		snprintf(name, sizeof(name), "rsw_replay%u_%u", instance, s);
+		/* events are in ns, the shaper in ps: a 1 ns slack lets a busy port start its next
+		 * frame at the exact ps its wire freed instead of the ns rounded up */
+		n->tm = rsw_tm_new(name, n->fib->n_ports, 1, n->fib, 1, err, errlen);
+		if (!n->tm)
+			return -1;
+		n->tm->log = tm_log;
 	}
-	for (uint16_t p = 0; p < RSW_MAX_PORTS; p++)
-		r.port_next[p] = NEVER;
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+void rsw_replay_result_free(struct rsw_replay_result *res, unsigned n_sw)
+{
+	for (unsigned s = 0; res->sw && s < n_sw; s++)
+		rsw_tm_free(res->sw[s].tm);
+	free(res->sw);
+	free(res->host);
+	free(res->flow_key);
+	free(res->flow);
+	memset(res, 0, sizeof(*res));
+}
+
+static void finish(struct replay *r)
+{
+	const struct rsw_replay_model *md = r->model;
+	struct rsw_replay_result *res = r->res;
+	for (unsigned s = 0; s < md->n_sw; s++) {
+		struct sw_node *n = &r->sw[s];
+		n->res->queued = rsw_tm_queued(n->tm);
+		res->queued += n->res->queued;
+		for (uint16_t p = 0; p < n->fib->n_ports; p++)
+			for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
+				uint64_t f = n->tm->port[p].qs[q].pfcwd_flushed;
+				n->res->drops[RSW_DROP_PFCWD_DROP] += f;
+				n->res->dropped += f;
+				res->dropped += f;
+			}
+		n->tm->log = NULL; /* its argument lives on the run's stack */
+		n->res->tm = n->tm;
+		n->tm = NULL;
+	}
+	for (unsigned i = 0; i < 2 * md->n_link; i++)
+		res->in_flight += r->link[i].n;
+	for (unsigned h = 0; h < md->n_host; h++)
+		host_finish(r, h, res->end_ns);
+	res->n_flows = r->flows.n;
+	res->flow_key = r->flows.key;
+	res->flow = r->fl;
+	r->flows.key = NULL;
+	r->fl = NULL;
+}
+
+static void cleanup(struct replay *r)
+{
+	const struct rsw_replay_model *md = r->model;
+	for (unsigned i = 0; r->in && i < md->n_in; i++)
+		if (r->in[i].p)
+			pcap_close(r->in[i].p);
+	for (unsigned h = 0; r->host && h < md->n_host; h++) {
+		if (r->host[h].in.p)
+			pcap_close(r->host[h].in.p);
+		if (r->host[h].out)
+			pcap_dump_close(r->host[h].out);
+		host_free_pending(&r->host[h]);
+	}
+	for (unsigned s = 0; r->sw && s < md->n_sw; s++) {
+		for (uint16_t p = 0; p < RSW_MAX_PORTS; p++)
+			if (r->sw[s].out[p])
+				pcap_dump_close(r->sw[s].out[p]);
+		rsw_tm_free(r->sw[s].tm);
+	}
+	for (unsigned i = 0; r->link && i < 2 * md->n_link; i++) {
+		struct link_dir *l = &r->link[i];
+		for (size_t k = 0; k < l->n; k++)
+			rte_pktmbuf_free(l->q[(l->head + k) % l->cap].m);
+		free(l->q);
+	}
+	rsw_event_heap_free(&r->q);
+	rsw_flow_table_free(&r->flows);
+	free(r->fl);
+	free(r->in);
+	free(r->sw);
+	free(r->host);
+	free(r->link);
+	/* the pool stays: the TMs handed back to the caller may still hold its packets */
+}
+
+/* ---- the run ---- */
+
+static void dispatch(struct replay *r, const struct rsw_wake *w)
+{
+	const struct rsw_replay_model *md = r->model;
+	uint64_t t = w->t;
+	uint32_t id = w->id;
+	if (id < r->id_host) {
+		struct cap_in *in = &r->in[id];
+		unsigned s = md->in[id].sw;
+		struct rte_mbuf *m = rp_mbuf(r, in->data, in->len, NO_FLOW);
+		r->res->entered++;
+		if (m) {
+			sw_arrive(r, s, md->in[id].port, t, m, 1);
+		} else {
+			struct sw_node *n = &r->sw[s];
+			n->res->received++;
+			n->res->port[md->in[id].port].rx_packets++;
+			n->res->port[md->in[id].port].rx_bytes += in->len;
+			n->res->drops[RSW_DROP_NO_MBUF]++;
+			n->res->dropped++;
+			r->res->dropped++;
+		}
+		rp_cap_next(r, in);
+		if (!in->eof) /* time never goes back, even if a capture does */
+			rp_schedule(r, id, in->t > t ? in->t : t);
+		sw_settle(r, s, t);
+	} else if (id < r->id_link) {
+		host_wake(r, id - r->id_host, t);
+	} else if (id < r->id_port) {
+		link_arrive(r, id - r->id_link, t);
+	} else if (id < r->id_ctrl) {
+		unsigned s = (id - r->id_port) / RSW_MAX_PORTS, p = (id - r->id_port) % RSW_MAX_PORTS;
+		sw_service(r, s, (uint16_t)p, t);
+		sw_settle(r, s, t);
+	} else {
+		unsigned s = (id - r->id_ctrl) / RSW_MAX_PORTS, p = (id - r->id_ctrl) % RSW_MAX_PORTS;
+		r->sw[s].dirty_ctrl |= 1ull << p;
+		sw_settle(r, s, t);
+	}
+}
+
+int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
+		   const struct rsw_replay_opts *opts, struct rsw_replay_result *res, char *err,
+		   size_t errlen)
+{
+	struct replay r = {.model = model, .res = res, .events = opts->events,
+			   .sample_ns = opts->sample_ns, .err = err, .errlen = errlen};
+	int rc = -1;
+	memset(res, 0, sizeof(*res));
+	if (build(&r, err, errlen) < 0 || open_outputs(&r, out_dir, err, errlen) < 0)
+		goto out;
+	for (unsigned s = 0; s < model->n_sw; s++)
+		r.sw[s].tm->log_arg = &r;
+	for (unsigned i = 0; i < model->n_in; i++) {
+		rp_cap_next(&r, &r.in[i]);
+		if (!r.in[i].eof)
+			rp_schedule(&r, i, r.in[i].t);
+	}
+	for (unsigned h = 0; h < model->n_host; h++) {
+		struct host_node *hn = &r.host[h];
+		if (!hn->has_in)
+			continue;
+		rp_cap_next(&r, &hn->in);
+		if (!hn->in.eof)
+			rp_schedule(&r, r.id_host + h, hn->in.t);
+	}
 	time_t last_progress = time(NULL);
-	for (;;) {
-		uint64_t ta = NEVER, tp = NEVER;
-		int ai = -1;
-		for (unsigned i = 0; i < n_in; i++)
-			if (!in[i].eof && in[i].t < ta) {
-				ta = in[i].t;
-				ai = (int)i;
-			}
-		for (uint16_t p = 0; p < r.fib->n_ports; p++)
-			if (r.port_next[p] < tp)
-				tp = r.port_next[p];
-		uint64_t t = ta < tp ? ta : tp;
-		if (t == NEVER || (until_ns && t > until_ns))
+	int progressed = 0;
+	struct rsw_wake w;
+	while (!r.failed && !r.oom && rsw_event_peek(&r.q) != UINT64_MAX) {
+		if (opts->until_ns && rsw_event_peek(&r.q) > opts->until_ns)
 			break;
-		rsw_clock_set(&r.clock, t);
-		t = rsw_clock_now(&r.clock); /* time never goes back, even if a capture does */
-		if (ai >= 0 && ta <= tp) {
-			arrive(&r, in[ai].port, t, in[ai].data, in[ai].len);
-			char e[256];
-			if (advance(&in[ai], e, sizeof(e)) < 0) {
-				snprintf(err, errlen, "%s: %s", in_spec[ai].path, e);
-				goto out;
-			}
+		rsw_event_pop(&r.q, &w);
+		if (!res->entered && !res->generated)
+			res->start_ns = w.t;
+		dispatch(&r, &w);
+		if (r.events && r.sample_ns && w.t >= r.next_sample) {
+			for (unsigned s = 0; s < model->n_sw; s++)
+				sw_sample(&r, s, w.t);
+			r.next_sample = w.t - w.t % r.sample_ns + r.sample_ns;
 		}
-		for (uint16_t p = 0; p < r.fib->n_ports; p++)
-			if (r.port_next[p] <= t)
-				service(&r, p, t);
-		for (uint16_t p = 0; p < r.fib->n_ports; p++)
-			control(&r, p, t);
-		if (r.events && r.sample_ns && t >= r.next_sample) {
-			for (uint16_t p = 0; p < r.fib->n_ports; p++)
-				for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
-					uint64_t b = rsw_tm_queue_bytes(r.tm, p, q);
-					if (!b)
-						continue;
-					json_t *f = json_object();
-					json_object_set_new(f, "queue", json_integer(q));
-					json_object_set_new(f, "bytes", json_integer((json_int_t)b));
-					ev_write(&r, t, "queue_depth", p, f);
-				}
-			r.next_sample = t - t % r.sample_ns + r.sample_ns;
-		}
-		if (progress && time(NULL) != last_progress) {
+		if (opts->progress && time(NULL) != last_progress) {
 			last_progress = time(NULL);
-			fprintf(progress, "\rreplay: %.6f s virtual, %lu packets in, %lu out",
-				(double)t / 1e9, (unsigned long)res->received,
-				(unsigned long)res->transmitted);
-			fflush(progress);
+			progressed = 1;
+			fprintf(opts->progress, "\rreplay: %.6f s virtual, %lu frames in, %lu delivered",
+				(double)w.t / 1e9, (unsigned long)res->entered,
+				(unsigned long)(res->delivered + res->left));
+			fflush(opts->progress);
 		}
 	}
-	if (progress && time(NULL) != last_progress)
-		fprintf(progress, "\n");
-	res->queued = rsw_tm_queued(r.tm);
-	for (uint16_t p = 0; p < r.fib->n_ports; p++)
-		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
-			uint64_t f = r.tm->port[p].qs[q].pfcwd_flushed;
-			res->drops[RSW_DROP_PFCWD_DROP] += f;
-			res->dropped += f;
-		}
-	r.tm->log = NULL; /* its argument lives on this stack */
-	if (r.oom) {
-		snprintf(err, errlen, "out of memory for the flow table");
+	if (progressed)
+		fprintf(opts->progress, "\n");
+	if (r.oom)
+		snprintf(err, errlen, "out of memory");
+	if (r.failed || r.oom)
 		goto out;
-	}
-	res->tm = r.tm;
-	r.tm = NULL;
-	res->n_flows = r.flows.n;
-	res->flow_key = r.flows.key;
-	res->flow = r.fl;
-	r.flows.key = NULL;
-	r.fl = NULL;
+	finish(&r);
 	rc = 0;
 out:
-	for (unsigned i = 0; i < n_in; i++)
-		if (in[i].p)
-			pcap_close(in[i].p);
-	for (uint16_t p = 0; p < RSW_MAX_PORTS; p++)
-		if (r.out[p])
-			pcap_dump_close(r.out[p]);
-	rsw_tm_free(r.tm);
-	rsw_flow_table_free(&r.flows);
-	free(r.fl);
-	free(in);
-	/* the pool stays: the TM handed back to the caller may still hold its packets */
+	cleanup(&r);
+	if (rc < 0)
+		rsw_replay_result_free(res, 0);
 	return rc;
 }

@@ -1,7 +1,8 @@
-/* Deterministic replay of captures through one switch on virtual time: packets enter at their
- * capture timestamps, run through the same parser, tables and traffic manager as live, and leave
- * each port at the time its shaper lets them, written to a capture per port. Same inputs, config
- * and seed give byte-identical outputs. */
+/* Deterministic replay of captures through one switch or a zone of switches, hosts and links, on
+ * virtual time (ns). Switches run the same parser, tables and traffic manager as live; each port
+ * serializes at its speed; links add their propagation delay; PFC frames travel over links and
+ * pause whatever is at the other end (a switch's egress queues, or a host's next packets of that
+ * priority). Same inputs, model and seed give byte-identical outputs. */
 #ifndef RSW_REPLAY_H
 #define RSW_REPLAY_H
 
@@ -11,9 +12,48 @@
 #include "dataplane/pkt/flow_table.h"
 #include "dataplane/tables/switch.h"
 
+#define RSW_REPLAY_HOST (-1)
+
+/* One end of a link: port idx of switch sw, or host idx when sw is RSW_REPLAY_HOST. */
+struct rsw_replay_end {
+	int sw;
+	uint16_t idx;
+};
+
+struct rsw_replay_link {
+	struct rsw_replay_end a, b;
+	uint32_t speed_mbps;
+	uint64_t delay_ns;   /* propagation, one way */
+};
+
+struct rsw_replay_switch {
+	const char *name;
+	struct rsw_switch *sw;
+};
+
+/* A host: a NIC on one link sending a capture (or nothing) and receiving what reaches it. */
+struct rsw_replay_host {
+	const char *name;
+	const char *pcap;    /* NULL: sends nothing */
+};
+
+/* A capture entering a switch port directly: each frame arrives whole at its timestamp. */
 struct rsw_replay_input {
-	uint16_t port;      /* switch port the capture enters */
+	uint16_t sw, port;
 	const char *path;
+};
+
+struct rsw_replay_model {
+	const struct rsw_replay_switch *sw;
+	unsigned n_sw;
+	const struct rsw_replay_host *host;
+	unsigned n_host;
+	const struct rsw_replay_link *link;
+	unsigned n_link;
+	const struct rsw_replay_input *in;
+	unsigned n_in;
+	int zone;              /* outputs DIR/<switch>/<port>.pcap and DIR/<host>.pcap */
+	int hosts_ignore_pfc;  /* hosts send at the captured times whatever they receive */
 };
 
 struct rsw_replay_port_stats {
@@ -21,26 +61,49 @@ struct rsw_replay_port_stats {
 	uint64_t pfc_rx_frames, pause_rx_frames, pfc_tx_frames;
 };
 
-/* A flow's life through the switch (dataplane/pkt/flow_table.h keys). */
-struct rsw_replay_flow {
-	uint64_t first_in_ns;      /* arrival of its first packet */
-	uint64_t done_ns;          /* last bit of its last departed packet left */
-	uint64_t packets_in, bytes_in, packets_out;
-};
-
-struct rsw_replay_result {
-	uint64_t end_ns;              /* departure of the last frame */
+struct rsw_replay_switch_result {
 	uint64_t received, transmitted, dropped, consumed, queued;
 	uint64_t drops[64];           /* by enum rsw_drop_reason */
 	struct rsw_replay_port_stats port[RSW_MAX_PORTS];
 	struct rsw_tm *tm;            /* the TM at the end, for its counters */
+};
+
+struct rsw_replay_host_result {
+	uint64_t tx_packets, tx_bytes, rx_packets, rx_bytes, pfc_rx_frames;
+	uint64_t delayed_packets;     /* left later than captured (paused or link busy) */
+	uint64_t max_delay_ns, total_delay_ns;
+	uint64_t paused_ns[8];        /* time each priority was paused by received PFC */
+	uint64_t unsent;              /* still waiting at the end (--until) */
+};
+
+/* A flow's life: from its first packet entering (a host sending it, or a direct input arriving)
+ * to its last packet leaving (received whole by a host, or its last bit out of a switch port with
+ * no link). */
+struct rsw_replay_flow {
+	uint64_t first_in_ns, done_ns;
+	uint64_t packets_in, bytes_in, packets_out;
+};
+
+struct rsw_replay_result {
+	uint64_t start_ns;            /* the first frame entered */
+	uint64_t end_ns;              /* start of the last frame sent anywhere */
+	struct rsw_replay_switch_result *sw;
+	struct rsw_replay_host_result *host;
+	/* the whole model: every frame put on a wire is delivered, consumed, dropped, queued or
+	 * still on a link: entered + generated = delivered + left + consumed + dropped + queued +
+	 * in_flight */
+	uint64_t entered;             /* frames sent by hosts and direct inputs */
+	uint64_t generated;           /* PFC frames sent by switches */
+	uint64_t delivered;           /* frames received by hosts */
+	uint64_t left;                /* data frames out of switch ports without a link */
+	uint64_t consumed, dropped, queued, in_flight;
 	size_t n_flows;
 	struct rsw_flow_key *flow_key; /* by flow, in order of first arrival */
 	struct rsw_replay_flow *flow;
 };
 
-/* Frees what a result holds (the TM and the flows). */
-void rsw_replay_result_free(struct rsw_replay_result *res);
+/* Frees what a result holds. */
+void rsw_replay_result_free(struct rsw_replay_result *res, unsigned n_sw);
 
 struct rsw_replay_opts {
 	uint64_t until_ns;   /* 0: run to the end */
@@ -49,10 +112,9 @@ struct rsw_replay_opts {
 	uint64_t sample_ns;  /* queue-depth sampling period of the event log */
 };
 
-/* Replays the inputs through sw (its tables as committed) into out_dir/<port>.pcap. Returns 0, or
- * -1 with a message. */
-int rsw_replay_run(struct rsw_switch *sw, const struct rsw_replay_input *in, unsigned n_in,
-		   const char *out_dir, const struct rsw_replay_opts *opts,
-		   struct rsw_replay_result *res, char *err, size_t errlen);
+/* Runs the model, writing the captures into out_dir. Returns 0, or -1 with a message. */
+int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
+		   const struct rsw_replay_opts *opts, struct rsw_replay_result *res, char *err,
+		   size_t errlen);
 
 #endif

@@ -51,22 +51,10 @@ static inline int is_multicast_ip(const struct rsw_pkt_meta *m)
 	return m->l3 == RSW_L3_IPV4 ? (m->dst_ip[0] & 0xF0) == 0xE0 : m->dst_ip[0] == 0xFF;
 }
 
-void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt_meta *m,
-		 uint64_t *rnd)
+void rsw_classify(const struct rsw_fib *fib, struct rsw_pkt_meta *m)
 {
-	if (m->drop || m->l2_kind != RSW_L2_DATA)
-		return;
-	if (!fib || m->in_port >= fib->n_ports) {
-		m->drop = RSW_DROP_NO_TABLES;
-		return;
-	}
 	const struct rsw_fib_port *port = &fib->ports[m->in_port];
-	if (!port->up) {
-		m->drop = RSW_DROP_INGRESS_PORT_DOWN;
-		return;
-	}
-	/* QoS classification happens for every packet: the TM accounts drops per PG too. The
-	 * classifier, when a rule matches, overrides the DSCP map; the PG follows the TC. */
+	/* the classifier, when a rule matches, overrides the DSCP map; the PG follows the TC */
 	m->tc = port->dscp_to_tc[m->dscp];
 	for (uint32_t i = 0; i < fib->n_cls; i++) {
 		const struct rsw_classifier_rule *r = &fib->cls[i];
@@ -82,6 +70,24 @@ void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt
 		break;
 	}
 	m->pg = port->tc_to_pg[m->tc & 7];
+}
+
+void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt_meta *m,
+		 uint64_t *rnd)
+{
+	if (m->drop || m->l2_kind != RSW_L2_DATA)
+		return;
+	if (!fib || m->in_port >= fib->n_ports) {
+		m->drop = RSW_DROP_NO_TABLES;
+		return;
+	}
+	const struct rsw_fib_port *port = &fib->ports[m->in_port];
+	if (!port->up) {
+		m->drop = RSW_DROP_INGRESS_PORT_DOWN;
+		return;
+	}
+	/* QoS classification happens for every packet: the TM accounts drops per PG too. */
+	rsw_classify(fib, m);
 	if (frame[6] & 1) {
 		m->drop = RSW_DROP_SMAC_MULTICAST;
 		return;

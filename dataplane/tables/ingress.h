@@ -14,6 +14,10 @@
 void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt_meta *m,
 		 uint64_t *rnd);
 
+/* QoS classification of a parsed data packet entering m->in_port: the classifier rules, else
+ * the port's DSCP-to-TC map, then the TC-to-PG map. Sets m->tc and m->pg. */
+void rsw_classify(const struct rsw_fib *fib, struct rsw_pkt_meta *m);
+
 /* Egress rewrite for a forwarded packet: TTL / hop limit and MACs. Never touches the ICRC. */
 void rsw_egress_rewrite(const struct rsw_fib *fib, uint8_t *frame, struct rsw_pkt_meta *m);
 

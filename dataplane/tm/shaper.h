@@ -9,6 +9,7 @@
 
 #define RSW_WIRE_OVERHEAD 24u  /* FCS + preamble/SFD + IFG */
 #define RSW_WIRE_MIN_FRAME 60u /* 64-byte minimum without FCS */
+#define RSW_WIRE_IFG 12u
 
 struct rsw_shaper {
 	uint32_t speed_mbps;  /* 0: unshaped (`line`) */
@@ -39,6 +40,15 @@ uint64_t rsw_shaper_send(struct rsw_shaper *s, uint64_t now_ns, uint32_t len);
 static inline uint64_t rsw_wire_ns(uint32_t len, uint32_t speed_mbps)
 {
 	return speed_mbps ? ((uint64_t)rsw_wire_bytes(len) * 8000u + speed_mbps - 1) / speed_mbps : 0;
+}
+
+/* Time from the first bit of a frame's preamble to the last bit of its FCS at speed, in ns rounded
+ * up: when a receiver has all of it (the wire time without the inter-frame gap). */
+static inline uint64_t rsw_frame_ns(uint32_t len, uint32_t speed_mbps)
+{
+	return speed_mbps ? ((uint64_t)(rsw_wire_bytes(len) - RSW_WIRE_IFG) * 8000u + speed_mbps - 1) /
+				    speed_mbps
+			  : 0;
 }
 
 /* Time to serialize n bits at speed, in ps (rounded down). */

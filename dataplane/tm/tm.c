@@ -334,6 +334,31 @@ void rsw_tm_pause_rx(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port
 	rsw_pause_rx(&ep->pause, enable, meta->pfc_time, pause, now_ns, fib->ports[port].speed_mbps);
 }
 
+/* XOFF refresh at half the pause time: the peer never resumes while we are above XON */
+static uint64_t refresh_ns(const struct rsw_fib *fib, uint16_t port)
+{
+	return rsw_pause_ns(fib->tm[port].pfc_pause_quanta, fib->ports[port].speed_mbps) / 2;
+}
+
+uint64_t rsw_tm_ctrl_next(const struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
+			  uint64_t now_ns)
+{
+	const struct rsw_tm_port_cfg *cfg = &fib->tm[port];
+	const struct rsw_tm_port *tp = &tm->port[port];
+	uint64_t next = UINT64_MAX;
+	for (unsigned pg = 0; pg < RSW_TM_PGS; pg++)
+		if (tp->gen[pg].xoff && tp->gen[pg].last_sent_ns + refresh_ns(fib, port) < next)
+			next = tp->gen[pg].last_sent_ns + refresh_ns(fib, port);
+	uint8_t paused = rsw_pause_mask(&tp->pause, now_ns);
+	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
+		if (cfg->wd[q].enabled && (tp->wd[q].storm || (paused & (1u << q)))) {
+			if (tp->next_wd_poll_ns < next)
+				next = tp->next_wd_poll_ns;
+			break;
+		}
+	return next;
+}
+
 int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port, uint64_t now_ns,
 		   uint8_t *class_enable, uint16_t time[8])
 {
@@ -343,8 +368,7 @@ int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port, 
 	*class_enable = 0;
 	if (!cfg->pfc_enable || fib->tm_pools.n_pools == 0)
 		return 0;
-	/* refresh at half the pause time: the peer never resumes while we are above XON */
-	uint64_t refresh = rsw_pause_ns(cfg->pfc_pause_quanta, fib->ports[port].speed_mbps) / 2;
+	uint64_t refresh = refresh_ns(fib, port);
 	for (unsigned pg = 0; pg < RSW_TM_PGS; pg++) {
 		time[pg] = 0;
 		if (!(cfg->pfc_enable & (1u << pg)))

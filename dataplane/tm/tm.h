@@ -134,6 +134,12 @@ void rsw_tm_pause_rx(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port
 int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port, uint64_t now_ns,
 		   uint8_t *class_enable, uint16_t time[8]);
 
+/* When port next has time-driven control work, for a caller that sleeps between events (replay):
+ * an XOFF refresh, or a watchdog poll while one of its queues is paused or in a storm.
+ * UINT64_MAX if none. */
+uint64_t rsw_tm_ctrl_next(const struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
+			  uint64_t now_ns);
+
 /* Watchdog poll of port's queues when its poll interval has passed; applies actions and logs
  * detection and restoration. Packets flushed by the drop action are freed and counted. */
 void rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port, uint64_t now_ns);

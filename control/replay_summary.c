@@ -1,0 +1,307 @@
+#include <string.h>
+
+#include "dataplane/pkt/drop_reason.h"
+#include "dataplane/tables/table_types.h"
+#include "dataplane/tm/shaper.h"
+#include "dataplane/tm/tm.h"
+#include "replay_summary.h"
+
+#define J(v) json_integer((json_int_t)(v))
+
+static json_t *ports_json(const struct rsw_fib *fib, const struct rsw_replay_switch_result *r)
+{
+	json_t *ports = json_array();
+	for (uint16_t p = 0; p < fib->n_ports; p++) {
+		const struct rsw_replay_port_stats *s = &r->port[p];
+		const struct rsw_tm_port *tp = &r->tm->port[p];
+		json_t *o = json_object(), *queues = json_array(), *pfc = json_object();
+		json_object_set_new(o, "name", json_string(fib->ports[p].name));
+		json_object_set_new(o, "speed", json_integer(fib->tm[p].unshaped ? 0
+										  : fib->ports[p].speed_mbps));
+		json_object_set_new(o, "rx_packets", J(s->rx_packets));
+		json_object_set_new(o, "rx_bytes", J(s->rx_bytes));
+		json_object_set_new(o, "tx_packets", J(s->tx_packets));
+		json_object_set_new(o, "tx_bytes", J(s->tx_bytes));
+		for (unsigned i = 0; i < 8; i++) {
+			char k[48];
+			snprintf(k, sizeof(k), "SAI_PORT_STAT_PFC_%u_TX_PKTS", i);
+			json_object_set_new(pfc, k, J(tp->gen[i].tx_frames));
+			snprintf(k, sizeof(k), "SAI_PORT_STAT_PFC_%u_RX_PKTS", i);
+			json_object_set_new(pfc, k, J(tp->pause.rx_frames[i]));
+		}
+		json_object_set_new(o, "pfc", pfc);
+		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
+			json_t *x = json_object();
+			json_object_set_new(x, "queue", json_integer(q));
+			json_object_set_new(x, "packets", J(tp->qs[q].packets));
+			json_object_set_new(x, "max_depth_bytes", J(tp->q[q].peak));
+			json_object_set_new(x, "ecn_marked_packets", J(tp->qs[q].ecn_marked_packets));
+			json_object_set_new(x, "dropped_packets", J(tp->qs[q].dropped_packets));
+			json_array_append_new(queues, x);
+		}
+		json_object_set_new(o, "queues", queues);
+		json_array_append_new(ports, o);
+	}
+	return ports;
+}
+
+static json_t *drops_json(const uint64_t *drops)
+{
+	json_t *o = json_object();
+	for (unsigned d = 1; d < RSW_DROP_COUNT; d++)
+		if (drops[d])
+			json_object_set_new(o, rsw_drop_reason_name(d), J(drops[d]));
+	return o;
+}
+
+/* A switch's own check: received = transmitted + dropped + consumed + queued. */
+static json_t *switch_conservation(const struct rsw_replay_switch_result *r)
+{
+	json_t *c = json_object();
+	json_object_set_new(c, "received", J(r->received));
+	json_object_set_new(c, "transmitted", J(r->transmitted));
+	json_object_set_new(c, "dropped", J(r->dropped));
+	json_object_set_new(c, "consumed", J(r->consumed));
+	json_object_set_new(c, "queued", J(r->queued));
+	json_object_set_new(c, "holds", json_boolean(r->received == r->transmitted + r->dropped +
+									 r->consumed + r->queued));
+	return c;
+}
+
+static json_t *flows_json(const struct rsw_replay_result *r)
+{
+	json_t *flows = json_array();
+	for (size_t i = 0; i < r->n_flows; i++) {
+		const struct rsw_flow_key *k = &r->flow_key[i];
+		const struct rsw_replay_flow *f = &r->flow[i];
+		struct rsw_ip a = {.family = k->l3 == 2 ? 6 : 4}, b = a;
+		char sa[64], sb[64];
+		memcpy(a.a, k->src, 16);
+		memcpy(b.a, k->dst, 16);
+		json_t *o = json_object();
+		json_object_set_new(o, "src", json_string(rsw_ip_str(&a, sa, sizeof(sa))));
+		json_object_set_new(o, "dst", json_string(rsw_ip_str(&b, sb, sizeof(sb))));
+		json_object_set_new(o, "protocol", json_integer(k->proto));
+		json_object_set_new(o, "sport", json_integer(k->sport));
+		json_object_set_new(o, "dport", json_integer(k->dport));
+		json_object_set_new(o, "dest_qp", json_integer(k->qp));
+		json_object_set_new(o, "packets_in", J(f->packets_in));
+		json_object_set_new(o, "packets_out", J(f->packets_out));
+		json_object_set_new(o, "bytes_in", J(f->bytes_in));
+		json_object_set_new(o, "start_ns", J(f->first_in_ns));
+		json_object_set_new(o, "done_ns", f->packets_out ? J(f->done_ns) : json_null());
+		json_object_set_new(o, "completion_ns", f->packets_out == f->packets_in
+								? J(f->done_ns - f->first_in_ns)
+								: json_null());
+		json_array_append_new(flows, o);
+	}
+	return flows;
+}
+
+/* From the first flow's start to the last flow's end, if every flow completed. */
+static json_t *collective_json(const struct rsw_replay_result *r)
+{
+	uint64_t start = UINT64_MAX, done = 0;
+	for (size_t i = 0; i < r->n_flows; i++) {
+		const struct rsw_replay_flow *f = &r->flow[i];
+		if (f->packets_out != f->packets_in)
+			return json_null();
+		if (f->first_in_ns < start)
+			start = f->first_in_ns;
+		if (f->done_ns > done)
+			done = f->done_ns;
+	}
+	return r->n_flows ? J(done - start) : json_null();
+}
+
+static const char *end_name(const struct rsw_zone *z, const struct rsw_replay_end *e, char *buf,
+			    size_t n)
+{
+	if (e->sw == RSW_REPLAY_HOST)
+		snprintf(buf, n, "%s", z->host[e->idx].name);
+	else
+		snprintf(buf, n, "%s|%s", z->sw[e->sw].name,
+			 rsw_switch_fib(z->sw[e->sw].sw)->ports[e->idx].name);
+	return buf;
+}
+
+/* Frames and bytes an end sent onto its link. */
+static void end_tx(const struct rsw_zone *z, const struct rsw_replay_result *r,
+		   const struct rsw_replay_end *e, uint64_t *frames, uint64_t *bytes)
+{
+	if (e->sw == RSW_REPLAY_HOST) {
+		*frames = r->host[e->idx].tx_packets;
+		*bytes = r->host[e->idx].tx_bytes;
+		return;
+	}
+	const struct rsw_replay_port_stats *ps = &r->sw[e->sw].port[e->idx];
+	*frames = ps->tx_packets + ps->pfc_tx_frames;
+	*bytes = ps->tx_bytes + ps->pfc_tx_frames * 60u;
+	(void)z;
+}
+
+static json_t *links_json(const struct rsw_zone *z, const struct rsw_replay_result *r)
+{
+	json_t *links = json_array();
+	double span = r->end_ns > r->start_ns ? (double)(r->end_ns - r->start_ns) : 0;
+	for (unsigned i = 0; i < z->n_link; i++) {
+		const struct rsw_replay_link *l = &z->link[i];
+		const struct rsw_replay_end *from[2] = {&l->a, &l->b}, *to[2] = {&l->b, &l->a};
+		json_t *o = json_object(), *dirs = json_array();
+		char a[128], b[128];
+		json_object_set_new(o, "a", json_string(end_name(z, &l->a, a, sizeof(a))));
+		json_object_set_new(o, "b", json_string(end_name(z, &l->b, b, sizeof(b))));
+		json_object_set_new(o, "speed", json_integer(l->speed_mbps));
+		json_object_set_new(o, "length_m", json_integer(z->link_length_m[i]));
+		json_object_set_new(o, "delay_ns", J(l->delay_ns));
+		for (unsigned d = 0; d < 2; d++) {
+			uint64_t frames, bytes;
+			end_tx(z, r, from[d], &frames, &bytes);
+			json_t *x = json_object();
+			json_object_set_new(x, "from", json_string(end_name(z, from[d], a, sizeof(a))));
+			json_object_set_new(x, "to", json_string(end_name(z, to[d], b, sizeof(b))));
+			json_object_set_new(x, "frames", J(frames));
+			json_object_set_new(x, "bytes", J(bytes));
+			/* wire bits (frame + FCS, preamble, gap) over the run's span at the link speed */
+			double bits = (double)(bytes + frames * RSW_WIRE_OVERHEAD) * 8;
+			json_object_set_new(x, "utilization",
+					    json_real(span > 0 ? bits / (span * l->speed_mbps / 1e3) : 0));
+			json_array_append_new(dirs, x);
+		}
+		json_object_set_new(o, "directions", dirs);
+		json_array_append_new(links, o);
+	}
+	return links;
+}
+
+static json_t *hosts_json(const struct rsw_zone *z, const struct rsw_replay_result *r)
+{
+	json_t *hosts = json_array();
+	for (unsigned h = 0; h < z->n_host; h++) {
+		const struct rsw_replay_host_result *x = &r->host[h];
+		json_t *o = json_object(), *paused = json_array();
+		json_object_set_new(o, "name", json_string(z->host[h].name));
+		json_object_set_new(o, "tx_packets", J(x->tx_packets));
+		json_object_set_new(o, "tx_bytes", J(x->tx_bytes));
+		json_object_set_new(o, "rx_packets", J(x->rx_packets));
+		json_object_set_new(o, "rx_bytes", J(x->rx_bytes));
+		json_object_set_new(o, "pfc_rx_frames", J(x->pfc_rx_frames));
+		json_object_set_new(o, "delayed_packets", J(x->delayed_packets));
+		json_object_set_new(o, "max_delay_ns", J(x->max_delay_ns));
+		json_object_set_new(o, "total_delay_ns", J(x->total_delay_ns));
+		for (unsigned p = 0; p < 8; p++)
+			json_array_append_new(paused, J(x->paused_ns[p]));
+		json_object_set_new(o, "paused_ns", paused);
+		json_object_set_new(o, "unsent", J(x->unsent));
+		json_array_append_new(hosts, o);
+	}
+	return hosts;
+}
+
+json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
+				const struct rsw_replay_result *r)
+{
+	json_t *root = json_object();
+	json_object_set_new(root, "start_ns", J(r->start_ns));
+	json_object_set_new(root, "end_ns", J(r->end_ns));
+	json_object_set_new(root, "collective_ns", collective_json(r));
+	if (!zone) {
+		const struct rsw_fib *fib = rsw_switch_fib(z->sw[0].sw);
+		json_object_set_new(root, "ports", ports_json(fib, &r->sw[0]));
+		json_object_set_new(root, "drops", drops_json(r->sw[0].drops));
+		json_object_set_new(root, "flows", flows_json(r));
+		json_object_set_new(root, "conservation", switch_conservation(&r->sw[0]));
+		return root;
+	}
+	json_t *sws = json_array();
+	uint64_t drops[64] = {0};
+	for (unsigned s = 0; s < z->n_sw; s++) {
+		json_t *o = json_object();
+		json_object_set_new(o, "name", json_string(z->sw[s].name));
+		json_object_set_new(o, "ports", ports_json(rsw_switch_fib(z->sw[s].sw), &r->sw[s]));
+		json_object_set_new(o, "drops", drops_json(r->sw[s].drops));
+		json_object_set_new(o, "conservation", switch_conservation(&r->sw[s]));
+		json_array_append_new(sws, o);
+		for (unsigned d = 0; d < 64; d++)
+			drops[d] += r->sw[s].drops[d];
+	}
+	json_object_set_new(root, "zone", json_string(z->name));
+	json_object_set_new(root, "switches", sws);
+	json_object_set_new(root, "hosts", hosts_json(z, r));
+	json_object_set_new(root, "links", links_json(z, r));
+	json_object_set_new(root, "drops", drops_json(drops));
+	json_object_set_new(root, "flows", flows_json(r));
+	json_t *c = json_object();
+	json_object_set_new(c, "entered", J(r->entered));
+	json_object_set_new(c, "generated", J(r->generated));
+	json_object_set_new(c, "delivered", J(r->delivered));
+	json_object_set_new(c, "left", J(r->left));
+	json_object_set_new(c, "consumed", J(r->consumed));
+	json_object_set_new(c, "dropped", J(r->dropped));
+	json_object_set_new(c, "queued", J(r->queued));
+	json_object_set_new(c, "in_flight", J(r->in_flight));
+	json_object_set_new(c, "holds", json_boolean(r->entered + r->generated ==
+						       r->delivered + r->left + r->consumed +
+							       r->dropped + r->queued + r->in_flight));
+	json_object_set_new(root, "conservation", c);
+	return root;
+}
+
+static void print_ports(FILE *f, const char *sw, const struct rsw_fib *fib,
+			const struct rsw_replay_switch_result *r)
+{
+	for (uint16_t p = 0; p < fib->n_ports; p++) {
+		const struct rsw_replay_port_stats *s = &r->port[p];
+		uint64_t peak = 0;
+		for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
+			if (r->tm->port[p].q[q].peak > peak)
+				peak = r->tm->port[p].q[q].peak;
+		char name[96];
+		snprintf(name, sizeof(name), "%s%s%s", sw ? sw : "", sw ? "|" : "", fib->ports[p].name);
+		fprintf(f, "%-24s %10lu %12lu %10lu %12lu %8lu %8lu %12lu\n", name,
+			(unsigned long)s->rx_packets, (unsigned long)s->rx_bytes,
+			(unsigned long)s->tx_packets, (unsigned long)s->tx_bytes,
+			(unsigned long)s->pfc_rx_frames, (unsigned long)s->pfc_tx_frames,
+			(unsigned long)peak);
+	}
+}
+
+void rsw_replay_summary_print(FILE *f, const struct rsw_zone *z, int zone,
+			      const struct rsw_replay_result *r)
+{
+	fprintf(f, "%-24s %10s %12s %10s %12s %8s %8s %12s\n", "port", "rx_packets", "rx_bytes",
+		"tx_packets", "tx_bytes", "pfc_rx", "pfc_tx", "max_queue_B");
+	uint64_t drops[64] = {0};
+	for (unsigned s = 0; s < z->n_sw; s++) {
+		print_ports(f, zone ? z->sw[s].name : NULL, rsw_switch_fib(z->sw[s].sw), &r->sw[s]);
+		for (unsigned d = 0; d < 64; d++)
+			drops[d] += r->sw[s].drops[d];
+	}
+	for (unsigned h = 0; h < z->n_host; h++) {
+		const struct rsw_replay_host_result *x = &r->host[h];
+		fprintf(f, "host %-19s sent %lu (%lu late, max %.3f us), received %lu, PFC received "
+			"%lu\n", z->host[h].name, (unsigned long)x->tx_packets,
+			(unsigned long)x->delayed_packets, (double)x->max_delay_ns / 1e3,
+			(unsigned long)x->rx_packets, (unsigned long)x->pfc_rx_frames);
+	}
+	for (unsigned d = 1; d < RSW_DROP_COUNT; d++)
+		if (drops[d])
+			fprintf(f, "drop %-24s %10lu\n", rsw_drop_reason_name(d), (unsigned long)drops[d]);
+	json_t *c = collective_json(r);
+	if (json_is_integer(c))
+		fprintf(f, "all flows done in %.3f us\n", (double)json_integer_value(c) / 1e3);
+	json_decref(c);
+	if (!zone) {
+		const struct rsw_replay_switch_result *s = &r->sw[0];
+		fprintf(f, "last departure %.9f s; received %lu = transmitted %lu + dropped %lu + "
+			"consumed %lu + queued %lu\n", (double)r->end_ns / 1e9,
+			(unsigned long)s->received, (unsigned long)s->transmitted,
+			(unsigned long)s->dropped, (unsigned long)s->consumed, (unsigned long)s->queued);
+		return;
+	}
+	fprintf(f, "last departure %.9f s; entered %lu + PFC generated %lu = delivered %lu + left "
+		"%lu + consumed %lu + dropped %lu + queued %lu + in flight %lu\n",
+		(double)r->end_ns / 1e9, (unsigned long)r->entered, (unsigned long)r->generated,
+		(unsigned long)r->delivered, (unsigned long)r->left, (unsigned long)r->consumed,
+		(unsigned long)r->dropped, (unsigned long)r->queued, (unsigned long)r->in_flight);
+}

@@ -1,0 +1,19 @@
+/* What `rocesw replay` reports: summary.json and the readable summary on stdout. */
+#ifndef RSW_REPLAY_SUMMARY_H
+#define RSW_REPLAY_SUMMARY_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "dataplane/replay/replay.h"
+#include "zone.h"
+
+/* summary.json: for one switch (not zone) the switch's ports, drops and conservation at the top
+ * level; for a zone, switches[], hosts[] and links[] and the zone's conservation. */
+json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
+				const struct rsw_replay_result *r);
+void rsw_replay_summary_print(FILE *f, const struct rsw_zone *z, int zone,
+			      const struct rsw_replay_result *r);
+
+#endif

@@ -1,0 +1,396 @@
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "yaml_doc.h"
+#include "zone.h"
+
+#define NS_PER_M 5 /* propagation at 2e8 m/s (REFERENCE §2, headroom) */
+
+static yaml_node_t *table(struct ydoc *y, const char *name)
+{
+	yaml_node_t *root = ydoc_root(y);
+	if (!root || root->type != YAML_MAPPING_NODE)
+		return NULL;
+	YDOC_FOREACH_PAIR(y, root, pr) {
+		const char *k = ydoc_str(ydoc_node(y, pr->key));
+		if (k && !strcmp(k, name))
+			return ydoc_node(y, pr->value);
+	}
+	return NULL;
+}
+
+int rsw_zone_detect(const char *path, char *err, size_t errlen)
+{
+	struct ydoc y;
+	if (ydoc_load(&y, path, err, errlen) < 0)
+		return -1;
+	int zone = table(&y, "SWITCH") != NULL;
+	ydoc_free(&y);
+	return zone;
+}
+
+/* A switch config compiled and committed, with the run's seed and policy override. */
+static struct rsw_switch *compile_switch(const char *path, uint64_t seed,
+					 const struct rsw_hash_policy *policy, char *err,
+					 size_t errlen)
+{
+	struct rsw_txn *txn = rsw_txn_new();
+	struct rsw_switch *sw = rsw_switch_new(NULL, err, errlen);
+	int ok = txn && sw && rsw_config_compile(path, txn, err, errlen) == 0;
+	if (!txn || !sw)
+		snprintf(err, errlen, "out of memory");
+	for (size_t i = 0; ok && i < rsw_txn_len(txn); i++) {
+		struct rsw_table_write *w = (struct rsw_table_write *)rsw_txn_at(txn, i);
+		if (w->table == RSW_T_SWITCH)
+			w->u.sw.tm.ecn_seed = seed; /* the ECN random source */
+		if (w->table == RSW_T_HASH_POLICY && policy)
+			w->u.policy.pol = *policy;
+	}
+	if (ok && policy) {
+		/* the built-in default too, for groups of a config without SWITCH_HASH */
+		struct rsw_table_write w = {.op = RSW_W_SET, .table = RSW_T_HASH_POLICY};
+		strcpy(w.u.policy.name, RSW_DEFAULT_POLICY);
+		w.u.policy.pol = *policy;
+		snprintf(w.u.policy.origin, sizeof(w.u.policy.origin), "--hash-policy");
+		ok = rsw_txn_add(txn, &w) == 0;
+	}
+	ok = ok && rsw_switch_commit(sw, txn, err, errlen) == 0;
+	rsw_txn_free(txn);
+	if (!ok) {
+		rsw_switch_free(sw);
+		return NULL;
+	}
+	return sw;
+}
+
+int rsw_zone_single(const char *path, const struct rsw_zone_opts *o, struct rsw_zone *z,
+		    char *err, size_t errlen)
+{
+	memset(z, 0, sizeof(*z));
+	z->sw[0].sw = compile_switch(path, o->ecn_seed, o->policy, err, errlen);
+	if (!z->sw[0].sw)
+		return -1;
+	z->sw[0].name = strdup(z->sw[0].sw->state->sw.hostname[0] ? z->sw[0].sw->state->sw.hostname
+								 : "switch");
+	z->sw_config[0] = strdup(path);
+	z->n_sw = 1;
+	if (!z->sw[0].name || !z->sw_config[0]) {
+		snprintf(err, errlen, "out of memory");
+		rsw_zone_free(z);
+		return -1;
+	}
+	return 0;
+}
+
+void rsw_zone_free(struct rsw_zone *z)
+{
+	for (unsigned s = 0; s < z->n_sw; s++) {
+		rsw_switch_free(z->sw[s].sw);
+		free((char *)z->sw[s].name);
+		free(z->sw_config[s]);
+	}
+	for (unsigned h = 0; h < z->n_host; h++) {
+		free((char *)z->host[h].name);
+		free((char *)z->host[h].pcap);
+	}
+	free(z->name);
+	memset(z, 0, sizeof(*z));
+}
+
+int rsw_zone_host_index(const struct rsw_zone *z, const char *name)
+{
+	for (unsigned h = 0; h < z->n_host; h++)
+		if (!strcmp(z->host[h].name, name))
+			return (int)h;
+	return -1;
+}
+
+static int switch_index(const struct rsw_zone *z, const char *name, size_t len)
+{
+	for (unsigned s = 0; s < z->n_sw; s++)
+		if (strlen(z->sw[s].name) == len && !strncmp(z->sw[s].name, name, len))
+			return (int)s;
+	return -1;
+}
+
+int rsw_zone_port(const struct rsw_zone *z, const char *spec, unsigned *sw, uint16_t *port)
+{
+	const char *bar = strchr(spec, '|');
+	int s = bar ? switch_index(z, spec, (size_t)(bar - spec)) : z->n_sw == 1 ? 0 : -1;
+	if (s < 0)
+		return -1;
+	int p = rsw_state_port_index(z->sw[s].sw->state, bar ? bar + 1 : spec);
+	if (p < 0)
+		return -1;
+	*sw = (unsigned)s;
+	*port = (uint16_t)p;
+	return 0;
+}
+
+static char *resolve(const char *zone_path, const char *rel)
+{
+	if (rel[0] == '/')
+		return strdup(rel);
+	char *copy = strdup(zone_path);
+	if (!copy)
+		return NULL;
+	const char *dir = dirname(copy);
+	size_t n = strlen(dir) + strlen(rel) + 2;
+	char *out = malloc(n);
+	if (out)
+		snprintf(out, n, "%s/%s", dir, rel);
+	free(copy);
+	return out;
+}
+
+static int get_field(struct ydoc *y, yaml_node_t *map, const char *key, const char *field,
+		     const char **out, const char *const *allowed)
+{
+	*out = NULL;
+	if (map->type != YAML_MAPPING_NODE)
+		return ydoc_error(y, map, key, "expected a mapping");
+	YDOC_FOREACH_PAIR(y, map, pr) {
+		yaml_node_t *k = ydoc_node(y, pr->key), *v = ydoc_node(y, pr->value);
+		const char *ks = ydoc_str(k);
+		int known = 0;
+		for (const char *const *a = allowed; *a; a++)
+			known |= ks && !strcmp(ks, *a);
+		if (!known) {
+			char list[256] = "";
+			for (const char *const *a = allowed; *a; a++)
+				snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+					 a == allowed ? "" : ", ", *a);
+			return ydoc_error(y, k, key, "unknown field '%s' (expected %s)", ks ? ks : "?",
+					  list);
+		}
+		if (!strcmp(ks, field)) {
+			if (!ydoc_str(v))
+				return ydoc_error(y, v, key, "%s: expected a scalar", field);
+			*out = ydoc_str(v);
+		}
+	}
+	return 0;
+}
+
+static int parse_switches(struct ydoc *y, yaml_node_t *t, const char *path,
+			  const struct rsw_zone_opts *o, struct rsw_zone *z)
+{
+	static const char *const fields[] = {"config", NULL};
+	if (t->type != YAML_MAPPING_NODE || t->data.mapping.pairs.start == t->data.mapping.pairs.top)
+		return ydoc_error(y, t, "SWITCH", "expected a mapping of switch name to {config: FILE}");
+	YDOC_FOREACH_PAIR(y, t, pr) {
+		yaml_node_t *k = ydoc_node(y, pr->key), *v = ydoc_node(y, pr->value);
+		const char *name = ydoc_str(k), *cfg;
+		if (!name || !*name || strchr(name, '|') || strchr(name, '/'))
+			return ydoc_error(y, k, "SWITCH", "expected a switch name without '|' or '/'");
+		if (z->n_sw == RSW_ZONE_MAX_SWITCHES)
+			return ydoc_error(y, k, "SWITCH", "more than %d switches", RSW_ZONE_MAX_SWITCHES);
+		if (switch_index(z, name, strlen(name)) >= 0)
+			return ydoc_error(y, k, "SWITCH", "switch '%s' defined twice", name);
+		if (get_field(y, v, "SWITCH", "config", &cfg, fields) < 0)
+			return -1;
+		if (!cfg)
+			return ydoc_error(y, v, "SWITCH", "%s: missing config: FILE", name);
+		unsigned s = z->n_sw;
+		z->sw_config[s] = resolve(path, cfg);
+		z->sw[s].name = strdup(name);
+		z->n_sw++;
+		if (!z->sw_config[s] || !z->sw[s].name)
+			return ydoc_error(y, v, "SWITCH", "out of memory");
+		char e[1024];
+		z->sw[s].sw = compile_switch(z->sw_config[s], o->ecn_seed + s, o->policy, e, sizeof(e));
+		if (!z->sw[s].sw)
+			return ydoc_error(y, v, "SWITCH", "%s: %s", name, e);
+	}
+	return 0;
+}
+
+static int parse_hosts(struct ydoc *y, yaml_node_t *t, const char *path, struct rsw_zone *z)
+{
+	static const char *const fields[] = {"pcap", "description", NULL};
+	if (!t)
+		return 0;
+	if (t->type != YAML_MAPPING_NODE)
+		return ydoc_error(y, t, "HOST", "expected a mapping of host name to {pcap: FILE}");
+	YDOC_FOREACH_PAIR(y, t, pr) {
+		yaml_node_t *k = ydoc_node(y, pr->key), *v = ydoc_node(y, pr->value);
+		const char *name = ydoc_str(k), *pcap;
+		if (!name || !*name || strchr(name, '|') || strchr(name, '/'))
+			return ydoc_error(y, k, "HOST", "expected a host name without '|' or '/'");
+		if (z->n_host == RSW_ZONE_MAX_HOSTS)
+			return ydoc_error(y, k, "HOST", "more than %d hosts", RSW_ZONE_MAX_HOSTS);
+		if (rsw_zone_host_index(z, name) >= 0 || switch_index(z, name, strlen(name)) >= 0)
+			return ydoc_error(y, k, "HOST", "name '%s' is already used", name);
+		if (v->type == YAML_SCALAR_NODE && !*ydoc_str(v))
+			pcap = NULL; /* "h0:" with nothing */
+		else if (get_field(y, v, "HOST", "pcap", &pcap, fields) < 0)
+			return -1;
+		struct rsw_replay_host *h = &z->host[z->n_host++];
+		h->name = strdup(name);
+		h->pcap = pcap ? resolve(path, pcap) : NULL;
+		if (!h->name || (pcap && !h->pcap))
+			return ydoc_error(y, v, "HOST", "out of memory");
+	}
+	return 0;
+}
+
+/* "HOST" or "SWITCH|PORT" as a link end. */
+static int parse_end(struct ydoc *y, yaml_node_t *at, const struct rsw_zone *z, const char *spec,
+		     struct rsw_replay_end *e)
+{
+	int h = rsw_zone_host_index(z, spec);
+	if (h >= 0) {
+		*e = (struct rsw_replay_end){.sw = RSW_REPLAY_HOST, .idx = (uint16_t)h};
+		return 0;
+	}
+	unsigned s;
+	uint16_t p;
+	if (!strchr(spec, '|') || rsw_zone_port(z, spec, &s, &p) < 0)
+		return ydoc_error(y, at, "LINK", "'%s' is neither a host nor SWITCH|PORT of a switch "
+				  "in SWITCH", spec);
+	*e = (struct rsw_replay_end){.sw = (int)s, .idx = p};
+	return 0;
+}
+
+static int same_end(const struct rsw_replay_end *a, const struct rsw_replay_end *b)
+{
+	return a->sw == b->sw && a->idx == b->idx;
+}
+
+static int parse_links(struct ydoc *y, yaml_node_t *t, const struct rsw_zone_opts *o,
+		       struct rsw_zone *z)
+{
+	static const char *const fields[] = {"a", "b", "speed", "length", NULL};
+	if (!t)
+		return 0;
+	if (t->type != YAML_SEQUENCE_NODE)
+		return ydoc_error(y, t, "LINK", "expected a list of {a: END, b: END, length: Nm}");
+	YDOC_FOREACH_ITEM(y, t, it) {
+		yaml_node_t *v = ydoc_node(y, *it);
+		const char *a, *b, *speed, *length;
+		if (get_field(y, v, "LINK", "a", &a, fields) < 0 ||
+		    get_field(y, v, "LINK", "b", &b, fields) < 0 ||
+		    get_field(y, v, "LINK", "speed", &speed, fields) < 0 ||
+		    get_field(y, v, "LINK", "length", &length, fields) < 0)
+			return -1;
+		if (!a || !b)
+			return ydoc_error(y, v, "LINK", "a link needs both ends, a and b");
+		if (z->n_link == RSW_ZONE_MAX_LINKS)
+			return ydoc_error(y, v, "LINK", "more than %d links", RSW_ZONE_MAX_LINKS);
+		struct rsw_replay_link *l = &z->link[z->n_link];
+		if (parse_end(y, v, z, a, &l->a) < 0 || parse_end(y, v, z, b, &l->b) < 0)
+			return -1;
+		if (l->a.sw == RSW_REPLAY_HOST && l->b.sw == RSW_REPLAY_HOST)
+			return ydoc_error(y, v, "LINK", "%s - %s: a link needs a switch at one end", a, b);
+		for (unsigned i = 0; i < z->n_link; i++) {
+			const struct rsw_replay_link *o2 = &z->link[i];
+			const struct rsw_replay_end *used[2] = {&l->a, &l->b};
+			for (unsigned k = 0; k < 2; k++)
+				if (same_end(used[k], &o2->a) || same_end(used[k], &o2->b))
+					return ydoc_error(y, v, "LINK", "%s is already linked",
+							  k ? b : a);
+		}
+		char *end;
+		unsigned long m = 0;
+		if (length) {
+			m = strtoul(length, &end, 10);
+			if (length[0] == '-' || end == length || (strcmp(end, "m") && *end) || m > 100000)
+				return ydoc_error(y, v, "LINK", "length: expected metres like 40m, got '%s'",
+						  length);
+		}
+		uint32_t sp = 0;
+		if (speed) {
+			unsigned long x = strtoul(speed, &end, 10);
+			if (speed[0] == '-' || *end || x == 0 || x > 1600000)
+				return ydoc_error(y, v, "LINK", "speed: expected Mb/s like 400000, got '%s'",
+						  speed);
+			sp = (uint32_t)x;
+		}
+		/* the switch ends' port speeds: they must agree with each other and with speed */
+		const struct rsw_replay_end *ends[2] = {&l->a, &l->b};
+		const char *names[2] = {a, b};
+		for (unsigned k = 0; k < 2; k++) {
+			if (ends[k]->sw == RSW_REPLAY_HOST)
+				continue;
+			const struct rsw_port_cfg *pc = &z->sw[ends[k]->sw].sw->state->ports[ends[k]->idx];
+			if (sp && pc->speed_mbps != sp)
+				return ydoc_error(y, v, "LINK", "%s - %s: %s runs at %u Mb/s, the link at "
+						  "%u", a, b, names[k], pc->speed_mbps, sp);
+			sp = pc->speed_mbps;
+			if (length && o->warnings && pc->cable_length_m != m)
+				fprintf(o->warnings, "%s:%u: LINK: warning: %s - %s is %lum but %s's "
+					"headroom assumes CABLE_LENGTH %um\n", y->file, ydoc_line(v), a,
+					b, m, names[k], pc->cable_length_m);
+		}
+		if (!length) {
+			/* the cable length the switch's headroom was computed for */
+			const struct rsw_replay_end *se = l->a.sw != RSW_REPLAY_HOST ? &l->a : &l->b;
+			m = z->sw[se->sw].sw->state->ports[se->idx].cable_length_m;
+		}
+		l->speed_mbps = sp;
+		l->delay_ns = (uint64_t)m * NS_PER_M;
+		z->link_length_m[z->n_link++] = (uint32_t)m;
+	}
+	/* a host without a link is a mistake: it could never send or receive */
+	for (unsigned h = 0; h < z->n_host; h++) {
+		int linked = 0;
+		for (unsigned i = 0; i < z->n_link; i++)
+			linked |= (z->link[i].a.sw == RSW_REPLAY_HOST && z->link[i].a.idx == h) ||
+				  (z->link[i].b.sw == RSW_REPLAY_HOST && z->link[i].b.idx == h);
+		if (!linked)
+			return ydoc_error(y, t, "LINK", "host %s has no link", z->host[h].name);
+	}
+	return 0;
+}
+
+int rsw_zone_load(const char *path, const struct rsw_zone_opts *o, struct rsw_zone *z, char *err,
+		  size_t errlen)
+{
+	static const char *const known[] = {"ZONE", "SWITCH", "HOST", "LINK", NULL};
+	struct ydoc y;
+	memset(z, 0, sizeof(*z));
+	if (ydoc_load(&y, path, err, errlen) < 0)
+		return -1;
+	int rc = -1;
+	yaml_node_t *root = ydoc_root(&y);
+	if (!root || root->type != YAML_MAPPING_NODE) {
+		ydoc_error(&y, root, "(top)", "expected a mapping of tables");
+		goto out;
+	}
+	YDOC_FOREACH_PAIR(&y, root, pr) {
+		yaml_node_t *k = ydoc_node(&y, pr->key);
+		const char *ks = ydoc_str(k);
+		int ok = 0;
+		for (const char *const *n = known; *n; n++)
+			ok |= ks && !strcmp(ks, *n);
+		if (!ok) {
+			ydoc_error(&y, k, ks ? ks : "?", "unknown table in a zone config (expected ZONE, "
+				   "SWITCH, HOST, LINK)");
+			goto out;
+		}
+	}
+	yaml_node_t *zt = table(&y, "ZONE");
+	const char *zname = NULL;
+	if (zt) {
+		static const char *const zf[] = {"name", "description", NULL};
+		if (get_field(&y, zt, "ZONE", "name", &zname, zf) < 0)
+			goto out;
+	}
+	z->name = strdup(zname ? zname : "zone");
+	if (!z->name) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (parse_switches(&y, table(&y, "SWITCH"), path, o, z) < 0 ||
+	    parse_hosts(&y, table(&y, "HOST"), path, z) < 0 ||
+	    parse_links(&y, table(&y, "LINK"), o, z) < 0)
+		goto out;
+	rc = 0;
+out:
+	ydoc_free(&y);
+	if (rc < 0)
+		rsw_zone_free(z);
+	return rc;
+}

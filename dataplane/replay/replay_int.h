@@ -1,0 +1,138 @@
+/* Replay internals shared by the engine (replay.c), the switches (replay_switch.c) and the hosts
+ * (replay_host.c). One thread; time in ns. */
+#ifndef RSW_REPLAY_INT_H
+#define RSW_REPLAY_INT_H
+
+#include <pcap/pcap.h>
+#include <jansson.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+
+#include "dataplane/tm/pfc.h"
+#include "dataplane/tm/shaper.h"
+#include "event_heap.h"
+#include "replay.h"
+
+#define NEVER UINT64_MAX
+#define NO_FLOW UINT32_MAX
+#define HOST_CTRL_PRIO 8 /* MAC control frames a host sends: never paused */
+
+/* A capture being read: the frame held is valid until the next read. */
+struct cap_in {
+	pcap_t *p;
+	const char *path;
+	int eof;
+	uint64_t t;
+	uint32_t len;
+	const uint8_t *data;
+};
+
+struct in_flight {
+	uint64_t t; /* its last bit reaches the far end */
+	struct rte_mbuf *m;
+};
+
+/* One direction of a link: a FIFO of frames on the wire. */
+struct link_dir {
+	struct rsw_replay_end to;
+	uint32_t speed_mbps;
+	uint64_t delay_ns;
+	struct in_flight *q;
+	size_t head, n, cap;
+	uint64_t last_t;
+};
+
+struct sw_node {
+	const char *name;
+	const struct rsw_fib *fib;
+	struct rsw_tm *tm;
+	pcap_dumper_t *out[RSW_MAX_PORTS];
+	int tx_link[RSW_MAX_PORTS];   /* link direction a port transmits on, or -1 */
+	uint64_t rnd;
+	struct rsw_replay_switch_result *res;
+	uint64_t xoff_ports;          /* ports with an XOFF in force at their peer */
+	uint64_t dirty_ctrl, dirty_tx; /* ports to poll for PFC / to reschedule after this event */
+	uint64_t stalled;             /* ports that could not send when woken */
+};
+
+struct pending {
+	struct pending *next;
+	uint64_t t_cap, order;
+	uint32_t flow, len;
+	uint8_t data[];
+};
+
+struct host_node {
+	const char *name;
+	struct cap_in in;
+	int has_in;
+	pcap_dumper_t *out;
+	int tx_link;
+	int att_sw;                  /* switch at the far end of its link (classification) */
+	uint16_t att_port;
+	uint32_t speed_mbps;
+	struct rsw_shaper shaper;
+	struct rsw_pause_state pause;
+	struct pending *head[HOST_CTRL_PRIO + 1], *tail[HOST_CTRL_PRIO + 1];
+	uint64_t n_pending, n_read;
+	struct rsw_replay_host_result *res;
+};
+
+struct replay {
+	const struct rsw_replay_model *model;
+	struct rsw_replay_result *res;
+	struct rte_mempool *pool;
+	int flow_field;              /* mbuf dynamic field: the frame's flow index */
+	struct rsw_event_heap q;
+	uint32_t id_host, id_link, id_port, id_ctrl; /* first entity id of each kind */
+	struct cap_in *in;
+	struct sw_node *sw;
+	struct host_node *host;
+	struct link_dir *link;       /* 2 per link: a->b, b->a */
+	FILE *events;
+	uint64_t sample_ns, next_sample;
+	struct rsw_flow_table flows;
+	struct rsw_replay_flow *fl;
+	size_t fl_cap;
+	int oom;
+	char *err;                   /* first read error of a capture, which ends the run */
+	size_t errlen;
+	int failed;
+	unsigned settle_sw;          /* switch and time of the sw_settle running (watchdog log) */
+	uint64_t settle_t;
+};
+
+static inline uint32_t *frame_flow(const struct replay *r, struct rte_mbuf *m)
+{
+	return RTE_MBUF_DYNFIELD(m, r->flow_field, uint32_t *);
+}
+
+/* replay.c */
+/* Reads the next frame of a capture; on a read error ends it and fails the run with the reason. */
+void rp_cap_next(struct replay *r, struct cap_in *in);
+uint32_t rp_flow_index(struct replay *r, const struct rsw_pkt_meta *m);
+void rp_flow_enter(struct replay *r, uint32_t flow, uint64_t t, uint32_t len);
+void rp_flow_leave(struct replay *r, uint32_t flow, uint64_t done_ns);
+void rp_link_send(struct replay *r, int dir, uint64_t t_start, struct rte_mbuf *m);
+struct rte_mbuf *rp_mbuf(struct replay *r, const uint8_t *data, uint32_t len, uint32_t flow);
+void rp_write(pcap_dumper_t *d, uint64_t t, const uint8_t *data, uint32_t len);
+void rp_schedule(struct replay *r, uint32_t id, uint64_t t);
+void rp_event(struct replay *r, uint64_t t, const char *kind, const char *node_key,
+	      const char *node, const char *port, json_t *fields);
+void rp_event_pfc(struct replay *r, uint64_t t, const char *kind, const char *node_key,
+		  const char *node, const char *port, uint8_t enable, const uint16_t time[8]);
+
+/* replay_switch.c */
+void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *m,
+	       int entering);
+void sw_service(struct replay *r, unsigned s, uint16_t port, uint64_t t);
+void sw_settle(struct replay *r, unsigned s, uint64_t t);
+void sw_sample(struct replay *r, unsigned s, uint64_t t);
+
+/* replay_host.c */
+void host_wake(struct replay *r, unsigned h, uint64_t t);
+void host_rx(struct replay *r, unsigned h, uint64_t t, struct rte_mbuf *m);
+void host_finish(struct replay *r, unsigned h, uint64_t end_ns);
+void host_free_pending(struct host_node *hn);
+
+#endif

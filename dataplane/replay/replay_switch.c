@@ -1,0 +1,254 @@
+/* A switch in replay: frames arriving on its ports go through the live pipeline (parser, ingress
+ * tables, traffic manager); each port sends when its shaper and scheduler let it; PFC frames it
+ * owes its peers are sent between data frames. */
+#include "dataplane/pkt/drop_reason.h"
+#include "dataplane/pkt/parse.h"
+#include "dataplane/tables/ingress.h"
+#include "dataplane/tm/tm.h"
+#include "replay_int.h"
+
+static const char *port_name(const struct sw_node *n, uint16_t p)
+{
+	return n->fib->ports[p].name;
+}
+
+static void sw_event(struct replay *r, unsigned s, uint64_t t, const char *kind, uint16_t port,
+		     json_t *fields)
+{
+	const struct sw_node *n = &r->sw[s];
+	rp_event(r, t, kind, r->model->zone ? "switch" : NULL, n->name, port_name(n, port), fields);
+}
+
+static void drop(struct replay *r, unsigned s, unsigned reason, uint16_t port, uint64_t t,
+		 struct rte_mbuf *m)
+{
+	struct sw_node *n = &r->sw[s];
+	n->res->drops[reason]++;
+	n->res->dropped++;
+	r->res->dropped++;
+	rte_pktmbuf_free(m);
+	if (r->events) {
+		json_t *f = json_object();
+		json_object_set_new(f, "reason", json_string(rsw_drop_reason_name(reason)));
+		sw_event(r, s, t, "drop", port, f);
+	}
+}
+
+void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *mb,
+	       int entering)
+{
+	struct sw_node *n = &r->sw[s];
+	struct rsw_replay_port_stats *ps = &n->res->port[port];
+	uint8_t *buf = rte_pktmbuf_mtod(mb, uint8_t *);
+	uint32_t len = mb->pkt_len;
+	ps->rx_packets++;
+	ps->rx_bytes += len;
+	n->res->received++;
+	struct rsw_pkt_meta m;
+	if (rsw_parse(buf, len, &m)) {
+		drop(r, s, m.drop, port, t, mb);
+		return;
+	}
+	if (m.l2_kind != RSW_L2_DATA) {
+		if (m.l2_kind == RSW_L2_PFC)
+			ps->pfc_rx_frames++;
+		else
+			ps->pause_rx_frames++;
+		rsw_tm_pause_rx(n->tm, n->fib, port, &m, t);
+		if (r->events)
+			rp_event_pfc(r, t, m.l2_kind == RSW_L2_PFC ? "pfc_rx" : "pause_rx",
+				     r->model->zone ? "switch" : NULL, n->name, port_name(n, port),
+				     m.l2_kind == RSW_L2_PFC ? m.pfc_class_enable : 0xFF, m.pfc_time);
+		n->res->consumed++;
+		r->res->consumed++;
+		rte_pktmbuf_free(mb);
+		n->dirty_tx |= 1ull << port;   /* its queues paused or resumed */
+		n->dirty_ctrl |= 1ull << port; /* the watchdog watches them */
+		return;
+	}
+	if (entering) {
+		uint32_t fi = m.l3 != RSW_L3_NONE ? rp_flow_index(r, &m) : NO_FLOW;
+		*frame_flow(r, mb) = fi;
+		rp_flow_enter(r, fi, t, len);
+	}
+	m.in_port = port;
+	rsw_ingress(n->fib, buf, &m, &n->rnd);
+	if (m.drop) {
+		drop(r, s, m.drop, port, t, mb);
+		return;
+	}
+	rsw_egress_rewrite(n->fib, buf, &m);
+	const struct rsw_pkt_meta *mp = &m;
+	uint8_t verdict;
+	if (rsw_tm_admit_bin(n->tm, n->fib, &mb, &mp, 1, &verdict) != 1) {
+		drop(r, s, verdict, m.egress_port, t, mb);
+		return;
+	}
+	if (rsw_tm_enqueue_burst(n->tm, n->fib, m.egress_port, m.tc & 7, &mb, 1) != 1) {
+		drop(r, s, RSW_DROP_VOQ_FULL, m.egress_port, t, mb);
+		return;
+	}
+	n->dirty_tx |= 1ull << m.egress_port;
+	n->dirty_ctrl |= 1ull << port; /* its PG grew */
+}
+
+static int port_has_packets(const struct sw_node *n, uint16_t p)
+{
+	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
+		if (rsw_tm_queue_bytes(n->tm, p, q))
+			return 1;
+	return 0;
+}
+
+/* When port p can next send: its wire frees, or a pause ends. */
+static uint64_t next_tx(const struct sw_node *n, uint16_t p, uint64_t t)
+{
+	const struct rsw_tm_port *tp = &n->tm->port[p];
+	if (!port_has_packets(n, p))
+		return NEVER;
+	uint64_t free_ns = (tp->shaper.next_free_ps + 999u) / 1000u;
+	if (free_ns > t)
+		return free_ns;
+	uint64_t next = NEVER;
+	for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
+		if (!rsw_tm_queue_bytes(n->tm, p, q))
+			continue;
+		if (tp->pause.until_ns[q] <= t)
+			return t; /* a queue may send now */
+		if (tp->pause.until_ns[q] < next)
+			next = tp->pause.until_ns[q];
+	}
+	return next;
+}
+
+void sw_service(struct replay *r, unsigned s, uint16_t p, uint64_t t)
+{
+	struct sw_node *n = &r->sw[s];
+	struct rte_mbuf *m;
+	n->dirty_tx |= 1ull << p;
+	if (rsw_tm_dequeue(n->tm, n->fib, p, t, &m, 1) != 1) {
+		n->stalled |= 1ull << p; /* never spin on a port that cannot send now */
+		return;
+	}
+	uint32_t len = m->pkt_len;
+	rp_write(n->out[p], t, rte_pktmbuf_mtod(m, uint8_t *), len);
+	if (r->events && rsw_tm_tag(m)->marked) {
+		json_t *f = json_object();
+		json_object_set_new(f, "queue", json_integer(rsw_tm_tag(m)->queue));
+		sw_event(r, s, t, "ecn_mark", p, f);
+	}
+	n->res->port[p].tx_packets++;
+	n->res->port[p].tx_bytes += len;
+	n->res->transmitted++;
+	n->dirty_ctrl |= 1ull << rsw_tm_tag(m)->in_port; /* its PG shrank */
+	if (t > r->res->end_ns)
+		r->res->end_ns = t;
+	if (n->tx_link[p] >= 0) {
+		rp_link_send(r, n->tx_link[p], t, m);
+		return;
+	}
+	const struct rsw_tm_port_cfg *pc = &n->fib->tm[p];
+	rp_flow_leave(r, *frame_flow(r, m),
+		      t + rsw_frame_ns(len, pc->unshaped ? 0 : n->fib->ports[p].speed_mbps));
+	r->res->left++;
+	rte_pktmbuf_free(m);
+}
+
+/* Port p at t: the watchdog, and the PFC frame it owes its peer (XOFF, refresh or XON), which
+ * starts as soon as the wire is free. */
+static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
+{
+	struct sw_node *n = &r->sw[s];
+	struct rsw_tm_port *tp = &n->tm->port[p];
+	uint8_t enable;
+	uint16_t times[8];
+	uint64_t flushed = 0;
+	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
+		flushed += tp->qs[q].pfcwd_flushed;
+	rsw_tm_watchdog(n->tm, n->fib, p, t);
+	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
+		flushed -= tp->qs[q].pfcwd_flushed;
+	if (flushed)
+		n->dirty_tx |= 1ull << p;
+	if (rsw_tm_pfc_due(n->tm, n->fib, p, t, &enable, times)) {
+		uint8_t f[RSW_PFC_FRAME_LEN];
+		unsigned len = rsw_pfc_build(f, n->fib->ports[p].mac, enable, times);
+		uint64_t start = (tp->shaper.next_free_ps + 999u) / 1000u;
+		if (start < t)
+			start = t;
+		rsw_shaper_send(&tp->shaper, t, len);
+		rp_write(n->out[p], start, f, len);
+		if (r->events)
+			rp_event_pfc(r, start, "pfc_tx", r->model->zone ? "switch" : NULL, n->name,
+				     port_name(n, p), enable, times);
+		n->res->port[p].pfc_tx_frames++;
+		r->res->generated++;
+		if (n->tx_link[p] >= 0) {
+			struct rte_mbuf *m = rp_mbuf(r, f, len, NO_FLOW);
+			if (m)
+				rp_link_send(r, n->tx_link[p], start, m);
+		}
+		n->dirty_tx |= 1ull << p;
+	}
+	int xoff = 0;
+	for (unsigned pg = 0; pg < RSW_TM_PGS; pg++)
+		xoff |= tp->gen[pg].xoff;
+	if (xoff)
+		n->xoff_ports |= 1ull << p;
+	else
+		n->xoff_ports &= ~(1ull << p);
+	uint64_t next = rsw_tm_ctrl_next(n->tm, n->fib, p, t);
+	uint32_t id = r->id_ctrl + s * RSW_MAX_PORTS + p;
+	if (next == NEVER)
+		rsw_event_cancel(&r->q, id);
+	else
+		rp_schedule(r, id, next > t ? next : t + 1);
+}
+
+/* After an event at switch s: PFC decisions for the ports whose PGs changed (and every port with
+ * an XOFF in force, since the pool's shared use moves their XON point), then new wake-ups for
+ * the ports whose queues, pauses or wire changed. */
+void sw_settle(struct replay *r, unsigned s, uint64_t t)
+{
+	struct sw_node *n = &r->sw[s];
+	uint64_t ctrl = n->dirty_ctrl | n->xoff_ports;
+	r->settle_sw = s;
+	r->settle_t = t;
+	n->dirty_ctrl = 0;
+	while (ctrl) {
+		unsigned p = (unsigned)__builtin_ctzll(ctrl);
+		ctrl &= ctrl - 1;
+		control(r, s, (uint16_t)p, t);
+	}
+	uint64_t tx = n->dirty_tx;
+	n->dirty_tx = 0;
+	while (tx) {
+		unsigned p = (unsigned)__builtin_ctzll(tx);
+		tx &= tx - 1;
+		uint64_t next = next_tx(n, (uint16_t)p, t);
+		if (next == t && (n->stalled & (1ull << p)))
+			next = t + 1;
+		uint32_t id = r->id_port + s * RSW_MAX_PORTS + p;
+		if (next == NEVER)
+			rsw_event_cancel(&r->q, id);
+		else
+			rp_schedule(r, id, next);
+	}
+	n->stalled = 0;
+}
+
+/* Queue-depth samples of every non-empty queue. */
+void sw_sample(struct replay *r, unsigned s, uint64_t t)
+{
+	const struct sw_node *n = &r->sw[s];
+	for (uint16_t p = 0; p < n->fib->n_ports; p++)
+		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
+			uint64_t b = rsw_tm_queue_bytes(n->tm, p, q);
+			if (!b)
+				continue;
+			json_t *f = json_object();
+			json_object_set_new(f, "queue", json_integer(q));
+			json_object_set_new(f, "bytes", json_integer((json_int_t)b));
+			sw_event(r, s, t, "queue_depth", p, f);
+		}
+}
