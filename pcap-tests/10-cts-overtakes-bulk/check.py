@@ -1,0 +1,3 @@
+from shared.priority_check import check
+
+check(0x04)
