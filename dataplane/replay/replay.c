@@ -13,8 +13,9 @@
 #include "dataplane/tm/tm.h"
 #include "replay_int.h"
 
-#define REPLAY_MBUFS_ONE 16384u
-#define REPLAY_MBUFS_ZONE 32768u
+/* Packet memory grows in pools of REPLAY_POOL_MBUFS as queues fill, up to REPLAY_POOLS of them:
+ * creating a pool touches its memory, so a small run does not pay for a deep one. */
+#define REPLAY_POOL_MBUFS 8192u
 #define REPLAY_FRAME_ROOM 9216u
 
 /* ---- flows ---- */
@@ -63,9 +64,30 @@ void rp_flow_leave(struct replay *r, uint32_t flow, uint64_t done_ns)
 
 /* ---- frames, captures, wake-ups, events ---- */
 
+static struct rte_mempool *add_pool(struct replay *r)
+{
+	static unsigned instance;
+	char name[RTE_MEMPOOL_NAMESIZE];
+	if (r->n_pools == REPLAY_POOLS)
+		return NULL;
+	snprintf(name, sizeof(name), "rsw_replay%u", instance++);
+	struct rte_mempool *mp = rte_pktmbuf_pool_create(name, REPLAY_POOL_MBUFS, 0, 0,
+							 RTE_PKTMBUF_HEADROOM + REPLAY_FRAME_ROOM,
+							 SOCKET_ID_ANY);
+	if (mp)
+		r->pools[r->n_pools++] = mp;
+	return mp;
+}
+
 struct rte_mbuf *rp_mbuf(struct replay *r, const uint8_t *data, uint32_t len, uint32_t flow)
 {
-	struct rte_mbuf *m = len <= REPLAY_FRAME_ROOM ? rte_pktmbuf_alloc(r->pool) : NULL;
+	struct rte_mbuf *m = NULL;
+	if (len <= REPLAY_FRAME_ROOM) {
+		for (unsigned i = r->n_pools; !m && i > 0; i--)
+			m = rte_pktmbuf_alloc(r->pools[i - 1]);
+		if (!m && add_pool(r))
+			m = rte_pktmbuf_alloc(r->pools[r->n_pools - 1]);
+	}
 	uint8_t *buf = m ? (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len) : NULL;
 	if (!buf) {
 		rte_pktmbuf_free(m);
@@ -342,10 +364,8 @@ static int build(struct replay *r, char *err, size_t errlen)
 	r->flow_field = rte_mbuf_dynfield_register(&flow_field);
 	char name[64];
 	static unsigned instance;
-	snprintf(name, sizeof(name), "rsw_replay%u", instance++);
-	r->pool = rte_pktmbuf_pool_create(name, md->n_sw > 1 ? REPLAY_MBUFS_ZONE : REPLAY_MBUFS_ONE,
-					  0, 0, RTE_PKTMBUF_HEADROOM + REPLAY_FRAME_ROOM, SOCKET_ID_ANY);
-	if (r->flow_field < 0 || !r->pool) {
+	instance++;
+	if (r->flow_field < 0 || !add_pool(r)) {
 		snprintf(err, errlen, "cannot create the packet pool");
 		return -1;
 	}
@@ -438,7 +458,7 @@ static void cleanup(struct replay *r)
 	free(r->sw);
 	free(r->host);
 	free(r->link);
-	/* the pool stays: the TMs handed back to the caller may still hold its packets */
+	/* the pools stay: the TMs handed back to the caller may still hold their packets */
 }
 
 /* ---- the run ---- */

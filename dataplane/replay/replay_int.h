@@ -15,7 +15,8 @@
 
 #define NEVER UINT64_MAX
 #define NO_FLOW UINT32_MAX
-#define HOST_CTRL_PRIO 8 /* MAC control frames a host sends: never paused */
+#define HOST_CTRL_PRIO 8
+#define REPLAY_POOLS 8 /* MAC control frames a host sends: never paused */
 
 /* A capture being read: the frame held is valid until the next read. */
 struct cap_in {
@@ -81,7 +82,8 @@ struct host_node {
 struct replay {
 	const struct rsw_replay_model *model;
 	struct rsw_replay_result *res;
-	struct rte_mempool *pool;
+	struct rte_mempool *pools[REPLAY_POOLS];
+	unsigned n_pools;
 	int flow_field;              /* mbuf dynamic field: the frame's flow index */
 	struct rsw_event_heap q;
 	uint32_t id_host, id_link, id_port, id_ctrl; /* first entity id of each kind */
