@@ -145,6 +145,21 @@ static int place_inputs(struct rsw_zone *z, int zone, char **in_arg, unsigned n_
 	return 0;
 }
 
+/* An input inside the output directory could be overwritten while it is read. */
+static int input_safe(const char *out, const char *path)
+{
+	char ro[4096], rp[4096];
+	if (!realpath(out, ro) || !realpath(path, rp))
+		return 1; /* a missing file is reported when it is opened */
+	size_t n = strlen(ro);
+	if (!strncmp(rp, ro, n) && rp[n] == '/') {
+		fprintf(stderr, "rocesw replay: %s is inside --out %s, whose files replay overwrites\n",
+			path, out);
+		return 0;
+	}
+	return 1;
+}
+
 static int write_outputs(const char *out, const struct rsw_zone *z, int zone,
 			 const struct rsw_replay_result *res)
 {
@@ -243,13 +258,23 @@ int rsw_cmd_replay(int argc, char **argv)
 		rsw_zone_free(&z);
 		return 2;
 	}
+	int safe = 1;
+	mkdir(out, 0755);
+	for (unsigned i = 0; i < n_direct; i++)
+		safe &= input_safe(out, in[i].path);
+	for (unsigned h = 0; h < z.n_host; h++)
+		if (z.host[h].pcap)
+			safe &= input_safe(out, z.host[h].pcap);
+	if (!safe) {
+		rsw_zone_free(&z);
+		return 2;
+	}
 	struct rsw_replay_model model = {
 		.sw = z.sw, .n_sw = z.n_sw, .host = z.host, .n_host = z.n_host, .link = z.link,
 		.n_link = z.n_link, .in = in, .n_in = n_direct, .zone = zone,
 		.hosts_ignore_pfc = ignore_pfc};
 	char evpath[4096];
 	snprintf(evpath, sizeof(evpath), "%s/events.jsonl", out);
-	mkdir(out, 0755);
 	FILE *ev = fopen(evpath, "w");
 	if (!ev) {
 		fprintf(stderr, "rocesw replay: cannot write %s\n", evpath);

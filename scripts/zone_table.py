@@ -16,7 +16,7 @@ def row(label, d):
     up, depth, pfc, ecn = [], 0, 0, 0
     for sw in s["switches"]:
         for p in sw["ports"]:
-            if sw["name"].startswith("rtsw") and p["name"] >= "Ethernet256":
+            if sw["name"].startswith("rtsw") and int(p["name"][8:]) >= 256:
                 up.append(p["tx_bytes"])
             depth = max([depth] + [q["max_depth_bytes"] for q in p["queues"]])
             ecn += sum(q["ecn_marked_packets"] for q in p["queues"])

@@ -1,0 +1,196 @@
+"""`rocesw replay` of zone configs: the shipped two-stage zone delivers a ring AllReduce whole
+and byte-identically twice; a frame's hop over a link takes its serialization plus 5 ns/m
+(REFERENCE §2); hosts honour PFC unless --hosts-ignore-pfc; report.html is self-contained and
+draws what the summary says; broken zone configs, captures and options are refused with the
+reason."""
+import filecmp
+import json
+import math
+import os
+import shutil
+import subprocess
+import unittest
+from html.parser import HTMLParser
+
+from scapy.utils import RawPcapReader
+
+from common import ROCESW, ROOT, tmpdir
+
+ZONE = os.path.join(ROOT, "config", "zone-2stage.yaml")
+TWO_HOP = os.path.join(ROOT, "pcap-tests", "09-pfc-two-hop-spreading")
+
+
+def read(path):
+    r = RawPcapReader(path)
+    try:
+        return [(m.sec * 10**9 + m.usec, d) for d, m in r]
+    finally:
+        r.close()
+
+
+def replay(*args):
+    return subprocess.run([ROCESW, "replay", *args], capture_output=True, text=True)
+
+
+class Zone(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tmpdir()
+        cls.ring = os.path.join(cls.dir, "gen-ring")
+        subprocess.run([ROCESW, "gen", "--pattern", "ring", "--hosts", "8", "--message", "262144",
+                        "--qps", "2", "--qp-mode", "split", "--out", cls.ring], check=True,
+                       capture_output=True)
+        cls.incast = os.path.join(cls.dir, "gen-incast")
+        subprocess.run([ROCESW, "gen", "--pattern", "incast", "--hosts", "3", "--root", "2",
+                        "--message", "262144", "--speed", "100000", "--out", cls.incast],
+                       check=True, capture_output=True)
+
+    def run_zone(self, name, *extra, config=ZONE, indir=None):
+        out = os.path.join(self.dir, name)
+        r = replay("--config", config, "--in-dir", indir or self.ring, "--out", out, *extra)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "summary.json")) as f:
+            return out, json.load(f)
+
+    def test_ring_delivered_and_deterministic(self):
+        out, s = self.run_zone("ring")
+        hosts = {h["name"]: h for h in s["hosts"]}
+        for i in range(8):
+            sent = read(os.path.join(self.ring, f"h{i}.pcap"))
+            self.assertEqual(hosts[f"h{i}"]["tx_packets"], len(sent))
+            # in a ring every host receives what its predecessor sent
+            prev = read(os.path.join(self.ring, f"h{(i - 1) % 8}.pcap"))
+            self.assertEqual(hosts[f"h{i}"]["rx_packets"], len(prev))
+        self.assertEqual(s["drops"], {})
+        c = s["conservation"]
+        self.assertTrue(c["holds"])
+        self.assertEqual(c["delivered"], c["entered"] + c["generated"])
+        self.assertTrue(all(sw["conservation"]["holds"] for sw in s["switches"]))
+        # every ring hop crosses the CTSW stage: rack r's uplinks carry exactly its hosts' bytes
+        for sw in s["switches"]:
+            if sw["name"].startswith("rtsw"):
+                up = sum(p["tx_bytes"] for p in sw["ports"] if int(p["name"][8:]) >= 256)
+                down = sum(p["rx_bytes"] for p in sw["ports"] if int(p["name"][8:]) < 256)
+                self.assertEqual(up, down, sw["name"])
+        out2, _ = self.run_zone("ring-again")
+        cmp = filecmp.dircmp(out, out2)
+        self.assertEqual((cmp.left_only, cmp.right_only, cmp.diff_files), ([], [], []))
+        for sub in cmp.common_dirs:
+            c2 = filecmp.dircmp(os.path.join(out, sub), os.path.join(out2, sub))
+            self.assertEqual(c2.diff_files, [], sub)
+            for f in c2.common_files:
+                self.assertTrue(filecmp.cmp(os.path.join(out, sub, f), os.path.join(out2, sub, f),
+                                            shallow=False), f)
+
+    def test_link_delay(self):
+        """h0's first frame: leaves h0 at t, is whole at rtsw1 after (len + 4 + 8) x 8 bits at
+        400G plus 3 m x 5 ns/m, leaves the idle uplink at once, and is whole at the CTSW after
+        its serialization plus 40 m x 5 ns/m."""
+        out, _ = self.run_zone("delay")
+        t0, f0 = read(os.path.join(out, "h0.pcap"))[0]
+        ser = math.ceil((len(f0) + 12) * 8 / 400)
+        ups = [(t, raw) for p in ("Ethernet256", "Ethernet264")
+               for t, raw in read(os.path.join(out, "rtsw1", p + ".pcap"))]
+        first = min(t for t, raw in ups if raw[26:30] == f0[26:30])
+        self.assertEqual(first, t0 + ser + 15)
+        ctsw = [t for c in ("ctsw1", "ctsw2") for p in ("Ethernet8",)
+                for t, raw in read(os.path.join(out, c, p + ".pcap")) if raw[26:30] == f0[26:30]]
+        self.assertEqual(min(ctsw), first + ser + 200)
+
+    def test_hosts_honour_pfc_unless_told(self):
+        cfg = os.path.join(TWO_HOP, "zone.yaml")
+        out, s = self.run_zone("honour", config=cfg, indir=self.incast)
+        h0 = {h["name"]: h for h in s["hosts"]}["h0"]
+        self.assertGreater(h0["delayed_packets"], 0)
+        self.assertGreater(h0["pfc_rx_frames"], 0)
+        sent = read(os.path.join(self.incast, "h0.pcap"))
+        left = read(os.path.join(out, "h0.pcap"))
+        self.assertEqual([raw for _, raw in left], [raw for _, raw in sent])
+        self.assertTrue(all(a >= b for (a, _), (b, _) in zip(left, sent)))
+        out, s = self.run_zone("ignore", "--hosts-ignore-pfc", config=cfg, indir=self.incast)
+        left = read(os.path.join(out, "h0.pcap"))
+        self.assertEqual(left, sent, "as captured")
+        self.assertEqual({h["name"]: h for h in s["hosts"]}["h0"]["delayed_packets"], 0)
+
+    def test_report(self):
+        out, s = self.run_zone("report", config=os.path.join(TWO_HOP, "zone.yaml"),
+                               indir=self.incast)
+
+        class Page(HTMLParser):
+            def __init__(self):
+                super().__init__()
+                self.ids, self.srcs, self.lines, self.rects = set(), [], 0, 0
+
+            def handle_starttag(self, tag, attrs):
+                a = dict(attrs)
+                self.ids.add(a.get("id"))
+                self.srcs += [v for k, v in attrs if k in ("src", "href")]
+                self.lines += tag == "polyline" and "data-queue" in a
+                self.rects += tag == "rect" and a.get("class") == "xoff"
+
+        p = Page()
+        with open(os.path.join(out, "report.html")) as f:
+            p.feed(f.read())
+        self.assertEqual(p.srcs, [], "no external resources")
+        self.assertTrue({"queue-depth", "pfc-timeline", "fct-cdf"} <= p.ids)
+        deep = sum(1 for sw in s["switches"] for port in sw["ports"] for q in port["queues"]
+                   if q["max_depth_bytes"])
+        self.assertEqual(p.lines, min(6, deep), "one line per deep queue")
+        self.assertGreater(p.rects, 0, "XOFF spans drawn")
+
+    def test_bad_zone_configs(self):
+        d = tmpdir()
+        for f in ("sw1.yaml", "sw2.yaml"):
+            shutil.copy(os.path.join(TWO_HOP, f), d)
+        with open(os.path.join(TWO_HOP, "zone.yaml")) as f:
+            good = f.read()
+        cases = [
+            (good.replace("ZONE:", "ZONES:"), "unknown table in a zone config"),
+            (good.replace('"sw1|Ethernet16"', '"sw1|Ethernet99"'), "neither a host nor SWITCH|PORT"),
+            (good.replace("length: 40m}", "length: 40m, speed: 400000}"), "runs at 100000 Mb/s"),
+            (good.replace('b: "sw1|Ethernet8"', 'b: "sw1|Ethernet0"'), "already linked"),
+            (good.replace('  - {a: "sw2|Ethernet8", b: h2, length: 3m}\n', ""), "host h2 has no link"),
+            (good.replace("config: sw2.yaml", "config: nowhere.yaml"), "sw2: "),
+            (good.replace("length: 3m}", "length: 3km}", 1), "expected metres"),
+            (good.replace("  h1: {}", "  h1: {nic: x}"), "unknown field 'nic'"),
+        ]
+        for i, (text, msg) in enumerate(cases):
+            path = os.path.join(d, f"z{i}.yaml")
+            with open(path, "w") as f:
+                f.write(text)
+            r = replay("--config", path, "--out", os.path.join(d, "o"), "--in-dir", self.incast)
+            self.assertEqual(r.returncode, 1, (msg, r.stderr))
+            self.assertIn(msg, r.stderr)
+            self.assertIn(path, r.stderr)
+
+    def test_bad_inputs(self):
+        d = tmpdir()
+        cfg = os.path.join(TWO_HOP, "zone.yaml")
+        r = replay("--config", cfg, "--out", d, "--in", "h9=/dev/null")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no host or SWITCH|PORT named 'h9'", r.stderr)
+        r = replay("--config", cfg, "--out", d)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("nothing to replay", r.stderr)
+        r = replay("--config", cfg, "--out", d, "--in-dir", self.incast, "--hash-policy",
+                   os.path.join(ROOT, "config", "hash-policies.yaml:nope"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no policy named 'nope'; it has: five_tuple dest_qp", r.stderr)
+        # inputs inside the output directory would be overwritten
+        r = replay("--config", cfg, "--out", self.dir, "--in-dir", self.incast)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("whose files replay overwrites", r.stderr)
+        # a capture cut in the middle of a record: the run fails naming the file
+        with open(os.path.join(self.incast, "h0.pcap"), "rb") as f:
+            data = f.read()
+        cut = os.path.join(d, "cut.pcap")
+        with open(cut, "wb") as f:
+            f.write(data[:len(data) // 2 + 7])
+        r = replay("--config", cfg, "--out", os.path.join(d, "o"), "--in", f"h0={cut}")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(cut, r.stderr)
+        self.assertIn("truncated", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
