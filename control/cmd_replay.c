@@ -299,6 +299,7 @@ int rsw_cmd_replay(int argc, char **argv)
 	rc = write_outputs(out, &z, zone, &res) < 0;
 	rsw_replay_summary_print(stdout, &z, zone, &res);
 	rsw_replay_result_free(&res, z.n_sw);
+	rsw_fib_process_exiting();
 	rsw_zone_free(&z);
 	return rc;
 }

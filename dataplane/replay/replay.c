@@ -24,6 +24,9 @@ uint32_t rp_flow_index(struct replay *r, const struct rsw_pkt_meta *m)
 {
 	struct rsw_flow_key k;
 	rsw_flow_key_of(m, &k);
+	/* packets of a flow come in trains: the last flow found is the likely one */
+	if (r->last_flow != NO_FLOW && !memcmp(&k, &r->flows.key[r->last_flow], sizeof(k)))
+		return r->last_flow;
 	long fi = rsw_flow_table_find_add(&r->flows, &k);
 	if (fi < 0)
 		goto oom;
@@ -36,6 +39,7 @@ uint32_t rp_flow_index(struct replay *r, const struct rsw_pkt_meta *m)
 		memset(r->fl + r->fl_cap, 0, (cap - r->fl_cap) * sizeof(*r->fl));
 		r->fl_cap = cap;
 	}
+	r->last_flow = (uint32_t)fi;
 	return (uint32_t)fi;
 oom:
 	r->oom = 1;
@@ -508,7 +512,8 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 		   size_t errlen)
 {
 	struct replay r = {.model = model, .res = res, .events = opts->events,
-			   .sample_ns = opts->sample_ns, .err = err, .errlen = errlen};
+			   .sample_ns = opts->sample_ns, .err = err, .errlen = errlen,
+			   .last_flow = NO_FLOW};
 	int rc = -1;
 	memset(res, 0, sizeof(*res));
 	if (build(&r, err, errlen) < 0 || open_outputs(&r, out_dir, err, errlen) < 0)
@@ -530,6 +535,7 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 	}
 	time_t last_progress = time(NULL);
 	int progressed = 0;
+	uint64_t n_events = 0;
 	struct rsw_wake w;
 	while (!r.failed && !r.oom && rsw_event_peek(&r.q) != UINT64_MAX) {
 		if (opts->until_ns && rsw_event_peek(&r.q) > opts->until_ns)
@@ -543,7 +549,7 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 				sw_sample(&r, s, w.t);
 			r.next_sample = w.t - w.t % r.sample_ns + r.sample_ns;
 		}
-		if (opts->progress && time(NULL) != last_progress) {
+		if (opts->progress && !(++n_events & 4095) && time(NULL) != last_progress) {
 			last_progress = time(NULL);
 			progressed = 1;
 			fprintf(opts->progress, "\rreplay: %.6f s virtual, %lu frames in, %lu delivered",

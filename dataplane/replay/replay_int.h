@@ -96,6 +96,7 @@ struct replay {
 	struct rsw_flow_table flows;
 	struct rsw_replay_flow *fl;
 	size_t fl_cap;
+	uint32_t last_flow;          /* index of the flow rp_flow_index found last */
 	int oom;
 	char *err;                   /* first read error of a capture, which ends the run */
 	size_t errlen;

@@ -93,6 +93,8 @@ struct rsw_fib {
 /* Compile a validated state. Returns NULL with a message in err on failure (e.g. no memory). */
 struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, char *err,
 			      unsigned errlen);
+/* From now on rsw_fib_free leaves DPDK's tables (LPM, RIB) to the process exit. */
+void rsw_fib_process_exiting(void);
 void rsw_fib_free(struct rsw_fib *fib);
 
 #endif
