@@ -138,6 +138,25 @@ class Zone(unittest.TestCase):
         self.assertEqual(p.lines, min(6, deep), "one line per deep queue")
         self.assertGreater(p.rects, 0, "XOFF spans drawn")
 
+    def test_check_config(self):
+        """check-config loads the shipped zone: its switches, hosts and links as PyYAML counts
+        them, and every switch config on its own."""
+        import yaml
+        with open(ZONE) as f:
+            z = yaml.safe_load(f)
+        r = subprocess.run([ROCESW, "check-config", ZONE], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"ok: zone zone-2stage: {len(z['SWITCH'])} switches, {len(z['HOST'])} "
+                      f"hosts, {len(z['LINK'])} links", r.stdout)
+        self.assertEqual(r.stderr, "", "lengths agree with CABLE_LENGTH: no warning")
+        for name, sw in z["SWITCH"].items():
+            path = os.path.join(os.path.dirname(ZONE), sw["config"])
+            r = subprocess.run([ROCESW, "check-config", path], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(path) as f:
+                c = yaml.safe_load(f)
+            self.assertIn(f"ok: {len(c['PORT'])} ports", r.stdout)
+
     def test_bad_zone_configs(self):
         d = tmpdir()
         for f in ("sw1.yaml", "sw2.yaml"):
