@@ -16,9 +16,12 @@
 #include "dataplane/hash/hash_algo.h"
 #include "gen.h"
 #include "hash_lab.h"
+#include "hash_zone.h"
 #include "hash_lab_html.h"
 
 #define MAX_POLICIES 16
+#define ZONE_ONLY_OPTS "--members, --buckets, --no-resilient, --in-port, --fail, --seed, " \
+	"--seed-sweep, --bench and --html"
 #define MAX_PCAPS 600
 
 static void usage(FILE *f)
@@ -27,6 +30,7 @@ static void usage(FILE *f)
 		"usage: rocesw hash --policy F [--policy F ...] --pcap F [--pcap F ...]\n"
 		"                   [--members N] [--buckets N | --no-resilient] [--in-port N]\n"
 		"                   [--fail M ...] [--seed N] [--json]\n"
+		"       rocesw hash --policy F ... --pcap F ... --zone Z [--json]\n"
 		"\n"
 		"Hashes every IP packet of the captures with each policy (the dataplane's own hash\n"
 		"stage), spreads them over N ECMP members and compares the policies side by side:\n"
@@ -47,6 +51,11 @@ static void usage(FILE *f)
 		"  --seed N       seed of the RANDOM algorithm (default fixed)\n"
 		"  --seed-sweep N also run each policy with hash seeds 0..N-1 and report the best and\n"
 		"                 worst max/mean: how much luck the policy needs\n"
+		"  --zone Z       instead of one ECMP group: follow every flow through the switches\n"
+		"                 and links of zone config Z (docs/replay.md), from the port of its\n"
+		"                 source address's neighbour entry, each switch hashing with the policy\n"
+		"                 given (its groups, buckets and seeds from its config); judge the up\n"
+		"                 and down tiers of switch-to-switch links\n"
 		"  --json         one JSON document instead of tables\n"
 		"  --html FILE    also write a self-contained page with a bar chart per policy\n"
 		"  --bench R      also hash the traffic R times per policy and print the rate on\n"
@@ -327,6 +336,7 @@ int rsw_cmd_hash(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
 		{"bench", required_argument, NULL, 'B'}, {"seed-sweep", required_argument, NULL, 'S'},
 		{"html", required_argument, NULL, 'H'}, {"gen", required_argument, NULL, 'G'},
+		{"zone", required_argument, NULL, 'Z'},
 		{NULL, 0, NULL, 0},
 	};
 	struct lab_policy pol[MAX_POLICIES];
@@ -334,7 +344,8 @@ int rsw_cmd_hash(int argc, char **argv)
 	unsigned n_pol = 0, n_pcaps = 0, members = 8, in_port = 0;
 	uint32_t buckets = 4096;
 	uint64_t fail_mask = 0, seed = 0, bench = 0, sweep = 0;
-	const char *html = NULL, *gen_spec = NULL;
+	const char *html = NULL, *gen_spec = NULL, *zone = NULL;
+	int one_group_opt = 0;
 	char gen_dir[] = "/tmp/rocesw-hash-gen.XXXXXX";
 	char gen_paths[512][sizeof(gen_dir) + 16];
 	unsigned gen_hosts = 0;
@@ -358,7 +369,10 @@ int rsw_cmd_hash(int argc, char **argv)
 				return 2;
 			}
 		}
+		one_group_opt |= c == 'm' || c == 'b' || c == 'n' || c == 'i' || c == 'f' || c == 's' ||
+				  c == 'S' || c == 'B' || c == 'H';
 		switch (c) {
+		case 'Z': zone = optarg; break;
 		case 'p':
 			if (load_policies(optarg, pol, &n_pol) < 0)
 				return 1;
@@ -415,6 +429,11 @@ int rsw_cmd_hash(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (zone && one_group_opt) {
+		fprintf(stderr, "rocesw hash: --zone takes ECMP groups and seeds from the zone's switch "
+			"configs; " ZONE_ONLY_OPTS " apply without it\n");
+		return 2;
+	}
 	for (unsigned m = 0; m < 64; m++)
 		if ((fail_mask >> m & 1) && m >= members) {
 			fprintf(stderr, "rocesw hash: --fail %u: there are only %u members\n", m, members);
@@ -435,6 +454,17 @@ int rsw_cmd_hash(int argc, char **argv)
 	if (!t) {
 		fprintf(stderr, "rocesw hash: %s\n", err);
 		return 1;
+	}
+	if (zone) {
+		const char *names[MAX_POLICIES];
+		const struct rsw_hash_policy *pols[MAX_POLICIES];
+		for (unsigned p = 0; p < n_pol; p++) {
+			names[p] = pol[p].name;
+			pols[p] = &pol[p].pol;
+		}
+		int zrc = rsw_cmd_hash_zone(t, zone, names, pols, n_pol, json);
+		rsw_lab_free(t);
+		return zrc;
 	}
 	uint32_t *hash = malloc((t->n_pkts + 1) * sizeof(*hash));
 	uint16_t *member = malloc((t->n_pkts + 1) * sizeof(*member));

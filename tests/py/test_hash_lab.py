@@ -208,6 +208,51 @@ class HashLab(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("--pattern expects ring, tree, all-to-all or incast, got 'nope'", r.stderr)
 
+    def test_zone_two_stages(self):
+        """--zone tests/configs/zone-ecmp2: every flow's bytes on the uplink its RTSW's group
+        picks (4 members) and on the downlink the CTSW's group for the destination rack picks
+        (2 parallel links), both predicted here with the Python CRCs and the fresh resilient table
+        (bucket = hash mod 1024, member = bucket mod n); tiers judged over those bytes."""
+        from scapy.utils import RawPcapReader
+        zone = os.path.join(ROOT, "tests", "configs", "zone-ecmp2", "zone.yaml")
+        d = tmpdir()
+        subprocess.run([ROCESW, "gen", "--out", d, "--pattern", "ring", "--hosts", "4", "--qps",
+                        "8", "--qp-mode", "split", "--message", "262144"], check=True,
+                       capture_output=True)
+        pcaps = [os.path.join(d, f"h{h}.pcap") for h in range(4)]
+        args = [a for p in pcaps for a in ("--pcap", p)]
+        got = self.lab(*args, "--zone", zone)
+        for policy in ("five_tuple", "dest_qp"):
+            want = {}
+            for path in pcaps:
+                r = RawPcapReader(path)
+                for raw, _ in r:
+                    if policy == "five_tuple":
+                        h = crc16_arc(raw[26:34] + bytes([raw[23]]) + raw[34:38])
+                    else:
+                        h = crc16_xmodem(raw[14 + 20 + 8 + 5:14 + 20 + 8 + 8])
+                    src_rack, dst_rack = (raw[29] // 2) % 2, (raw[33] // 2) % 2
+                    m1 = (h % 1024) % 4
+                    up = f"rtsw{src_rack + 1}|Ethernet{256 + 8 * m1}"
+                    down = f"ctsw{m1 // 2 + 1}|Ethernet{8 * (dst_rack * 2 + (h % 1024) % 2)}"
+                    for link in (up, down):
+                        want[link] = want.get(link, 0) + len(raw)
+                r.close()
+            links = {x["from"]: x["bytes"] for x in got[policy]["links"] if x["tier"] != "host"}
+            self.assertEqual({k: v for k, v in links.items() if v}, want, policy)
+            self.assertEqual(got[policy]["flows"]["delivered"], 4 * 8)
+            for tier, prefix in (("up", "rtsw"), ("down", "ctsw")):
+                loads = [v for k, v in links.items() if k.startswith(prefix)]
+                self.assertEqual(len(loads), 8)
+                mean = sum(loads) / len(loads)
+                t = got[policy]["tiers"][tier]
+                self.assertAlmostEqual(t["max_mean"], max(loads) / mean, places=9)
+                self.assertAlmostEqual(t["jain"], sum(loads) ** 2 / (8 * sum(x * x for x in loads)),
+                                       places=9)
+        r = self.lab(*args, "--zone", zone, "--members", "4", check=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--zone takes ECMP groups and seeds from the zone's switch configs", r.stderr)
+
     def test_bad_inputs(self):
         cut = os.path.join(self.dir, "cut.pcap")
         with open(self.fixed, "rb") as src, open(cut, "wb") as dst:

@@ -194,7 +194,7 @@ class Zone(unittest.TestCase):
         r = replay("--config", cfg, "--out", d, "--in-dir", self.incast, "--hash-policy",
                    os.path.join(ROOT, "config", "hash-policies.yaml:nope"))
         self.assertEqual(r.returncode, 2)
-        self.assertIn("no policy named 'nope'; it has: five_tuple dest_qp", r.stderr)
+        self.assertIn("no policy named 'nope'; it has: five_tuple dest_qp eecmp", r.stderr)
         # inputs inside the output directory would be overwritten
         r = replay("--config", cfg, "--out", self.dir, "--in-dir", self.incast)
         self.assertEqual(r.returncode, 2)

@@ -1,0 +1,135 @@
+/* `rocesw hash --zone Z`: the hash lab over a zone's two hash stages (hash_zone.h). */
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "eal_quiet.h"
+#include "hash_zone.h"
+
+static const char *const tier_name[RSW_TIERS] = {"up", "down"};
+
+static void link_name(const struct rsw_zone *z, const struct rsw_zone_link_load *l, char *buf,
+		      size_t n)
+{
+	if (l->sw == RSW_REPLAY_HOST)
+		snprintf(buf, n, "host");
+	else
+		snprintf(buf, n, "%s|%s", z->sw[l->sw].name,
+			 rsw_switch_fib(z->sw[l->sw].sw)->ports[l->port].name);
+}
+
+static json_t *result_json(const char *name, const struct rsw_zone *z, const struct rsw_zone_lab *r)
+{
+	json_t *o = json_object(), *tiers = json_object(), *links = json_array(), *fl = json_object();
+	json_object_set_new(o, "name", json_string(name));
+	for (int k = 0; k < RSW_TIERS; k++) {
+		const struct rsw_zone_tier *tr = &r->tier[k];
+		json_t *x = json_object();
+		json_object_set_new(x, "links", json_integer(tr->n_links));
+		json_object_set_new(x, "max_mean", json_real(tr->max_mean));
+		json_object_set_new(x, "jain", json_real(tr->jain));
+		json_object_set_new(x, "fat_flows", json_integer(tr->fat_n));
+		json_object_set_new(x, "fat_links_colliding", json_integer(tr->fat_links_colliding));
+		json_object_set_new(tiers, tier_name[k], x);
+	}
+	for (unsigned i = 0; i < r->n_links; i++) {
+		const struct rsw_zone_link_load *l = &r->link[i];
+		if (l->sw == RSW_REPLAY_HOST)
+			continue; /* a host's own link carries what it sent: no choice was made */
+		char from[160];
+		link_name(z, l, from, sizeof(from));
+		json_t *x = json_object();
+		json_object_set_new(x, "from", json_string(from));
+		json_object_set_new(x, "tier", l->tier >= 0 ? json_string(tier_name[l->tier])
+							  : json_string("host"));
+		json_object_set_new(x, "flows", json_integer((json_int_t)l->flows));
+		json_object_set_new(x, "packets", json_integer((json_int_t)l->packets));
+		json_object_set_new(x, "bytes", json_integer((json_int_t)l->bytes));
+		json_array_append_new(links, x);
+	}
+	json_object_set_new(fl, "delivered", json_integer((json_int_t)r->flows_delivered));
+	json_object_set_new(fl, "left", json_integer((json_int_t)r->flows_left));
+	json_object_set_new(fl, "dropped", json_integer((json_int_t)r->flows_dropped));
+	json_object_set_new(fl, "unplaced", json_integer((json_int_t)r->flows_unplaced));
+	json_object_set_new(fl, "looped", json_integer((json_int_t)r->flows_looped));
+	json_object_set_new(o, "flows", fl);
+	json_object_set_new(o, "tiers", tiers);
+	json_object_set_new(o, "links", links);
+	return o;
+}
+
+static void print_result(const char *name, const struct rsw_zone *z, const struct rsw_zone_lab *r)
+{
+	for (int k = 0; k < RSW_TIERS; k++) {
+		const struct rsw_zone_tier *tr = &r->tier[k];
+		if (!tr->n_links)
+			continue;
+		printf("%-28.28s %-5s %6u %9.2f %7.3f %9u of %u\n", name, tier_name[k], tr->n_links,
+		       tr->max_mean, tr->jain, tr->fat_links_colliding, tr->fat_n);
+	}
+	printf("%-28.28s bytes per link:", "");
+	for (unsigned i = 0; i < r->n_links; i++)
+		if (r->link[i].tier >= 0) {
+			char from[160];
+			link_name(z, &r->link[i], from, sizeof(from));
+			printf(" %s=%lu", from, (unsigned long)r->link[i].bytes);
+		}
+	printf("\n");
+	if (r->flows_left || r->flows_dropped || r->flows_unplaced || r->flows_looped)
+		printf("%-28.28s flows: %lu delivered, %lu left the zone, %lu dropped, %lu with no "
+		       "entry port, %lu looped\n", "", (unsigned long)r->flows_delivered,
+		       (unsigned long)r->flows_left, (unsigned long)r->flows_dropped,
+		       (unsigned long)r->flows_unplaced, (unsigned long)r->flows_looped);
+}
+
+int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const char *const *names,
+		      const struct rsw_hash_policy *const *pols, unsigned n_pol, int json)
+{
+	char err[2048];
+	static struct rsw_zone z;
+	static struct rsw_zone_lab r;
+	if (rsw_zone_detect(zone, err, sizeof(err)) <= 0) {
+		fprintf(stderr, "rocesw hash: --zone %s: %s\n", zone,
+			err[0] ? err : "not a zone config (no SWITCH table)");
+		return 1;
+	}
+	if (rsw_eal_init_quiet("rocesw") < 0)
+		return 1;
+	json_t *root = json_object(), *ps = json_array();
+	if (!json)
+		printf("%-28s %-5s %6s %9s %7s %15s\n", "policy", "tier", "links", "max/mean", "Jain",
+		       "fat collisions");
+	int rc = 0;
+	for (unsigned p = 0; p < n_pol && rc == 0; p++) {
+		struct rsw_zone_opts o = {.ecn_seed = 1, .policy = pols[p]};
+		err[0] = 0;
+		if (rsw_zone_load(zone, &o, &z, err, sizeof(err)) < 0) {
+			fprintf(stderr, "%s\n", err);
+			rc = 1;
+			break;
+		}
+		if (rsw_lab_zone(t, &z, &r) < 0) {
+			fprintf(stderr, "rocesw hash: out of memory\n");
+			rc = 1;
+		} else if (json) {
+			json_array_append_new(ps, result_json(names[p], &z, &r));
+		} else {
+			print_result(names[p], &z, &r);
+		}
+		rsw_zone_free(&z);
+	}
+	if (rc == 0 && json) {
+		json_object_set_new(root, "zone", json_string(zone));
+		json_object_set_new(root, "packets", json_integer((json_int_t)t->n_pkts));
+		json_object_set_new(root, "flows", json_integer((json_int_t)t->n_flows));
+		json_object_set_new(root, "policies", ps);
+		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		printf("\n");
+	} else if (rc == 0) {
+		printf("\n%zu flows; tiers: up = links sent from ports of role uplink, down = role "
+		       "downlink; fat collisions: links carrying two or more of the N largest flows, N "
+		       "= links in the tier\n", t->n_flows);
+	}
+	json_decref(root);
+	return rc;
+}
