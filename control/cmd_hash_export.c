@@ -11,17 +11,28 @@
 #include "config.h"
 #include "dataplane/hash/hash_algo.h"
 #include "dataplane/hash/hash_policy.h"
+#include "hash_export_eos.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: rocesw hash export --format sonic --policy F [--name P]\n"
+		"usage: rocesw hash export --format sonic|eos --policy F [--name P] [--profile N]\n"
 		"\n"
-		"Writes policy P of F (the only one if F has one) as a SONiC config_db.json fragment:\n"
-		"SWITCH_HASH|GLOBAL ecmp_hash and ecmp_hash_algorithm. A UDF that is exactly the\n"
-		"RoCE BTH destination QP (UDP/4791, L4 offset 13, 3 bytes, full mask) or opcode (offset\n"
-		"8, 1 byte) becomes the native field RDMA_BTH_DEST_QP or RDMA_BTH_OPCODE; any other UDF,\n"
-		"a seed, an offset or an algorithm SONiC does not name is refused with the reason.\n");
+		"Writes policy P of F (the only one if F has one) as switch configuration.\n"
+		"\n"
+		"sonic: a config_db.json fragment, SWITCH_HASH|GLOBAL ecmp_hash and\n"
+		"ecmp_hash_algorithm. A UDF that is exactly the RoCE BTH destination QP (UDP/4791, L4\n"
+		"offset 13, 3 bytes, full mask) or opcode (offset 8, 1 byte) becomes the native field\n"
+		"RDMA_BTH_DEST_QP or RDMA_BTH_OPCODE; any other UDF, a seed, an offset or an algorithm\n"
+		"SONiC does not name is refused with the reason.\n"
+		"\n"
+		"eos: the UDF fields as an Arista `load-balance policies` SAND profile (Jericho):\n"
+		"`fields udp dst-port P` and `payload bytes LIST` (UDP payload bytes 0-62), in the\n"
+		"syntax of Arista's AVD eos_cli_config_gen. A UDF off the UDP payload of one\n"
+		"destination port, beyond byte 62 or with a partial byte mask is refused with the\n"
+		"reason; the algorithm, seed and header fields, which the profile does not set, are\n"
+		"named in its comment lines. --profile N names the profile (default: the policy's\n"
+		"name; `default` changes the profile the switch uses unless told otherwise).\n");
 }
 
 /* The native field a UDF is equivalent to, or -1. */
@@ -95,9 +106,10 @@ int rsw_cmd_hash_export(int argc, char **argv)
 	static const struct option opts[] = {
 		{"format", required_argument, NULL, 'f'}, {"policy", required_argument, NULL, 'p'},
 		{"name", required_argument, NULL, 'n'}, {"help", no_argument, NULL, 'h'},
+		{"profile", required_argument, NULL, 'P'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *format = NULL, *file = NULL, *name = NULL;
+	const char *format = NULL, *file = NULL, *name = NULL, *profile = NULL;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -105,6 +117,7 @@ int rsw_cmd_hash_export(int argc, char **argv)
 		case 'f': format = optarg; break;
 		case 'p': file = optarg; break;
 		case 'n': name = optarg; break;
+		case 'P': profile = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -113,8 +126,15 @@ int rsw_cmd_hash_export(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (strcmp(format, "sonic")) {
-		fprintf(stderr, "rocesw hash export: format '%s' is not supported (sonic)\n", format);
+	int eos = !strcmp(format, "eos");
+	if (strcmp(format, "sonic") && !eos) {
+		fprintf(stderr, "rocesw hash export: format '%s' is not supported (sonic, eos)\n",
+			format);
+		return 2;
+	}
+	if (profile && (!eos || !*profile || strpbrk(profile, " \t\n"))) {
+		fprintf(stderr, "rocesw hash export: --profile takes one word and applies to --format "
+			"eos\n");
 		return 2;
 	}
 	char err[1024];
@@ -139,8 +159,16 @@ int rsw_cmd_hash_export(int argc, char **argv)
 		rsw_txn_free(txn);
 		return 1;
 	}
-	json_t *out;
 	char why[256];
+	if (eos) {
+		int rc = rsw_export_eos(np, profile ? profile : np->name, stdout, why, sizeof(why));
+		if (rc < 0)
+			fprintf(stderr, "rocesw hash export: %s cannot be expressed for EOS: %s\n",
+				np->name, why);
+		rsw_txn_free(txn);
+		return rc < 0 ? 1 : 0;
+	}
+	json_t *out;
 	if (to_sonic(np, &out, why, sizeof(why)) < 0) {
 		fprintf(stderr, "rocesw hash export: %s cannot be expressed for SONiC: %s\n", np->name,
 			why);

@@ -192,6 +192,43 @@ class HashLab(unittest.TestCase):
             self.assertEqual(r.stdout, "")
             self.assertIn(f"{name} cannot be expressed for SONiC: {why}", r.stderr)
 
+    def test_export_eos(self):
+        """The RTSW E-ECMP policy as an Arista SAND profile equals the committed file; its UDF
+        (UDP/4791, L4 offset 13, 3 bytes) is UDP payload bytes 13 - 8 .. 13 - 8 + 2 = 5-7 (the
+        BTH destination QP, REFERENCE §1); what a profile cannot express is refused with the
+        reason."""
+        r = subprocess.run([ROCESW, "hash", "export", "--format", "eos", "--policy",
+                            os.path.join(ROOT, "config", "rtsw.yaml"), "--name", "eecmp_dest_qp"],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(ROOT, "tests", "expected", "rtsw-eecmp_dest_qp.eos.txt")) as f:
+            self.assertEqual(r.stdout, f.read())
+        lines = [x for x in r.stdout.splitlines() if not x.startswith("!")]
+        self.assertEqual([x.strip() for x in lines],
+                         ["load-balance policies", "load-balance sand profile eecmp_dest_qp",
+                          "fields udp dst-port 4791", "payload bytes 5-7"])
+        r = subprocess.run([ROCESW, "hash", "export", "--format", "eos", "--policy",
+                            os.path.join(ROOT, "tests", "policies", "inexpressible.yaml"), "--name",
+                            "psn_udf", "--profile", "default"], capture_output=True, text=True)
+        self.assertIn("load-balance sand profile default\n", r.stdout)
+        self.assertIn("payload bytes 9-11\n", r.stdout, "the BTH PSN: L4 offset 17, 3 bytes")
+        bad = os.path.join(ROOT, "tests", "policies", "eos-inexpressible.yaml")
+        reasons = {
+            "no_udf": "it has no UDF",
+            "l3_udf": "UDF0 is not on the UDP payload of one destination port",
+            "any_port": "UDF0 is not on the UDP payload of one destination port",
+            "udp_header": "UDF0 (L4+2, 2 bytes) is outside UDP payload bytes 0-62",
+            "past_byte_62": "UDF0 (L4+68, 4 bytes) is outside UDP payload bytes 0-62",
+            "partial_mask": "UDF0 masks byte 1 with 0xf0: EOS hashes whole payload bytes",
+            "two_ports": "UDF1 matches UDP port 4792, UDF0 port 4791",
+        }
+        for name, why in reasons.items():
+            r = subprocess.run([ROCESW, "hash", "export", "--format", "eos", "--policy", bad,
+                                "--name", name], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 1, name)
+            self.assertEqual(r.stdout, "")
+            self.assertIn(f"{name} cannot be expressed for EOS: {why}", r.stderr)
+
     def test_gen_spec_input(self):
         spec = "--pattern ring --hosts 8 --qps 2 --qp-mode split --message 262144"
         got = self.lab("--gen", spec, "--members", "4")
