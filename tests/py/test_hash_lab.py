@@ -169,6 +169,15 @@ class HashLab(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("no such frame", r.stderr)
 
+    def assert_refused(self, fmt, target, path, reasons):
+        """Each policy of path is refused for fmt with exit 1, no output and its reason."""
+        for name, why in reasons.items():
+            r = subprocess.run([ROCESW, "hash", "export", "--format", fmt, "--policy", path,
+                                "--name", name], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 1, name)
+            self.assertEqual(r.stdout, "")
+            self.assertIn(f"{name} cannot be expressed for {target}: {why}", r.stderr)
+
     def test_export_sonic(self):
         """The shipped RTSW E-ECMP policy exports as the committed SWITCH_HASH fragment (its QP
         UDF is exactly RDMA_BTH_DEST_QP); what SONiC cannot express is refused with the reason."""
@@ -185,12 +194,7 @@ class HashLab(unittest.TestCase):
             "jenkins": "SONiC's ecmp_hash_algorithm has no JENKINS_LO",
             "seeded": "SWITCH_HASH|GLOBAL has no seed field (seed 7)",
         }
-        for name, why in reasons.items():
-            r = subprocess.run([ROCESW, "hash", "export", "--format", "sonic", "--policy", bad,
-                                "--name", name], capture_output=True, text=True)
-            self.assertEqual(r.returncode, 1, name)
-            self.assertEqual(r.stdout, "")
-            self.assertIn(f"{name} cannot be expressed for SONiC: {why}", r.stderr)
+        self.assert_refused("sonic", "SONiC", bad, reasons)
 
     def test_export_eos(self):
         """The RTSW E-ECMP policy as an Arista SAND profile equals the committed file; its UDF
@@ -222,12 +226,7 @@ class HashLab(unittest.TestCase):
             "partial_mask": "UDF0 masks byte 1 with 0xf0: EOS hashes whole payload bytes",
             "two_ports": "UDF1 matches UDP port 4792, UDF0 port 4791",
         }
-        for name, why in reasons.items():
-            r = subprocess.run([ROCESW, "hash", "export", "--format", "eos", "--policy", bad,
-                                "--name", name], capture_output=True, text=True)
-            self.assertEqual(r.returncode, 1, name)
-            self.assertEqual(r.stdout, "")
-            self.assertIn(f"{name} cannot be expressed for EOS: {why}", r.stderr)
+        self.assert_refused("eos", "EOS", bad, reasons)
 
     def test_gen_spec_input(self):
         spec = "--pattern ring --hosts 8 --qps 2 --qp-mode split --message 262144"
