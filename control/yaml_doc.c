@@ -38,6 +38,7 @@ int ydoc_load(struct ydoc *d, const char *path, char *err, size_t errlen)
 	d->loaded = 1;
 	if (!yaml_document_get_root_node(&d->doc)) {
 		snprintf(err, errlen, "%s:1: the file is empty; expected a mapping of tables", path);
+		ydoc_free(d); /* a failed load leaves nothing for the caller to free */
 		return -1;
 	}
 	return 0;
