@@ -8,5 +8,8 @@ int rsw_cmd_hash_explain(int argc, char **argv);
 int rsw_cmd_hash_export(int argc, char **argv);
 int rsw_cmd_gen(int argc, char **argv);
 int rsw_cmd_replay(int argc, char **argv);
+int rsw_cmd_show(int argc, char **argv);
+int rsw_cmd_set(int argc, char **argv);
+int rsw_cmd_del(int argc, char **argv);
 
 #endif

@@ -1,4 +1,4 @@
-/* `rocesw`: the offline tools and (later) the CLI of a running switch. */
+/* `rocesw`: the offline tools and the CLI of a running switch. */
 #include <stdio.h>
 #include <string.h>
 
@@ -15,12 +15,17 @@ static void usage(FILE *f)
 		"              tables) and print what it saw and decided\n"
 		"  check-config F\n"
 		"              load a switch config, print its errors or a summary\n"
-		"  replay --config F --out DIR --in PORT=FILE [...]\n"
-		"              captures through a switch on virtual time, output captures per port\n"
+		"  replay --config F --out DIR --in WHERE=FILE [...] | --in-dir DIR\n"
+		"              captures through a switch or a zone on virtual time\n"
 		"  gen --pattern ring|tree|all-to-all|incast --hosts N --out DIR [...]\n"
 		"              per-host captures of the RoCEv2 traffic of a collective\n"
-		"  hash --policy F --pcap F [--members N] [--fail M] [--json]\n"
+		"  hash --policy F --pcap F [--members N | --zone Z] [--fail M] [--json]\n"
 		"              compare ECMP hash policies on captured traffic (hash lab)\n"
+		"  show counters|ports|queues|buffers|pfc|watchdog|routes|ecmp|config [--json]\n"
+		"              what a running dataplane has and counts (its control socket)\n"
+		"  set port NAME up|down | pfc-storm PORT PRIO on|off | route PREFIX ...\n"
+		"  del route PREFIX\n"
+		"              fault injection and quick changes on a running dataplane\n"
 		"\n"
 		"rocesw COMMAND --help describes a command.\n");
 }
@@ -41,6 +46,12 @@ int main(int argc, char **argv)
 		return rsw_cmd_gen(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "hash"))
 		return rsw_cmd_hash(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "show"))
+		return rsw_cmd_show(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "set"))
+		return rsw_cmd_set(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "del"))
+		return rsw_cmd_del(argc - 1, argv + 1);
 	fprintf(stderr, "rocesw: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

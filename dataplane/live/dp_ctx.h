@@ -26,6 +26,7 @@ struct rsw_dp_counters {
 	uint64_t pfc_tx_frames[RSW_MAX_PORTS]; /* PFC frames this switch sent */
 	uint64_t pfc_tx_failed[RSW_MAX_PORTS]; /* PFC frames the device did not take */
 	uint64_t icrc_ok[RSW_MAX_PORTS], icrc_bad[RSW_MAX_PORTS]; /* with --verify-icrc */
+	uint64_t pfc_injected[RSW_MAX_PORTS];  /* PFC frames a storm injection stood in for */
 	uint64_t ecmp[RSW_DP_COUNTED_GROUPS][RSW_ECMP_MAX_MEMBERS];
 } __rte_cache_aligned;
 
@@ -35,6 +36,10 @@ struct rsw_dp_port {
 	/* Packets the traffic manager released to this port that the device has not taken yet. */
 	uint16_t n_pending;
 	struct rte_mbuf *pending[2 * RSW_DP_BURST];
+	/* Fault injection (`rocesw set pfc-storm`): priorities for which the owner acts as if the
+	 * peer kept sending PFC XOFF; set by the control socket, read by the owner. */
+	uint8_t storm;
+	uint64_t storm_next_ns;   /* owner only */
 };
 
 struct rsw_dp_worker {

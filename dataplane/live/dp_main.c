@@ -16,9 +16,11 @@
 #include <rte_rcu_qsbr.h>
 
 #include "control/config.h"
+#include "dp_ctl.h"
 #include "dp_ctx.h"
 #include "dp_ports.h"
 #include "dp_stats.h"
+#include "dp_telemetry.h"
 #include "dp_worker.h"
 
 static struct rsw_dp g_dp;
@@ -34,6 +36,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: rocesw-dataplane [EAL args] -- --config F [--stats-period S]\n"
 		"                        [--stats-json FILE] [--duration S] [--verify-icrc]\n"
+		"                        [--control-socket PATH [--control-group G]]\n"
 		"\n"
 		"The live switch. Ports come from the devargs of each PORT in F (af_packet, af_xdp,\n"
 		"pcap, null, ring, tap, PCI...); every EAL worker lcore (-l) runs one worker, ports\n"
@@ -45,6 +48,13 @@ static void usage(FILE *f)
 		"  --duration S       stop after S seconds (default: until SIGINT/SIGTERM)\n"
 		"  --verify-icrc      check the ICRC of every RoCE packet and count ok/bad per port\n"
 		"                     (packets are forwarded either way, as a switch does)\n"
+		"  --control-socket PATH  serve the control protocol (docs/control.md) on a Unix\n"
+		"                     socket, mode 0660: rocesw show/set and roceswd talk to it\n"
+		"  --control-group G  group (name or number) allowed on the control socket besides\n"
+		"                     root and the dataplane's own user\n"
+		"\n"
+		"DPDK telemetry (dpdk-telemetry.py) has /rocesw/ports, /rocesw/counters,\n"
+		"/rocesw/port_stats,PORT and /rocesw/queue_stats,PORT,Q.\n"
 		"\n"
 		"On SIGINT/SIGTERM it stops, prints per-port, per-ECMP-member and per-drop-reason\n"
 		"counters and checks received = transmitted + dropped + consumed + queued; the exit\n"
@@ -80,9 +90,11 @@ int main(int argc, char **argv)
 		{"config", required_argument, NULL, 'c'}, {"stats-period", required_argument, NULL, 'p'},
 		{"stats-json", required_argument, NULL, 'j'}, {"duration", required_argument, NULL, 'd'},
 		{"verify-icrc", no_argument, NULL, 'v'},
+		{"control-socket", required_argument, NULL, 'S'},
+		{"control-group", required_argument, NULL, 'G'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
-	const char *config = NULL, *json = NULL;
+	const char *config = NULL, *json = NULL, *ctl_path = NULL, *ctl_group = NULL;
 	double period = 0, duration = 0;
 	char err[1024];
 	int c;
@@ -107,6 +119,8 @@ int main(int argc, char **argv)
 		case 'p': period = atof(optarg); break;
 		case 'j': json = optarg; break;
 		case 'd': duration = atof(optarg); break;
+		case 'S': ctl_path = optarg; break;
+		case 'G': ctl_group = optarg; break;
 		default: usage(stderr); rte_eal_cleanup(); return 2;
 		}
 	}
@@ -166,6 +180,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	dp->tm->log = log_line;
+	static struct rsw_ctl ctl = {.listen_fd = -1};
+	if (ctl_path && rsw_ctl_open(&ctl, dp, ctl_path, ctl_group, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocesw-dataplane: %s\n", err);
+		rsw_dp_ports_stop(dp);
+		rte_eal_cleanup();
+		return 1;
+	}
+	ctl.config_path = config;
+	rsw_dp_telemetry_register(dp);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	rsw_dp_worker_bind(dp);
@@ -178,7 +201,10 @@ int main(int argc, char **argv)
 	double t0 = now_s(), last = t0;
 	rsw_dp_stats_sum(dp, &prev, 0);
 	while (!dp->stop) {
-		usleep(50000);
+		if (ctl.listen_fd >= 0)
+			rsw_ctl_poll(&ctl, 50);
+		else
+			usleep(50000);
 		double t = now_s();
 		if (duration > 0 && t - t0 >= duration)
 			dp->stop = 1;
@@ -190,6 +216,7 @@ int main(int argc, char **argv)
 		}
 	}
 	rte_eal_mp_wait_lcore();
+	rsw_ctl_close(&ctl);
 	/* the queues are drained by the workers' last rounds; what is left counts as queued */
 	uint64_t queued = rsw_tm_queued(dp->tm);
 	for (unsigned i = 0; i < dp->n_ports; i++)

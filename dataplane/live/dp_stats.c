@@ -79,8 +79,7 @@ void rsw_dp_stats_print_final(const struct rsw_dp *dp, const struct rsw_dp_total
 										      : "VIOLATED");
 }
 
-int rsw_dp_stats_write_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t,
-			    const char *path)
+json_t *rsw_dp_stats_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t)
 {
 	const struct rsw_state *st = dp->sw->state;
 	const struct rsw_fib *fib = rsw_switch_fib(dp->sw);
@@ -137,6 +136,13 @@ int rsw_dp_stats_write_json(const struct rsw_dp *dp, const struct rsw_dp_totals 
 	json_object_set_new(root, "drops", drops);
 	json_object_set_new(root, "ecmp_groups", groups);
 	json_object_set_new(root, "conservation", cons);
+	return root;
+}
+
+int rsw_dp_stats_write_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t,
+			    const char *path)
+{
+	json_t *root = rsw_dp_stats_json(dp, t);
 	int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(root);
 	return rc;

@@ -18,6 +18,9 @@ void rsw_dp_stats_print_rates(const struct rsw_dp *dp, const struct rsw_dp_total
 			      const struct rsw_dp_totals *prev, double seconds, FILE *f);
 /* Final counters, readable. */
 void rsw_dp_stats_print_final(const struct rsw_dp *dp, const struct rsw_dp_totals *t, FILE *f);
+/* The counters as one JSON document (docs/dataplane.md): ports with their TM counters, drops,
+ * ECMP groups, conservation. */
+json_t *rsw_dp_stats_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t);
 /* Final counters as JSON (docs/dataplane.md). Returns -1 if the file cannot be written. */
 int rsw_dp_stats_write_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t,
 			    const char *path);

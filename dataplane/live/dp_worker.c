@@ -2,6 +2,8 @@
  * VOQ of the egress port and traffic class); then, for each port it owns, the TM's egress side:
  * watchdog, PFC generation, scheduler and shaper, TX. Burst-at-a-time like l3fwd; the tables are
  * read under RCU and a quiescent state is reported after every round. */
+#include <string.h>
+
 #include <rte_ethdev.h>
 #include <rte_prefetch.h>
 #include <rte_rcu_qsbr.h>
@@ -166,6 +168,27 @@ static void send_pfc(struct rsw_dp *dp, struct rsw_dp_counters *c, const struct 
 	}
 }
 
+/* An injected PFC storm: the pause state gets what a peer sending XOFF (0xFFFF quanta) for the
+ * storm's priorities at twice the rate that keeps them paused would cause. */
+static void inject_storm(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t port,
+			 const struct rsw_fib *fib, uint64_t now)
+{
+	struct rsw_dp_port *p = &dp->ports[port];
+	uint8_t storm = __atomic_load_n(&p->storm, __ATOMIC_ACQUIRE);
+	if (!storm || now < p->storm_next_ns)
+		return;
+	struct rsw_pkt_meta m;
+	memset(&m, 0, sizeof(m));
+	m.l2_kind = RSW_L2_PFC;
+	m.pfc_class_enable = storm;
+	for (unsigned i = 0; i < 8; i++)
+		m.pfc_time[i] = storm >> i & 1 ? 0xFFFF : 0;
+	rsw_tm_pause_rx(dp->tm, fib, port, &m, now);
+	w->cnt->pfc_injected[port]++;
+	uint32_t speed = fib->ports[port].speed_mbps ? fib->ports[port].speed_mbps : 100000;
+	p->storm_next_ns = now + rsw_pause_ns(0xFFFF, speed) / 2;
+}
+
 static void tx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t port,
 		    const struct rsw_fib *fib, uint64_t now)
 {
@@ -174,6 +197,7 @@ static void tx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t port,
 	if (fib && port < fib->n_ports) {
 		uint8_t enable;
 		uint16_t time[8];
+		inject_storm(dp, w, port, fib, now);
 		rsw_tm_watchdog(dp->tm, fib, port, now);
 		if (rsw_tm_pfc_due(dp->tm, fib, port, now, &enable, time))
 			send_pfc(dp, w->cnt, fib, port, enable, time, now);

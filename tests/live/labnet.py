@@ -91,3 +91,34 @@ def wait_for_line(stream, text, timeout=60):
         if text in line:
             return
     raise AssertionError(f"'{text}' not seen; got: {''.join(seen)}")
+
+
+ROUTER_MAC = "02:00:00:00:01:00"
+HOST_MAC = "02:00:00:00:10:01"
+UPLINK_MACS = [f"02:00:00:00:20:0{i}" for i in range(4)]
+
+
+def four_uplink_config(tag, hostname, hash_tables, group_fields):
+    """A switch config: host h0 (10.1.0.1) on Ethernet0 and uplinks u0-u3 on Ethernet8-32, af_packet
+    ports on the veths TAG-h0 and TAG-u0..3, 10 Gb/s; 10.2.0.0/16 over the ECMP group `uplinks`
+    of the four. hash_tables: YAML of SWITCH_HASH / HASH_POLICY; group_fields: more fields of
+    the group (e.g. "hash_policy: dest_qp")."""
+    ports = "\n".join(f'  Ethernet{8 * i}: {{speed: 10000, role: {"host" if i == 0 else "uplink"}, '
+                      f'devargs: "net_af_packet{i},iface={tag}-{"h0" if i == 0 else f"u{i - 1}"}"}}'
+                      for i in range(5))
+    neigh = "\n".join(f'  "Ethernet{8 * (i + 1)}|10.255.0.{2 * i + 1}": {{neigh: "{UPLINK_MACS[i]}"}}'
+                      for i in range(4))
+    return f"""DEVICE_METADATA:
+  localhost: {{hostname: {hostname}, mac: "{ROUTER_MAC}"}}
+PORT:
+{ports}
+{hash_tables}
+NEIGH:
+  "Ethernet0|10.1.0.1": {{neigh: "{HOST_MAC}"}}
+{neigh}
+NEXTHOP_GROUP:
+  uplinks: {{nexthop: "10.255.0.1,10.255.0.3,10.255.0.5,10.255.0.7", {group_fields}}}
+STATIC_ROUTE:
+  "10.1.0.0/24": {{nexthop: 10.1.0.1}}
+  "10.2.0.0/16": {{nexthop_group: uplinks}}
+"""

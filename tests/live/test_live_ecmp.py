@@ -17,41 +17,18 @@ from scapy.utils import rdpcap  # noqa: E402
 
 import rocepkt  # noqa: E402
 from common import DATAPLANE, tmpdir, tshark_fields, write_pcap  # noqa: E402
-from labnet import Lab, wait_for_line  # noqa: E402
+from labnet import (HOST_MAC, ROUTER_MAC, UPLINK_MACS, Lab, four_uplink_config,  # noqa: E402
+                    wait_for_line)
 
-ROUTER_MAC = "02:00:00:00:01:00"
-HOST_MAC = "02:00:00:00:10:01"
-UPLINK_MACS = [f"02:00:00:00:20:0{i}" for i in range(4)]
 N_QP, PER_QP = 32, 8
 
-CONFIG = """
-DEVICE_METADATA:
-  localhost: {{hostname: live-rtsw, mac: "{router}"}}
-PORT:
-  Ethernet0:  {{speed: 10000, role: host,   devargs: "net_af_packet0,iface=rswl-h0"}}
-  Ethernet8:  {{speed: 10000, role: uplink, devargs: "net_af_packet1,iface=rswl-u0"}}
-  Ethernet16: {{speed: 10000, role: uplink, devargs: "net_af_packet2,iface=rswl-u1"}}
-  Ethernet24: {{speed: 10000, role: uplink, devargs: "net_af_packet3,iface=rswl-u2"}}
-  Ethernet32: {{speed: 10000, role: uplink, devargs: "net_af_packet4,iface=rswl-u3"}}
-SWITCH_HASH:
-  GLOBAL: {{ecmp_hash: [SRC_IP, DST_IP, IP_PROTOCOL, L4_SRC_PORT, L4_DST_PORT], ecmp_hash_algorithm: CRC}}
+HASH = """SWITCH_HASH:
+  GLOBAL: {ecmp_hash: [SRC_IP, DST_IP, IP_PROTOCOL, L4_SRC_PORT, L4_DST_PORT], ecmp_hash_algorithm: CRC}
 HASH_POLICY:
   dest_qp:
     algorithm: CRC_CCITT
     fields: [SRC_IP, DST_IP, IP_PROTOCOL, L4_SRC_PORT, L4_DST_PORT]
-    udf: [{{base: L4, offset: 13, length: 3, match: {{l4_dst_port: 4791}}}}]
-NEIGH:
-  "Ethernet0|10.1.0.1":   {{neigh: "{host}"}}
-  "Ethernet8|10.255.0.1":  {{neigh: "{u0}"}}
-  "Ethernet16|10.255.0.3": {{neigh: "{u1}"}}
-  "Ethernet24|10.255.0.5": {{neigh: "{u2}"}}
-  "Ethernet32|10.255.0.7": {{neigh: "{u3}"}}
-NEXTHOP_GROUP:
-  uplinks: {{nexthop: "10.255.0.1,10.255.0.3,10.255.0.5,10.255.0.7", hash_policy: {policy}}}
-STATIC_ROUTE:
-  "10.1.0.0/24": {{nexthop: 10.1.0.1}}
-  "10.2.0.0/16": {{nexthop_group: uplinks}}
-"""
+    udf: [{base: L4, offset: 13, length: 3, match: {l4_dst_port: 4791}}]"""
 
 
 class LiveEcmp(unittest.TestCase):
@@ -75,9 +52,7 @@ class LiveEcmp(unittest.TestCase):
         os.makedirs(d, exist_ok=True)
         cfg = os.path.join(d, "switch.yaml")
         with open(cfg, "w") as f:
-            f.write(CONFIG.format(router=ROUTER_MAC, host=HOST_MAC, u0=UPLINK_MACS[0],
-                                  u1=UPLINK_MACS[1], u2=UPLINK_MACS[2], u3=UPLINK_MACS[3],
-                                  policy=policy))
+            f.write(four_uplink_config("rswl", "live-rtsw", HASH, f"hash_policy: {policy}"))
         lab = Lab("rswl")
         try:
             h0 = lab.host("h0", "rswl-h0", HOST_MAC)

@@ -1,0 +1,244 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "dp_ctl.h"
+
+static int resolve_group(const char *g, gid_t *out)
+{
+	char *end;
+	unsigned long v = strtoul(g, &end, 10);
+	if (*g && !*end) {
+		*out = (gid_t)v;
+		return 0;
+	}
+	struct group *gr = getgrnam(g);
+	if (!gr)
+		return -1;
+	*out = gr->gr_gid;
+	return 0;
+}
+
+int rsw_ctl_open(struct rsw_ctl *c, struct rsw_dp *dp, const char *path, const char *group,
+		 char *err, size_t errlen)
+{
+	memset(c, 0, sizeof(*c));
+	c->listen_fd = -1;
+	c->dp = dp;
+	c->group = (gid_t)-1;
+	for (unsigned i = 0; i < RSW_CTL_MAX_CLIENTS; i++)
+		c->client[i] = -1;
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		snprintf(err, errlen, "--control-socket %s: longer than %zu bytes", path,
+			 sizeof(a.sun_path) - 1);
+		return -1;
+	}
+	if (group && resolve_group(group, &c->group) < 0) {
+		snprintf(err, errlen, "--control-group %s: no such group", group);
+		return -1;
+	}
+	c->buf = malloc(RSW_CTL_MAX_REQUEST + 1);
+	if (!c->buf) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	strcpy(a.sun_path, path);
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	c->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	struct stat st;
+	if (!lstat(path, &st) && S_ISSOCK(st.st_mode))
+		unlink(path); /* a socket left by a dataplane that died */
+	/* created 0660 from the start: no moment at which others could connect */
+	mode_t old = umask(0117);
+	int rc = c->listen_fd < 0 ? -1 : bind(c->listen_fd, (struct sockaddr *)&a, sizeof(a));
+	umask(old);
+	if (rc < 0 || listen(c->listen_fd, RSW_CTL_MAX_CLIENTS) < 0 ||
+	    (c->group != (gid_t)-1 && chown(path, (uid_t)-1, c->group) < 0)) {
+		snprintf(err, errlen, "--control-socket %s: %s", path, strerror(errno));
+		rsw_ctl_close(c);
+		return -1;
+	}
+	return 0;
+}
+
+void rsw_ctl_close(struct rsw_ctl *c)
+{
+	for (unsigned i = 0; i < RSW_CTL_MAX_CLIENTS; i++)
+		if (c->client[i] >= 0)
+			close(c->client[i]);
+	if (c->listen_fd >= 0) {
+		close(c->listen_fd);
+		unlink(c->path);
+	}
+	free(c->buf);
+	c->buf = NULL;
+	c->listen_fd = -1;
+}
+
+/* Root, our own user, or a member (primary or supplementary) of the control group. */
+static int peer_allowed(const struct rsw_ctl *c, int fd, char *why, size_t len)
+{
+	struct ucred cr;
+	socklen_t sl = sizeof(cr);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &sl) < 0) {
+		snprintf(why, len, "cannot read the peer's credentials");
+		return 0;
+	}
+	if (cr.uid == 0 || cr.uid == geteuid())
+		return 1;
+	if (c->group != (gid_t)-1) {
+		if (cr.gid == c->group)
+			return 1;
+		struct passwd *pw = getpwuid(cr.uid);
+		gid_t groups[256];
+		int n = 256;
+		if (pw && getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) >= 0)
+			for (int i = 0; i < n; i++)
+				if (groups[i] == c->group)
+					return 1;
+	}
+	snprintf(why, len, "peer uid %u is not root and not in the control group", (unsigned)cr.uid);
+	return 0;
+}
+
+static void drop_client(struct rsw_ctl *c, unsigned i)
+{
+	close(c->client[i]);
+	c->client[i] = -1;
+}
+
+/* Sends a reply without waiting: a client that does not read its replies is dropped. */
+static void send_reply(struct rsw_ctl *c, unsigned i, json_t *reply)
+{
+	char *text = json_dumps(reply, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (text && strlen(text) > RSW_CTL_MAX_REPLY) {
+		free(text);
+		json_t *id = json_object_get(reply, "id");
+		json_t *e = json_pack("{s:i, s:O?, s:b, s:s}", "v", RSW_CTL_PROTOCOL, "id", id, "ok", 0,
+				      "error", "reply larger than the 4 MiB limit");
+		text = e ? json_dumps(e, JSON_COMPACT) : NULL;
+		json_decref(e);
+	}
+	if (!text || send(c->client[i], text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EMSGSIZE)
+			c->stats.slow_clients++;
+		drop_client(c, i);
+	}
+	free(text);
+}
+
+static json_t *error_reply(json_t *id, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static json_t *error_reply(json_t *id, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return json_pack("{s:i, s:O?, s:b, s:s}", "v", RSW_CTL_PROTOCOL, "id", id, "ok", 0, "error",
+			 msg);
+}
+
+static void serve(struct rsw_ctl *c, unsigned i)
+{
+	ssize_t n = recv(c->client[i], c->buf, RSW_CTL_MAX_REQUEST + 1, MSG_DONTWAIT | MSG_TRUNC);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+		drop_client(c, i);
+		return;
+	}
+	if (n < 0)
+		return;
+	c->stats.requests++;
+	json_t *reply;
+	if (n > RSW_CTL_MAX_REQUEST) {
+		c->stats.oversized++;
+		reply = error_reply(NULL, "request of %zd bytes exceeds the limit of %d", n,
+				    RSW_CTL_MAX_REQUEST);
+	} else {
+		json_error_t je;
+		json_t *req = json_loadb(c->buf, (size_t)n, JSON_REJECT_DUPLICATES, &je);
+		json_t *id = req ? json_object_get(req, "id") : NULL;
+		json_t *v = req ? json_object_get(req, "v") : NULL;
+		const char *op = req ? json_string_value(json_object_get(req, "op")) : NULL;
+		if (!req)
+			reply = error_reply(NULL, "not JSON: %s at byte %d", je.text, je.position);
+		else if (!json_is_object(req))
+			reply = error_reply(NULL, "a request is a JSON object");
+		else if (!json_is_integer(v) || json_integer_value(v) != RSW_CTL_PROTOCOL)
+			reply = error_reply(id, "protocol version: expected \"v\": %d", RSW_CTL_PROTOCOL);
+		else if (!op)
+			reply = error_reply(id, "missing \"op\"");
+		else {
+			char err[512] = "";
+			json_t *result = rsw_ctl_handle(c, op, req, err, sizeof(err));
+			reply = result ? json_pack("{s:i, s:O?, s:b, s:o}", "v", RSW_CTL_PROTOCOL, "id",
+						   id, "ok", 1, "result", result)
+				       : error_reply(id, "%s", err);
+		}
+		json_decref(req);
+	}
+	if (json_is_false(json_object_get(reply, "ok")))
+		c->stats.errors++;
+	send_reply(c, i, reply);
+	json_decref(reply);
+}
+
+static void accept_clients(struct rsw_ctl *c)
+{
+	int fd;
+	while ((fd = accept4(c->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+		char why[128];
+		if (!peer_allowed(c, fd, why, sizeof(why))) {
+			c->stats.refused_peers++;
+			json_t *r = error_reply(NULL, "refused: %s", why);
+			char *text = json_dumps(r, JSON_COMPACT);
+			if (text)
+				(void)!send(fd, text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL);
+			free(text);
+			json_decref(r);
+			close(fd);
+			continue;
+		}
+		unsigned i;
+		for (i = 0; i < RSW_CTL_MAX_CLIENTS && c->client[i] >= 0; i++)
+			;
+		if (i == RSW_CTL_MAX_CLIENTS) {
+			c->stats.too_many_clients++;
+			close(fd);
+			continue;
+		}
+		/* replies up to the limit fit in one message (root may raise the buffer) */
+		int sz = (int)RSW_CTL_MAX_REPLY + 4096;
+		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz));
+		c->client[i] = fd;
+	}
+}
+
+void rsw_ctl_poll(struct rsw_ctl *c, int timeout_ms)
+{
+	struct pollfd p[RSW_CTL_MAX_CLIENTS + 1];
+	unsigned map[RSW_CTL_MAX_CLIENTS + 1], n = 0;
+	p[n++] = (struct pollfd){.fd = c->listen_fd, .events = POLLIN};
+	for (unsigned i = 0; i < RSW_CTL_MAX_CLIENTS; i++)
+		if (c->client[i] >= 0) {
+			map[n] = i;
+			p[n++] = (struct pollfd){.fd = c->client[i], .events = POLLIN};
+		}
+	if (poll(p, n, timeout_ms) <= 0)
+		return;
+	if (p[0].revents & POLLIN)
+		accept_clients(c);
+	for (unsigned k = 1; k < n; k++)
+		if (p[k].revents & (POLLIN | POLLHUP | POLLERR))
+			serve(c, map[k]);
+}

@@ -1,0 +1,46 @@
+/* The dataplane's control socket (docs/control.md): a Unix SOCK_SEQPACKET socket, one JSON
+ * request per message and one JSON reply, served from the main lcore between its other duties so
+ * workers never wait on a client. Peers are checked with SO_PEERCRED: root, the dataplane's own
+ * user, or members of the control group. */
+#ifndef RSW_DP_CTL_H
+#define RSW_DP_CTL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "dp_ctx.h"
+
+#define RSW_CTL_PROTOCOL 1
+#define RSW_CTL_MAX_REQUEST 65536      /* bytes of one request */
+#define RSW_CTL_MAX_REPLY (4u << 20)   /* bytes of one reply */
+#define RSW_CTL_MAX_CLIENTS 16
+
+struct rsw_ctl_stats {
+	uint64_t requests, errors, refused_peers, oversized, slow_clients, too_many_clients;
+};
+
+struct rsw_ctl {
+	int listen_fd;
+	int client[RSW_CTL_MAX_CLIENTS];
+	char path[108];
+	gid_t group;                       /* (gid_t)-1: none */
+	struct rsw_ctl_stats stats;
+	struct rsw_dp *dp;
+	const char *config_path;           /* the config applied at start */
+	char *buf;                         /* one request */
+};
+
+/* Creates the socket at path (replacing a stale one), mode 0660, group `group` if given (a name
+ * or number). Returns 0, or -1 with a message. */
+int rsw_ctl_open(struct rsw_ctl *c, struct rsw_dp *dp, const char *path, const char *group,
+		 char *err, size_t errlen);
+/* Serves whatever is ready, waiting at most timeout_ms. */
+void rsw_ctl_poll(struct rsw_ctl *c, int timeout_ms);
+void rsw_ctl_close(struct rsw_ctl *c);
+
+/* One request (dp_ctl_ops.c): the reply's result, or NULL with the error in err. */
+json_t *rsw_ctl_handle(struct rsw_ctl *c, const char *op, json_t *req, char *err, size_t errlen);
+
+#endif

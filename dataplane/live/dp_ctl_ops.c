@@ -1,0 +1,307 @@
+/* The control protocol's operations (docs/control.md): show what the switch has and counts, and
+ * the changes a lab user makes by hand (port admin state, routes, an injected PFC storm). Every
+ * change is one table-write transaction: applied whole or refused with the reason, changing
+ * nothing. Runs on the main lcore, the only thread that commits. */
+#include <string.h>
+
+#include "dp_ctl.h"
+#include "dp_stats.h"
+
+#define J(v) json_integer((json_int_t)(v))
+
+static const char *str_arg(json_t *req, const char *k)
+{
+	return json_string_value(json_object_get(req, k));
+}
+
+static uint64_t queued(const struct rsw_dp *dp)
+{
+	uint64_t n = dp->tm ? rsw_tm_queued(dp->tm) : 0;
+	for (unsigned p = 0; p < dp->n_ports; p++)
+		n += __atomic_load_n(&dp->ports[p].n_pending, __ATOMIC_RELAXED);
+	return n;
+}
+
+static json_t *counters(struct rsw_dp *dp)
+{
+	struct rsw_dp_totals t;
+	rsw_dp_stats_sum(dp, &t, queued(dp));
+	return rsw_dp_stats_json(dp, &t);
+}
+
+/* One key of every port object of the counters, with the port's name. */
+static json_t *per_port(struct rsw_dp *dp, const char *key)
+{
+	json_t *all = counters(dp), *out = json_array(), *p;
+	size_t i;
+	json_array_foreach(json_object_get(all, "ports"), i, p) {
+		json_t *o = json_object();
+		json_object_set(o, "name", json_object_get(p, "name"));
+		json_object_set(o, key, json_object_get(p, key));
+		json_array_append_new(out, o);
+	}
+	json_decref(all);
+	return out;
+}
+
+static json_t *ports(struct rsw_dp *dp)
+{
+	const struct rsw_state *st = dp->sw->state;
+	json_t *all = counters(dp), *out = json_array();
+	for (unsigned p = 0; p < dp->n_ports; p++) {
+		const struct rsw_port_cfg *pc = &st->ports[p];
+		json_t *c = json_array_get(json_object_get(all, "ports"), p), *o = json_object();
+		json_object_set_new(o, "name", json_string(pc->name));
+		json_object_set_new(o, "alias", json_string(pc->alias));
+		json_object_set_new(o, "role", json_string(rsw_port_role_name(pc->role)));
+		json_object_set_new(o, "admin_status", json_string(pc->admin_up ? "up" : "down"));
+		json_object_set_new(o, "speed", J(pc->speed_mbps));
+		json_object_set_new(o, "mtu", J(pc->mtu));
+		json_object_set_new(o, "pfc_enable", J(pc->pfc_enable));
+		static const char *const keys[] = {"rx_packets", "rx_bytes", "tx_packets", "tx_bytes",
+						   "port_rx_missed"};
+		for (unsigned k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			json_object_set(o, keys[k], json_object_get(c, keys[k]));
+		json_array_append_new(out, o);
+	}
+	json_decref(all);
+	return out;
+}
+
+static json_t *buffers(struct rsw_dp *dp)
+{
+	const struct rsw_fib *fib = rsw_switch_fib(dp->sw);
+	json_t *pools = json_array();
+	for (unsigned i = 0; i < fib->tm_pools.n_pools; i++) {
+		const struct rsw_buf_pool_cfg *pc = &fib->tm_pools.pool[i];
+		json_t *o = json_object();
+		json_object_set_new(o, "name", json_string(fib->tm_pools.name[i]));
+		json_object_set_new(o, "size", J(pc->size));
+		json_object_set_new(o, "SAI_BUFFER_POOL_STAT_CURR_OCCUPANCY_BYTES",
+				    J(__atomic_load_n(&dp->tm->pool_used[i], __ATOMIC_RELAXED)));
+		json_object_set_new(o, "SAI_BUFFER_POOL_STAT_WATERMARK_BYTES",
+				    J(__atomic_load_n(&dp->tm->pool_peak[i], __ATOMIC_RELAXED)));
+		json_array_append_new(pools, o);
+	}
+	json_t *out = json_object();
+	json_object_set_new(out, "pools", pools);
+	json_object_set_new(out, "ports", per_port(dp, "priority_groups"));
+	return out;
+}
+
+static json_t *routes(struct rsw_dp *dp)
+{
+	const struct rsw_state *st = dp->sw->state;
+	json_t *out = json_array();
+	for (size_t i = 0; i < st->n_routes; i++) {
+		const struct rsw_route *r = &st->routes[i];
+		char pfx[64], ip[64];
+		struct rsw_ip a = {.family = r->prefix.ip.family};
+		memcpy(a.a, r->prefix.ip.a, 16);
+		snprintf(pfx, sizeof(pfx), "%s/%u", rsw_ip_str(&a, ip, sizeof(ip)), r->prefix.len);
+		json_t *o = json_object();
+		json_object_set_new(o, "prefix", json_string(pfx));
+		if (r->in_port >= 0)
+			json_object_set_new(o, "in_port", json_string(st->ports[r->in_port].name));
+		if (r->target == RSW_TGT_NEXTHOP)
+			json_object_set_new(o, "nexthop", json_string(rsw_ip_str(&r->nexthop, ip,
+										   sizeof(ip))));
+		else if (r->target == RSW_TGT_GROUP)
+			json_object_set_new(o, "nexthop_group", json_string(r->group));
+		else
+			json_object_set_new(o, "blackhole", json_true());
+		json_object_set_new(o, "origin", json_string(r->origin));
+		json_array_append_new(out, o);
+	}
+	return out;
+}
+
+/* The counters' groups plus each member's share of the resilient buckets. */
+static json_t *ecmp(struct rsw_dp *dp)
+{
+	const struct rsw_fib *fib = rsw_switch_fib(dp->sw);
+	json_t *all = counters(dp), *groups = json_object_get(all, "ecmp_groups"), *g;
+	size_t i;
+	json_array_foreach(groups, i, g) {
+		const struct rsw_fib_group *fg = &fib->groups[i];
+		json_object_set_new(g, "buckets", J(fg->n_buckets));
+		json_object_set_new(g, "resilient", json_boolean(fg->resilient));
+		json_t *m;
+		size_t k;
+		json_array_foreach(json_object_get(g, "members"), k, m) {
+			uint64_t slot = (uint64_t)json_integer_value(json_object_get(m, "member")), n = 0;
+			for (uint32_t b = 0; fg->bucket_slot && b < fg->n_buckets; b++)
+				n += fg->bucket_slot[b] == slot;
+			json_object_set_new(m, "buckets", J(n));
+		}
+	}
+	json_incref(groups);
+	json_decref(all);
+	return groups;
+}
+
+static json_t *config(struct rsw_ctl *c)
+{
+	const struct rsw_switch *sw = c->dp->sw;
+	const struct rsw_state *st = sw->state;
+	json_t *o = json_object();
+	json_object_set_new(o, "hostname", json_string(st->sw.hostname));
+	json_object_set_new(o, "config", json_string(c->config_path ? c->config_path : ""));
+	json_object_set_new(o, "generation", J(sw->generation));
+	json_object_set_new(o, "commits", J(sw->commits));
+	json_object_set_new(o, "rejects", J(sw->rejects));
+	json_object_set_new(o, "ports", J(st->n_ports));
+	json_object_set_new(o, "neighbours", J(st->n_neigh));
+	json_object_set_new(o, "nexthop_groups", J(st->n_nhg));
+	json_object_set_new(o, "routes", J(st->n_routes));
+	json_object_set_new(o, "hash_policies", J(st->n_pol));
+	json_object_set_new(o, "workers", J(c->dp->n_workers));
+	return o;
+}
+
+static json_t *control_stats(struct rsw_ctl *c)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "protocol", J(RSW_CTL_PROTOCOL));
+	json_object_set_new(o, "requests", J(c->stats.requests));
+	json_object_set_new(o, "errors", J(c->stats.errors));
+	json_object_set_new(o, "refused_peers", J(c->stats.refused_peers));
+	json_object_set_new(o, "oversized", J(c->stats.oversized));
+	json_object_set_new(o, "slow_clients", J(c->stats.slow_clients));
+	json_object_set_new(o, "too_many_clients", J(c->stats.too_many_clients));
+	return o;
+}
+
+static json_t *show(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
+{
+	const char *what = str_arg(req, "what");
+	struct rsw_dp *dp = c->dp;
+	if (!what)
+		what = "";
+	if (!strcmp(what, "counters"))
+		return counters(dp);
+	if (!strcmp(what, "ports"))
+		return ports(dp);
+	if (!strcmp(what, "queues"))
+		return per_port(dp, "queues");
+	if (!strcmp(what, "pfc"))
+		return per_port(dp, "pfc");
+	if (!strcmp(what, "watchdog"))
+		return per_port(dp, "queues"); /* the PFC_WD_* counters are per queue */
+	if (!strcmp(what, "buffers"))
+		return buffers(dp);
+	if (!strcmp(what, "routes"))
+		return routes(dp);
+	if (!strcmp(what, "ecmp"))
+		return ecmp(dp);
+	if (!strcmp(what, "config"))
+		return config(c);
+	if (!strcmp(what, "control"))
+		return control_stats(c);
+	snprintf(err, errlen, "show: \"what\" must be one of counters, ports, queues, buffers, pfc, "
+		 "watchdog, routes, ecmp, config, control");
+	return NULL;
+}
+
+/* Commits one write; the reply says what changed. */
+static json_t *commit_one(struct rsw_ctl *c, const struct rsw_table_write *w, char *err,
+			  size_t errlen)
+{
+	struct rsw_txn *txn = rsw_txn_new();
+	if (!txn || rsw_txn_add(txn, w) < 0) {
+		rsw_txn_free(txn);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	int rc = rsw_switch_commit(c->dp->sw, txn, err, errlen);
+	rsw_txn_free(txn);
+	return rc < 0 ? NULL : json_pack("{s:I}", "generation", (json_int_t)c->dp->sw->generation);
+}
+
+static json_t *set_port(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
+{
+	const char *name = str_arg(req, "port"), *admin = str_arg(req, "admin");
+	const struct rsw_state *st = c->dp->sw->state;
+	int p = name ? rsw_state_port_index(st, name) : -1;
+	if (p < 0 || !admin || (strcmp(admin, "up") && strcmp(admin, "down"))) {
+		snprintf(err, errlen, "set_port: expected {\"port\": NAME, \"admin\": \"up\"|\"down\"}%s%s",
+			 name && p < 0 ? "; no port named " : "", name && p < 0 ? name : "");
+		return NULL;
+	}
+	struct rsw_table_write w = {.op = RSW_W_MODIFY, .table = RSW_T_PORT};
+	w.u.port = st->ports[p];
+	w.u.port.admin_up = !strcmp(admin, "up");
+	snprintf(w.u.port.origin, sizeof(w.u.port.origin), "control socket");
+	return commit_one(c, &w, err, errlen);
+}
+
+static json_t *route(struct rsw_ctl *c, json_t *req, int del, char *err, size_t errlen)
+{
+	const char *pfx = str_arg(req, "prefix"), *nh = str_arg(req, "nexthop"),
+		   *grp = str_arg(req, "nexthop_group");
+	int bh = json_is_true(json_object_get(req, "blackhole"));
+	struct rsw_table_write w = {.op = del ? RSW_W_DELETE : RSW_W_SET, .table = RSW_T_ROUTE};
+	struct rsw_route *r = &w.u.route;
+	r->in_port = -1;
+	if (!pfx || rsw_prefix_parse(pfx, &r->prefix) < 0) {
+		snprintf(err, errlen, "%s: \"prefix\" must be an IPv4 or IPv6 prefix like 10.9.0.0/16",
+			 del ? "del_route" : "set_route");
+		return NULL;
+	}
+	if (!del) {
+		if ((nh != NULL) + (grp != NULL) + bh != 1) {
+			snprintf(err, errlen, "set_route: give exactly one of \"nexthop\", "
+				 "\"nexthop_group\", \"blackhole\": true");
+			return NULL;
+		}
+		if (nh && rsw_ip_parse(nh, &r->nexthop) < 0) {
+			snprintf(err, errlen, "set_route: \"nexthop\" '%s' is not an IP address", nh);
+			return NULL;
+		}
+		r->target = nh ? RSW_TGT_NEXTHOP : grp ? RSW_TGT_GROUP : RSW_TGT_BLACKHOLE;
+		if (grp)
+			snprintf(r->group, sizeof(r->group), "%s", grp);
+	}
+	snprintf(r->origin, sizeof(r->origin), "control socket");
+	return commit_one(c, &w, err, errlen);
+}
+
+static json_t *pfc_storm(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
+{
+	const char *name = str_arg(req, "port");
+	json_t *prio = json_object_get(req, "priority"), *on = json_object_get(req, "on");
+	int p = name ? rsw_state_port_index(c->dp->sw->state, name) : -1;
+	if (p < 0 || !json_is_integer(prio) || json_integer_value(prio) < 0 ||
+	    json_integer_value(prio) > 7 || !json_is_boolean(on)) {
+		snprintf(err, errlen, "pfc_storm: expected {\"port\": NAME, \"priority\": 0-7, "
+			 "\"on\": true|false}");
+		return NULL;
+	}
+	uint8_t bit = (uint8_t)(1u << json_integer_value(prio));
+	if (json_is_true(on))
+		__atomic_fetch_or(&c->dp->ports[p].storm, bit, __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_and(&c->dp->ports[p].storm, (uint8_t)~bit, __ATOMIC_RELEASE);
+	return json_pack("{s:s, s:i}", "port", name,
+			 "storm", __atomic_load_n(&c->dp->ports[p].storm, __ATOMIC_ACQUIRE));
+}
+
+json_t *rsw_ctl_handle(struct rsw_ctl *c, const char *op, json_t *req, char *err, size_t errlen)
+{
+	if (!strcmp(op, "hello"))
+		return json_pack("{s:i, s:s, s:I}", "protocol", RSW_CTL_PROTOCOL, "program",
+				 "rocesw-dataplane", "generation", (json_int_t)c->dp->sw->generation);
+	if (!strcmp(op, "show"))
+		return show(c, req, err, errlen);
+	if (!strcmp(op, "set_port"))
+		return set_port(c, req, err, errlen);
+	if (!strcmp(op, "set_route"))
+		return route(c, req, 0, err, errlen);
+	if (!strcmp(op, "del_route"))
+		return route(c, req, 1, err, errlen);
+	if (!strcmp(op, "pfc_storm"))
+		return pfc_storm(c, req, err, errlen);
+	snprintf(err, errlen, "unknown op '%.64s' (hello, show, set_port, set_route, del_route, "
+		 "pfc_storm)", op);
+	return NULL;
+}

@@ -1,0 +1,135 @@
+/* DPDK telemetry commands under /rocesw/ (read with dpdk-telemetry.py): the same counters as
+ * `rocesw show counters`, with the same names. Callbacks run on DPDK's telemetry thread: they
+ * hold the switch's lock while they read the tables, so a commit cannot free what they read. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_telemetry.h>
+
+#include "dp_stats.h"
+#include "dp_telemetry.h"
+
+static struct rsw_dp *g_dp;
+
+static int port_of(const char *params)
+{
+	if (!params || !*params)
+		return -1;
+	return rsw_state_port_index(g_dp->sw->state, params);
+}
+
+static void totals(struct rsw_dp_totals *t)
+{
+	uint64_t q = g_dp->tm ? rsw_tm_queued(g_dp->tm) : 0;
+	for (unsigned p = 0; p < g_dp->n_ports; p++)
+		q += __atomic_load_n(&g_dp->ports[p].n_pending, __ATOMIC_RELAXED);
+	rsw_dp_stats_sum(g_dp, t, q);
+}
+
+static int cb_ports(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
+	pthread_mutex_lock(&g_dp->sw->lock);
+	for (unsigned p = 0; p < g_dp->n_ports; p++)
+		rte_tel_data_add_array_string(d, g_dp->sw->state->ports[p].name);
+	pthread_mutex_unlock(&g_dp->sw->lock);
+	return 0;
+}
+
+static int cb_counters(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	struct rsw_dp_totals t;
+	pthread_mutex_lock(&g_dp->sw->lock);
+	totals(&t);
+	pthread_mutex_unlock(&g_dp->sw->lock);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "received", t.received);
+	rte_tel_data_add_dict_u64(d, "transmitted", t.transmitted);
+	rte_tel_data_add_dict_u64(d, "dropped", t.dropped);
+	rte_tel_data_add_dict_u64(d, "consumed", t.consumed);
+	rte_tel_data_add_dict_u64(d, "queued", t.queued);
+	for (unsigned r = 1; r < RSW_DROP_COUNT; r++)
+		if (t.c.drops[r]) {
+			char k[64];
+			snprintf(k, sizeof(k), "drop_%s", rsw_drop_reason_name(r));
+			rte_tel_data_add_dict_u64(d, k, t.c.drops[r]);
+		}
+	return 0;
+}
+
+/* /rocesw/port_stats,NAME: the port's counters and its SAI PFC counters. */
+static int cb_port_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	struct rsw_dp_totals t;
+	pthread_mutex_lock(&g_dp->sw->lock);
+	int p = port_of(params);
+	if (p >= 0)
+		totals(&t);
+	pthread_mutex_unlock(&g_dp->sw->lock);
+	if (p < 0)
+		return -1;
+	const struct rsw_tm_port *tp = &g_dp->tm->port[p];
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "rx_packets", t.c.rx_pkts[p]);
+	rte_tel_data_add_dict_u64(d, "rx_bytes", t.c.rx_bytes[p]);
+	rte_tel_data_add_dict_u64(d, "tx_packets", t.c.tx_pkts[p]);
+	rte_tel_data_add_dict_u64(d, "tx_bytes", t.c.tx_bytes[p]);
+	rte_tel_data_add_dict_u64(d, "pfc_rx_frames", t.c.pfc_rx[p]);
+	rte_tel_data_add_dict_u64(d, "pause_rx_frames", t.c.pause_rx[p]);
+	for (unsigned i = 0; i < RSW_PFC_PRIOS; i++) {
+		char k[64];
+		snprintf(k, sizeof(k), "SAI_PORT_STAT_PFC_%u_RX_PKTS", i);
+		rte_tel_data_add_dict_u64(d, k, tp->pause.rx_frames[i]);
+		snprintf(k, sizeof(k), "SAI_PORT_STAT_PFC_%u_TX_PKTS", i);
+		rte_tel_data_add_dict_u64(d, k, tp->gen[i].tx_frames);
+	}
+	return 0;
+}
+
+/* /rocesw/queue_stats,NAME,Q: one queue's SAI counters. */
+static int cb_queue_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	char name[RSW_NAME_MAX];
+	const char *comma = params ? strchr(params, ',') : NULL;
+	if (!comma || (size_t)(comma - params) >= sizeof(name))
+		return -1;
+	memcpy(name, params, (size_t)(comma - params));
+	name[comma - params] = 0;
+	char *end;
+	unsigned long q = strtoul(comma + 1, &end, 10);
+	pthread_mutex_lock(&g_dp->sw->lock);
+	int p = port_of(name);
+	pthread_mutex_unlock(&g_dp->sw->lock);
+	if (p < 0 || *end || end == comma + 1 || q >= RSW_TM_QUEUES)
+		return -1;
+	const struct rsw_tm_port *tp = &g_dp->tm->port[p];
+	const struct rsw_tm_queue_stats *s = &tp->qs[q];
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "SAI_QUEUE_STAT_PACKETS", s->packets);
+	rte_tel_data_add_dict_u64(d, "SAI_QUEUE_STAT_BYTES", s->bytes);
+	rte_tel_data_add_dict_u64(d, "SAI_QUEUE_STAT_DROPPED_PACKETS", s->dropped_packets);
+	rte_tel_data_add_dict_u64(d, "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS", s->ecn_marked_packets);
+	rte_tel_data_add_dict_u64(d, "SAI_QUEUE_STAT_WATERMARK_BYTES", tp->q[q].peak);
+	rte_tel_data_add_dict_u64(d, "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED", tp->wd[q].storms_detected);
+	rte_tel_data_add_dict_u64(d, "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED", tp->wd[q].storms_restored);
+	return 0;
+}
+
+void rsw_dp_telemetry_register(struct rsw_dp *dp)
+{
+	g_dp = dp;
+	rte_telemetry_register_cmd("/rocesw/ports", cb_ports, "Returns the port names. No parameters");
+	rte_telemetry_register_cmd("/rocesw/counters", cb_counters,
+				   "Returns received, transmitted, dropped (and by reason), consumed, "
+				   "queued. No parameters");
+	rte_telemetry_register_cmd("/rocesw/port_stats", cb_port_stats,
+				   "Returns a port's packet and PFC counters. Parameters: port name");
+	rte_telemetry_register_cmd("/rocesw/queue_stats", cb_queue_stats,
+				   "Returns a queue's SAI counters. Parameters: port name,queue");
+}
