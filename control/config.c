@@ -9,6 +9,7 @@
 #include "config.h"
 #include "dataplane/hash/hash_algo.h"
 #include "config_cc.h"
+#include "config_roceswd.h"
 
 
 
@@ -16,7 +17,7 @@ static const char *const known_tables[] = {
 	"DEVICE_METADATA", "PORT", "CABLE_LENGTH", "DSCP_TO_TC_MAP", "TC_TO_PRIORITY_GROUP_MAP",
 	"PORT_QOS_MAP", "SWITCH_HASH", "HASH_POLICY", "NEIGH", "NEXTHOP_GROUP", "STATIC_ROUTE",
 	"POLICY_ROUTE", "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE", "WRED_PROFILE",
-	"SCHEDULER", "QUEUE", "PFC_WD", "CLASSIFIER", NULL,
+	"SCHEDULER", "QUEUE", "PFC_WD", "CLASSIFIER", "ROCESWD", NULL,
 };
 
 void rsw_cc_origin(struct cc *c, const yaml_node_t *n, char *out)
@@ -864,7 +865,7 @@ static int load_tables(struct cc *c, const char *path, char *err, size_t errlen)
 				   "DSCP_TO_TC_MAP, TC_TO_PRIORITY_GROUP_MAP, PORT_QOS_MAP, SWITCH_HASH, "
 				   "HASH_POLICY, NEIGH, NEXTHOP_GROUP, STATIC_ROUTE, POLICY_ROUTE, "
 				   "BUFFER_POOL, BUFFER_PROFILE, BUFFER_PG, BUFFER_QUEUE, WRED_PROFILE, "
-				   "SCHEDULER, QUEUE, PFC_WD, CLASSIFIER)");
+				   "SCHEDULER, QUEUE, PFC_WD, CLASSIFIER, ROCESWD)");
 		if (c->tables[i])
 			return ydoc_error(&c->y, k, name, "table appears twice");
 		c->tables[i] = ydoc_node(&c->y, pr->value);
@@ -902,6 +903,10 @@ int rsw_config_compile(const char *path, struct rsw_txn *txn, char *err, size_t 
 	}
 	c->txn = txn;
 	if (load_tables(c, path, err, errlen) < 0)
+		goto out;
+	struct rsw_daemon_cfg daemon; /* checked here, used by roceswd */
+	rsw_daemon_cfg_defaults(&daemon);
+	if (rsw_daemon_cfg_parse(&c->y, c->tables[T_ROCESWD], &daemon) < 0)
 		goto out;
 	if (parse_device(c, c->tables[T_DEVICE]) < 0 || parse_ports(c, c->tables[T_PORT]) < 0 ||
 	    parse_cable(c, c->tables[T_CABLE]) < 0 ||

@@ -28,7 +28,9 @@ struct rsw_ctl {
 	gid_t group;                       /* (gid_t)-1: none */
 	struct rsw_ctl_stats stats;
 	struct rsw_dp *dp;
-	const char *config_path;           /* the config applied at start */
+	const char *config_path;           /* the config applied last (at start or by reload) */
+	char config_buf[4096];
+	uint64_t reloads;
 	char *buf;                         /* one request */
 };
 

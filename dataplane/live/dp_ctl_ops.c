@@ -4,6 +4,8 @@
  * nothing. Runs on the main lcore, the only thread that commits. */
 #include <string.h>
 
+#include "control/config.h"
+#include "dataplane/tables/state_diff.h"
 #include "dp_ctl.h"
 #include "dp_stats.h"
 
@@ -156,6 +158,7 @@ static json_t *config(struct rsw_ctl *c)
 	json_object_set_new(o, "routes", J(st->n_routes));
 	json_object_set_new(o, "hash_policies", J(st->n_pol));
 	json_object_set_new(o, "workers", J(c->dp->n_workers));
+	json_object_set_new(o, "reloads", J(c->reloads));
 	return o;
 }
 
@@ -286,6 +289,40 @@ static json_t *pfc_storm(struct rsw_ctl *c, json_t *req, char *err, size_t errle
 			 "storm", __atomic_load_n(&c->dp->ports[p].storm, __ATOMIC_ACQUIRE));
 }
 
+/* A whole config file, applied as the difference to the running tables in one transaction.
+ * An invalid file, or one that changes the ports, is refused and the running tables stay. */
+static json_t *reload(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
+{
+	const char *path = str_arg(req, "config");
+	if (!path) {
+		snprintf(err, errlen, "reload: expected {\"config\": PATH}");
+		return NULL;
+	}
+	struct rsw_txn *file = rsw_txn_new(), *diff = rsw_txn_new();
+	struct rsw_state *next = NULL;
+	json_t *result = NULL;
+	if (!file || !diff) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (rsw_config_compile(path, file, err, errlen) < 0 ||
+	    !(next = rsw_state_from_txn(file, err, errlen)) ||
+	    rsw_state_diff(c->dp->sw->state, next, diff, err, errlen) < 0)
+		goto out;
+	if (rsw_txn_len(diff) && rsw_switch_commit(c->dp->sw, diff, err, errlen) < 0)
+		goto out;
+	snprintf(c->config_buf, sizeof(c->config_buf), "%s", path);
+	c->config_path = c->config_buf;
+	c->reloads++;
+	result = json_pack("{s:I, s:I}", "generation", (json_int_t)c->dp->sw->generation, "writes",
+			   (json_int_t)rsw_txn_len(diff));
+out:
+	rsw_state_free(next);
+	rsw_txn_free(file);
+	rsw_txn_free(diff);
+	return result;
+}
+
 json_t *rsw_ctl_handle(struct rsw_ctl *c, const char *op, json_t *req, char *err, size_t errlen)
 {
 	if (!strcmp(op, "hello"))
@@ -301,7 +338,9 @@ json_t *rsw_ctl_handle(struct rsw_ctl *c, const char *op, json_t *req, char *err
 		return route(c, req, 1, err, errlen);
 	if (!strcmp(op, "pfc_storm"))
 		return pfc_storm(c, req, err, errlen);
+	if (!strcmp(op, "reload"))
+		return reload(c, req, err, errlen);
 	snprintf(err, errlen, "unknown op '%.64s' (hello, show, set_port, set_route, del_route, "
-		 "pfc_storm)", op);
+		 "pfc_storm, reload)", op);
 	return NULL;
 }

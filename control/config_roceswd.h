@@ -1,0 +1,27 @@
+/* The ROCESWD table of a switch config (rocesw addition): how roceswd runs the dataplane.
+ *   ROCESWD:
+ *     GLOBAL: {eal_args: "--no-huge -m 1024 -l 0-1", control_socket: PATH,
+ *              control_group: NAME, metrics_port: 9101, dataplane: PATH}
+ * Every field is optional (docs/roceswd.md gives the defaults). */
+#ifndef RSW_CONFIG_ROCESWD_H
+#define RSW_CONFIG_ROCESWD_H
+
+#include <stddef.h>
+
+#include "yaml_doc.h"
+
+struct rsw_daemon_cfg {
+	char eal_args[1024];
+	char control_socket[108];
+	char control_group[64];
+	char dataplane[1024];
+	unsigned metrics_port;   /* 0: no metrics */
+};
+
+void rsw_daemon_cfg_defaults(struct rsw_daemon_cfg *d);
+/* Parses the table t (may be NULL) of document y into d. Returns -1 with FILE:LINE: KEY: ... */
+int rsw_daemon_cfg_parse(struct ydoc *y, yaml_node_t *t, struct rsw_daemon_cfg *d);
+/* Reads the ROCESWD table of a config file. */
+int rsw_config_roceswd(const char *path, struct rsw_daemon_cfg *d, char *err, size_t errlen);
+
+#endif
