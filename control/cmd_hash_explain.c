@@ -9,6 +9,7 @@
 
 #include "cmd.h"
 #include "config.h"
+#include "ctl_client.h"
 #include "dataplane/hash/hash_algo.h"
 #include "dataplane/hash/hash_policy.h"
 #include "dataplane/hash/resilient.h"
@@ -21,32 +22,74 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: rocesw hash explain --policy F --pcap F [--frame N] [--members N]\n"
 		"                           [--buckets N | --no-resilient] [--in-port N] [--json]\n"
+		"       rocesw hash explain --src IP --dst IP [--sport P] [--dport P] [--qp N]\n"
+		"                           [--in-port NAME] [--socket PATH] [--json]\n"
 		"\n"
 		"For frame N (1-based, as Wireshark numbers them; default 1) of the capture: the bytes\n"
 		"each policy of F feeds to the hash, field by field, in order; the hash value; the\n"
 		"bucket and the member among N (default 8; resilient table of 4096 buckets unless\n"
-		"--no-resilient).\n");
+		"--no-resilient).\n"
+		"\n"
+		"With --src: on the live tables of a running dataplane (its control socket), for a\n"
+		"RoCEv2 packet with these addresses, UDP ports (default 49152 -> 4791) and destination\n"
+		"QP entering port NAME (default the first): the route's group and policy, the bytes fed\n"
+		"to its hash, the hash, the bucket, the member, the next hop and the egress port.\n");
 }
 
-/* Field labels and lengths of a key, in the order rsw_hash_key writes them (docs/hash.md). */
-static unsigned key_parts(const struct rsw_hash_policy *p, const struct rsw_pkt_meta *m,
-			  const char *name[], unsigned len[])
+/* --src ...: the dataplane's hash_explain on its live tables. */
+static int live_explain(const char *src, const char *dst, long long sport, long long dport,
+			long long qp, const char *in, const char *sock, int json)
 {
-	static char udf_names[RSW_UDF_MAX][48];
-	unsigned n = 0;
-	for (unsigned f = 0; f < RSW_HF_COUNT; f++) {
-		if (!(p->fields & (1u << f)))
-			continue;
-		name[n] = rsw_hash_field_name(f);
-		len[n++] = rsw_hash_field_len(f, m->l3);
+	if (!src || !dst) {
+		fprintf(stderr, "rocesw hash explain: give both --src and --dst\n");
+		return 2;
 	}
-	for (unsigned u = 0; u < p->n_udf; u++) {
-		snprintf(udf_names[u], sizeof(udf_names[u]), "UDF%u (%s+%u, %u bytes)", u,
-			 rsw_udf_base_name(p->udf[u].base), p->udf[u].offset, p->udf[u].length);
-		name[n] = udf_names[u];
-		len[n++] = p->udf[u].length;
+	json_t *req = json_pack("{s:s, s:s, s:s}", "op", "hash_explain", "src", src, "dst", dst);
+	if (sport >= 0)
+		json_object_set_new(req, "sport", json_integer(sport));
+	if (dport >= 0)
+		json_object_set_new(req, "dport", json_integer(dport));
+	if (qp >= 0)
+		json_object_set_new(req, "qp", json_integer(qp));
+	if (in)
+		json_object_set_new(req, "in_port", json_string(in));
+	char err[1024];
+	json_t *r = rsw_ctl_call(rsw_ctl_socket_path(sock), req, err, sizeof(err));
+	json_decref(req);
+	if (!r) {
+		fprintf(stderr, "rocesw hash explain: %s\n", err);
+		return 1;
 	}
-	return n;
+	if (json) {
+		json_dumpf(r, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		printf("\n");
+	} else {
+		const char *g = json_string_value(json_object_get(r, "group"));
+		printf("in %s", json_string_value(json_object_get(r, "in_port")));
+		if (g) {
+			printf(", group %s, policy %s (%s)\n", g,
+			       json_string_value(json_object_get(r, "policy")),
+			       json_string_value(json_object_get(r, "algorithm")));
+			json_t *f;
+			size_t i;
+			json_array_foreach(json_object_get(r, "key"), i, f)
+				printf("  %-48s %s\n", json_string_value(json_object_get(f, "bytes")),
+				       json_string_value(json_object_get(f, "field")));
+			printf("hash 0x%04llx, bucket %lld, member %lld\n",
+			       (unsigned long long)json_integer_value(json_object_get(r, "hash")),
+			       (long long)json_integer_value(json_object_get(r, "bucket")),
+			       (long long)json_integer_value(json_object_get(r, "member")));
+		} else {
+			printf("\n");
+		}
+		if (json_object_get(r, "drop"))
+			printf("dropped: %s\n", json_string_value(json_object_get(r, "drop")));
+		else
+			printf("next hop %s out of %s\n", json_string_value(json_object_get(r, "nexthop")),
+			       json_string_value(json_object_get(r, "egress_port")));
+	}
+	json_decref(r);
+	return 0;
 }
 
 /* Frame number want (1-based) of the capture, parsed. */
@@ -103,8 +146,13 @@ int rsw_cmd_hash_explain(int argc, char **argv)
 		{"frame", required_argument, NULL, 'n'}, {"members", required_argument, NULL, 'm'},
 		{"buckets", required_argument, NULL, 'b'}, {"no-resilient", no_argument, NULL, 'r'},
 		{"in-port", required_argument, NULL, 'i'}, {"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+		{"help", no_argument, NULL, 'h'}, {"src", required_argument, NULL, 'S'},
+		{"dst", required_argument, NULL, 'D'}, {"sport", required_argument, NULL, 's'},
+		{"dport", required_argument, NULL, 'd'}, {"qp", required_argument, NULL, 'q'},
+		{"socket", required_argument, NULL, 'k'}, {NULL, 0, NULL, 0},
 	};
+	const char *src = NULL, *dst = NULL, *in_name = NULL, *sock = NULL;
+	long long sport = -1, dport = -1, qp = -1;
 	const char *policy = NULL, *pcap = NULL;
 	unsigned frame_no = 1, members = 8, in_port = 0;
 	uint32_t buckets = 4096;
@@ -114,7 +162,9 @@ int rsw_cmd_hash_explain(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		unsigned long v = 0;
-		if (c == 'n' || c == 'm' || c == 'b' || c == 'i') {
+		if (c == 'i')
+			in_name = optarg;
+		if (c == 'n' || c == 'm' || c == 'b' || c == 's' || c == 'd' || c == 'q') {
 			v = strtoul(optarg, &end, 0);
 			if (!*optarg || *end) {
 				fprintf(stderr, "rocesw hash explain: a number was expected, got '%s'\n",
@@ -129,10 +179,25 @@ int rsw_cmd_hash_explain(int argc, char **argv)
 		case 'm': members = (unsigned)v; break;
 		case 'b': buckets = (uint32_t)v; break;
 		case 'r': buckets = 0; break;
-		case 'i': in_port = (unsigned)v; break;
+		case 'i': break;
+		case 'S': src = optarg; break;
+		case 'D': dst = optarg; break;
+		case 's': sport = (long long)v; break;
+		case 'd': dport = (long long)v; break;
+		case 'q': qp = (long long)v; break;
+		case 'k': sock = optarg; break;
 		case 'j': json = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
+		}
+	}
+	if (src || dst)
+		return live_explain(src, dst, sport, dport, qp, in_name, sock, json);
+	if (in_name) {
+		in_port = (unsigned)strtoul(in_name, &end, 0);
+		if (!*in_name || *end) {
+			fprintf(stderr, "rocesw hash explain: --in-port takes a number with --pcap\n");
+			return 2;
 		}
 	}
 	if (!policy || !pcap || optind < argc || frame_no < 1 || members < 1 || members > 256 ||
@@ -180,8 +245,9 @@ int rsw_cmd_hash_explain(int argc, char **argv)
 		uint32_t bucket = buckets ? h % buckets : h % members;
 		uint32_t member = member_of(h, members, buckets);
 		const char *names[RSW_HF_COUNT + RSW_UDF_MAX];
+		char udf_names[RSW_UDF_MAX][RSW_UDF_LABEL_MAX];
 		unsigned lens[RSW_HF_COUNT + RSW_UDF_MAX];
-		unsigned parts = key_parts(&np->pol, &m, names, lens), off = 0;
+		unsigned parts = rsw_hash_key_parts(&np->pol, m.l3, names, lens, udf_names), off = 0;
 		json_t *o = json_object(), *fields = json_array();
 		json_object_set_new(o, "name", json_string(np->name));
 		json_object_set_new(o, "algorithm", json_string(rsw_hash_algo_name(np->pol.algo)));

@@ -1,5 +1,6 @@
 /* Builds the byte string a hash policy feeds to its algorithm: native fields in the fixed order
  * of enum rsw_hash_field, each in network byte order, then the UDFs in configured order. */
+#include <stdio.h>
 #include <string.h>
 
 #include "hash_algo.h"
@@ -141,4 +142,23 @@ uint32_t rsw_hash_packet(const struct rsw_hash_policy *pol, const uint8_t *frame
 	uint8_t key[RSW_HASH_KEY_MAX];
 	size_t n = rsw_hash_key(pol, frame, m, key);
 	return rsw_hash_compute(pol->algo, pol->seed, key, n, rnd) >> pol->offset;
+}
+
+unsigned rsw_hash_key_parts(const struct rsw_hash_policy *p, unsigned l3, const char *name[],
+			    unsigned len[], char udf_names[][RSW_UDF_LABEL_MAX])
+{
+	unsigned n = 0;
+	for (unsigned f = 0; f < RSW_HF_COUNT; f++) {
+		if (!(p->fields & (1u << f)))
+			continue;
+		name[n] = rsw_hash_field_name(f);
+		len[n++] = rsw_hash_field_len(f, l3);
+	}
+	for (unsigned u = 0; u < p->n_udf; u++) {
+		snprintf(udf_names[u], RSW_UDF_LABEL_MAX, "UDF%u (%s+%u, %u bytes)", u,
+			 rsw_udf_base_name(p->udf[u].base), p->udf[u].offset, p->udf[u].length);
+		name[n] = udf_names[u];
+		len[n++] = p->udf[u].length;
+	}
+	return n;
 }

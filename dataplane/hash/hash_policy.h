@@ -61,6 +61,12 @@ unsigned rsw_hash_field_len(unsigned field, unsigned l3);
 size_t rsw_hash_key(const struct rsw_hash_policy *pol, const uint8_t *frame,
 		    const struct rsw_pkt_meta *m, uint8_t key[RSW_HASH_KEY_MAX]);
 
+#define RSW_UDF_LABEL_MAX 48
+/* The labels and lengths of a key's parts, in the order rsw_hash_key writes them: native field
+ * names, then "UDFn (BASE+off, n bytes)" written into udf_names. Returns the number of parts. */
+unsigned rsw_hash_key_parts(const struct rsw_hash_policy *p, unsigned l3, const char *name[],
+			    unsigned len[], char udf_names[][RSW_UDF_LABEL_MAX]);
+
 /* Hash of a packet under a policy, after the offset shift. */
 uint32_t rsw_hash_packet(const struct rsw_hash_policy *pol, const uint8_t *frame,
 			 const struct rsw_pkt_meta *m, uint64_t *rnd);

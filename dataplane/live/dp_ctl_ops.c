@@ -5,6 +5,11 @@
 #include <string.h>
 
 #include "control/config.h"
+#include "dataplane/hash/hash_algo.h"
+#include "dataplane/pkt/drop_reason.h"
+#include "dataplane/pkt/parse.h"
+#include "dataplane/pkt/roce_build.h"
+#include "dataplane/tables/ingress.h"
 #include "dataplane/tables/state_diff.h"
 #include "dp_ctl.h"
 #include "dp_stats.h"
@@ -289,6 +294,104 @@ static json_t *pfc_storm(struct rsw_ctl *c, json_t *req, char *err, size_t errle
 			 "storm", __atomic_load_n(&c->dp->ports[p].storm, __ATOMIC_ACQUIRE));
 }
 
+static int ip4_arg(json_t *req, const char *k, uint8_t out[4])
+{
+	struct rsw_ip ip;
+	const char *v = str_arg(req, k);
+	if (!v || rsw_ip_parse(v, &ip) < 0 || ip.family != 4)
+		return -1;
+	memcpy(out, ip.a, 4);
+	return 0;
+}
+
+static int u32_arg(json_t *req, const char *k, uint32_t def, uint32_t max, uint32_t *out)
+{
+	json_t *v = json_object_get(req, k);
+	if (!v) {
+		*out = def;
+		return 0;
+	}
+	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > max)
+		return -1;
+	*out = (uint32_t)json_integer_value(v);
+	return 0;
+}
+
+/* What the live tables do with a RoCEv2 packet of the given addresses, ports and QP entering a
+ * port: the route, and for an ECMP group the bytes fed to its hash, the hash, the bucket and the
+ * member (the same code as the workers). */
+static json_t *hash_explain(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
+{
+	const struct rsw_fib *fib = rsw_switch_fib(c->dp->sw);
+	struct rsw_roce_spec spec = {.ttl = 64, .opcode = 0x0A, .dscp = 3, .ecn = 2};
+	uint32_t sport, dport, qp;
+	const char *in = str_arg(req, "in_port");
+	int port = in ? rsw_state_port_index(c->dp->sw->state, in) : 0;
+	if (ip4_arg(req, "src", spec.src_ip) < 0 || ip4_arg(req, "dst", spec.dst_ip) < 0 ||
+	    u32_arg(req, "sport", 49152, 65535, &sport) < 0 ||
+	    u32_arg(req, "dport", 4791, 65535, &dport) < 0 ||
+	    u32_arg(req, "qp", 0, 0xFFFFFF, &qp) < 0 || port < 0) {
+		snprintf(err, errlen, "hash_explain: expected {\"src\": IPv4, \"dst\": IPv4, "
+			 "\"sport\", \"dport\", \"qp\" (numbers), \"in_port\": NAME}");
+		return NULL;
+	}
+	memcpy(spec.dmac, fib->router_mac, 6);
+	spec.smac[0] = 0x02;
+	spec.sport = (uint16_t)sport;
+	spec.dest_qp = qp;
+	uint8_t frame[256];
+	size_t len = rsw_roce_build(frame, sizeof(frame), &spec);
+	frame[36] = (uint8_t)(dport >> 8); /* UDP destination port (the builder writes 4791) */
+	frame[37] = (uint8_t)dport;
+	struct rsw_pkt_meta m;
+	if (!len || rsw_parse(frame, (uint32_t)len, &m)) {
+		snprintf(err, errlen, "hash_explain: cannot build the packet");
+		return NULL;
+	}
+	m.in_port = (uint16_t)port;
+	uint64_t rnd = 0x9E3779B97F4A7C15ull;
+	rsw_ingress(fib, frame, &m, &rnd);
+	json_t *o = json_object();
+	json_object_set_new(o, "in_port", json_string(fib->ports[port].name));
+	if (m.drop && !m.via_group) {
+		json_object_set_new(o, "drop", json_string(rsw_drop_reason_name(m.drop)));
+		return o;
+	}
+	if (m.via_group && m.drop != RSW_DROP_ECMP_GROUP_EMPTY) {
+		const struct rsw_fib_group *g = &fib->groups[m.group];
+		const struct rsw_hash_policy *pol = &fib->policies[g->policy];
+		uint8_t key[RSW_HASH_KEY_MAX];
+		size_t klen = rsw_hash_key(pol, frame, &m, key), off = 0;
+		const char *names[RSW_HF_COUNT + RSW_UDF_MAX];
+		unsigned lens[RSW_HF_COUNT + RSW_UDF_MAX];
+		char udf_names[RSW_UDF_MAX][RSW_UDF_LABEL_MAX];
+		unsigned parts = rsw_hash_key_parts(pol, m.l3, names, lens, udf_names);
+		json_t *fields = json_array();
+		for (unsigned k = 0; k < parts && off + lens[k] <= klen; k++) {
+			char hex[2 * 64 + 1] = "";
+			for (unsigned b = 0; b < lens[k] && b < 64; b++)
+				snprintf(hex + 2 * b, 3, "%02x", key[off + b]);
+			json_array_append_new(fields, json_pack("{s:s, s:s}", "field", names[k], "bytes", hex));
+			off += lens[k];
+		}
+		json_object_set_new(o, "group", json_string(g->name));
+		json_object_set_new(o, "policy", json_string(fib->policy_names[g->policy]));
+		json_object_set_new(o, "algorithm", json_string(rsw_hash_algo_name(pol->algo)));
+		json_object_set_new(o, "key", fields);
+		json_object_set_new(o, "hash", J(m.hash));
+		json_object_set_new(o, "bucket", J(m.bucket));
+		json_object_set_new(o, "member", J(m.member));
+	}
+	if (m.drop) {
+		json_object_set_new(o, "drop", json_string(rsw_drop_reason_name(m.drop)));
+		return o;
+	}
+	char ip[64];
+	json_object_set_new(o, "nexthop", json_string(rsw_ip_str(&fib->nh[m.nexthop].ip, ip, sizeof(ip))));
+	json_object_set_new(o, "egress_port", json_string(fib->ports[m.egress_port].name));
+	return o;
+}
+
 /* A whole config file, applied as the difference to the running tables in one transaction.
  * An invalid file, or one that changes the ports, is refused and the running tables stay. */
 static json_t *reload(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
@@ -340,7 +443,9 @@ json_t *rsw_ctl_handle(struct rsw_ctl *c, const char *op, json_t *req, char *err
 		return pfc_storm(c, req, err, errlen);
 	if (!strcmp(op, "reload"))
 		return reload(c, req, err, errlen);
+	if (!strcmp(op, "hash_explain"))
+		return hash_explain(c, req, err, errlen);
 	snprintf(err, errlen, "unknown op '%.64s' (hello, show, set_port, set_route, del_route, "
-		 "pfc_storm, reload)", op);
+		 "pfc_storm, reload, hash_explain)", op);
 	return NULL;
 }

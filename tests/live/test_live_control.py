@@ -230,6 +230,25 @@ class LiveControl(unittest.TestCase):
         self.assertIn("refused: peer uid 65534 is not root and not in the control group", r.stdout)
         self.assertGreaterEqual(self.show("control")["refused_peers"], 1)
 
+    def test_5_hash_explain_live(self):
+        """`rocesw hash explain --src ... --qp ...` on the live tables names, for every QP, the
+        uplink its packets were captured on; the key is the QP's 3 bytes and the hash their
+        CRC-16/XMODEM computed here, the bucket hash mod 256."""
+        from test_ingress import crc16_xmodem
+        self.send(frames(600))
+        seen = self.placement(600)
+        self.assertEqual(len(seen), N_QP)
+        for qp, uplink in seen.items():
+            r = self.rocesw("hash", "explain", "--src", "10.1.0.1", "--dst", "10.2.0.1",
+                            "--sport", "49152", "--qp", str(qp), "--in-port", "Ethernet0", "--json")
+            e = json.loads(r.stdout)
+            self.assertEqual(e["egress_port"], f"Ethernet{8 * (uplink + 1)}", hex(qp))
+            self.assertEqual([f["bytes"] for f in e["key"]], [f"{qp:06x}"])
+            h = crc16_xmodem(qp.to_bytes(3, "big"))
+            self.assertEqual((e["hash"], e["bucket"]), (h, h % 256))
+        r = self.rocesw("hash", "explain", "--src", "10.1.0.1", "--dst", "10.77.0.1", "--json")
+        self.assertEqual(json.loads(r.stdout)["drop"], "lpm4_miss")
+
     def test_4_telemetry_equals_show(self):
         self.send(frames(500))
         time.sleep(0.5)
