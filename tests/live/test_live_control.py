@@ -249,6 +249,25 @@ class LiveControl(unittest.TestCase):
         r = self.rocesw("hash", "explain", "--src", "10.1.0.1", "--dst", "10.77.0.1", "--json")
         self.assertEqual(json.loads(r.stdout)["drop"], "lpm4_miss")
 
+    def test_6_pfc_storm_trips_the_watchdog(self):
+        """`set pfc-storm Ethernet8 3 on` pauses queue 3 as a peer's endless XOFF would: SONiC's
+        watchdog defaults (detection 200 ms, polled every 200 ms) call it a storm within 0.4 s
+        and, once it is off, restore the queue within restoration + poll (0.4 s)."""
+        def wd(key):
+            q = next(p for p in self.show("watchdog") if p["name"] == "Ethernet8")["queues"][3]
+            return q[key]
+        det0, res0 = wd("PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED"), wd("PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED")
+        self.rocesw("set", "pfc-storm", "Ethernet8", "3", "on")
+        time.sleep(1.0)
+        self.assertEqual(wd("PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED"), det0 + 1)
+        pfc = next(p for p in self.show("pfc") if p["name"] == "Ethernet8")["pfc"]
+        self.assertGreater(pfc["SAI_PORT_STAT_PFC_3_RX_PKTS"], 0)
+        self.rocesw("set", "pfc-storm", "Ethernet8", "3", "off")
+        time.sleep(1.0)
+        self.assertEqual(wd("PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED"), res0 + 1)
+        r = self.rocesw("set", "pfc-storm", "Ethernet8", "9", "on", check=False)
+        self.assertEqual(r.returncode, 2)
+
     def test_4_telemetry_equals_show(self):
         self.send(frames(500))
         time.sleep(0.5)
