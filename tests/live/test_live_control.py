@@ -113,6 +113,14 @@ class LiveControl(unittest.TestCase):
                 return out
             time.sleep(0.2)
 
+    def read_placement_range(self, lo, hi, uplink):
+        """Frames with lo <= PSN < hi captured on one uplink so far."""
+        cap = self.caps[uplink]
+        if os.path.getsize(cap) <= 24:
+            return []
+        return [p for p in rdpcap(cap) if bytes(p)[12:14] == b"\x08\x00" and
+                lo <= int.from_bytes(bytes(p)[51:54], "big") < hi]
+
     def read_placement(self, psn):
         out = {}
         for i, cap in enumerate(self.caps):
@@ -135,12 +143,15 @@ class LiveControl(unittest.TestCase):
         on1 = {qp for qp, u in before.items() if u == 1}
         self.assertTrue(on1 and len(on1) < N_QP, "some flows on Ethernet16, some elsewhere")
         ecmp0 = {m["port"]: m["buckets"] for m in self.show("ecmp")[0]["members"]}
-        # traffic keeps flowing while the port goes down: one frame per 0.2 ms on every QP
+        # traffic keeps flowing while the port goes down: one frame per 0.2 ms over all QPs,
+        # and the request goes once the flood is seen on Ethernet16's link
         flood = write_pcap(os.path.join(self.dir, "flood.pcap"),
-                           [f for psn in range(2, 40) for f in frames(psn)])
+                           [f for psn in range(2, 80) for f in frames(psn)])
         sender = subprocess.Popen(["ip", "netns", "exec", self.h0, "/usr/bin/python3",
                                    os.path.join(HERE, "send_frames.py"), flood, "0.0002"])
-        time.sleep(0.1)
+        deadline = time.time() + 20
+        while time.time() < deadline and not self.read_placement_range(2, 80, uplink=1):
+            time.sleep(0.01)
         t_req = time.time()
         reply = request(self.sock, {"v": 1, "id": 7, "op": "set_port", "port": "Ethernet16",
                                     "admin": "down"})
@@ -165,6 +176,9 @@ class LiveControl(unittest.TestCase):
         # the last frame on the failed link left within 10 ms of the request
         last = max(float(p.time) for p in rdpcap(self.caps[1]))
         self.assertLess(last - t_req, 0.010, f"Ethernet16 still sent {last - t_req:.4f} s later")
+        self.assertGreater(last - t_req, -0.005, "the flood was on Ethernet16 when it went down")
+        if os.environ.get("ROCESW_TEST_VERBOSE"):
+            print(f"last frame on the failed link {1e3 * (last - t_req):.2f} ms after the request")
         # back up: the member takes its share of buckets back from the others, so the only
         # flows that move are flows that go to Ethernet16
         self.rocesw("set", "port", "Ethernet16", "up")
