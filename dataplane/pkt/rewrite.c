@@ -27,7 +27,7 @@ void rsw_rewrite_ttl(uint8_t *p, struct rsw_pkt_meta *m)
 
 	if (m->l3 == RSW_L3_IPV4) {
 		/* TTL shares a 16-bit word with the protocol */
-		ipv4_set_word(h, 8, (uint16_t)((h[8] - 1) << 8 | h[9]));
+		ipv4_set_word(h, 8, (uint16_t)((unsigned)(uint8_t)(h[8] - 1) << 8 | h[9]));
 		m->ttl = h[8];
 	} else if (m->l3 == RSW_L3_IPV6) {
 		h[7]--;

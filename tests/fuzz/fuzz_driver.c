@@ -1,0 +1,197 @@
+/* Deterministic mutation fuzzing of the fuzz targets (fuzz_targets.h), for CI: seeds (built-in
+ * frames, or the frames of captures and the text of config files given as arguments) mutated by
+ * bit flips, interesting bytes, insertions, deletions, truncation and splicing, from a fixed
+ * random seed, so a failure replays exactly. Run under ASan + UBSan it checks that malformed
+ * input never crashes, overreads, leaks or hits undefined behaviour.
+ *
+ * usage: fuzz_driver frame|config ITERATIONS [FILE ...]
+ *   frame: FILEs are pcap captures whose frames join the built-in seeds
+ *   config: FILEs are YAML configs (the seeds) */
+#include <pcap/pcap.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataplane/pkt/roce_build.h"
+#include "dataplane/tm/pfc.h"
+#include "fuzz_targets.h"
+
+#define MAX_SEEDS 4096
+#define MAX_INPUT 16384
+
+struct seed {
+	uint8_t *data;
+	size_t len;
+};
+
+static struct seed seeds[MAX_SEEDS];
+static unsigned n_seeds;
+static uint64_t rng = 0x243F6A8885A308D3ull;
+
+static uint64_t next(void)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return rng * 0x2545F4914F6CDD1Dull;
+}
+
+static void add_seed(const uint8_t *d, size_t n)
+{
+	if (n_seeds == MAX_SEEDS || n > MAX_INPUT)
+		return;
+	seeds[n_seeds].data = malloc(n ? n : 1);
+	if (!seeds[n_seeds].data)
+		return;
+	memcpy(seeds[n_seeds].data, d, n);
+	seeds[n_seeds++].len = n;
+}
+
+static void builtin_frames(void)
+{
+	static const uint8_t opcodes[] = {0x00, 0x04, 0x06, 0x07, 0x08, 0x0A, 0x0B};
+	for (unsigned i = 0; i < sizeof(opcodes); i++)
+		for (unsigned pay = 0; pay <= 64; pay += 32) {
+			struct rsw_roce_spec s = {.ttl = 2, .opcode = opcodes[i], .dest_qp = 0x1234 + i,
+						  .dscp = 3, .ecn = 2, .sport = 49152, .payload = pay,
+						  .src_ip = {10, 1, 0, 1}, .dst_ip = {10, 2, 0, 1}};
+			uint8_t f[256];
+			size_t n = rsw_roce_build(f, sizeof(f), &s);
+			if (n)
+				add_seed(f, n);
+		}
+	uint16_t t[8] = {0, 0, 0, 0xFFFF, 0, 0, 0, 0};
+	uint8_t pfc[RSW_PFC_FRAME_LEN], mac[6] = {2, 0, 0, 0, 1, 0};
+	add_seed(pfc, rsw_pfc_build(pfc, mac, 0x08, t));
+}
+
+static int load_pcap(const char *path)
+{
+	char e[PCAP_ERRBUF_SIZE];
+	pcap_t *p = pcap_open_offline(path, e);
+	if (!p) {
+		fprintf(stderr, "fuzz_driver: %s: %s\n", path, e);
+		return -1;
+	}
+	struct pcap_pkthdr *h;
+	const u_char *d;
+	while (pcap_next_ex(p, &h, &d) == 1)
+		add_seed(d, h->caplen);
+	pcap_close(p);
+	return 0;
+}
+
+static int load_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		perror(path);
+		return -1;
+	}
+	static uint8_t buf[MAX_INPUT];
+	size_t n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	add_seed(buf, n);
+	return 0;
+}
+
+static const char *const tokens[] = {
+	":", "{", "}", "[", "]", "\n", "- ", "|", ",", "\"", "0x", "-1", "999999999999999999999",
+	"4294967296", "65536", "Ethernet0", "10.1.0.0/33", "::/129", "&a", "*a", "!!binary", "~",
+	"PORT:", "NEIGH:", "STATIC_ROUTE:", "NEXTHOP_GROUP:", "BUFFER_PROFILE:", "HASH_POLICY:",
+	"udf: [{base: L4, offset: 70000, length: 99}]", "speed: line", "pfc_enable: \"9\"",
+};
+
+static size_t mutate(uint8_t *buf, size_t len, int text)
+{
+	unsigned rounds = 1 + (unsigned)(next() % 8);
+	for (unsigned r = 0; r < rounds; r++) {
+		size_t pos = len ? (size_t)(next() % len) : 0;
+		switch (next() % (text ? 7 : 6)) {
+		case 0: /* flip a bit */
+			if (len)
+				buf[pos] ^= (uint8_t)(1u << (next() % 8));
+			break;
+		case 1: { /* an interesting byte */
+			static const uint8_t v[] = {0x00, 0xFF, 0x7F, 0x80, 0x01, 0x40, 0x45, 0x60,
+						    0x11, 0x12, 0xB7};
+			if (len)
+				buf[pos] = v[next() % sizeof(v)];
+			break;
+		}
+		case 2: /* truncate */
+			len = len ? (size_t)(next() % (len + 1)) : 0;
+			break;
+		case 3: { /* delete a range */
+			size_t n = len - pos ? (size_t)(next() % (len - pos)) : 0;
+			memmove(buf + pos, buf + pos + n, len - pos - n);
+			len -= n;
+			break;
+		}
+		case 4: { /* insert random bytes */
+			size_t n = 1 + (size_t)(next() % 16);
+			if (len + n > MAX_INPUT)
+				break;
+			memmove(buf + pos + n, buf + pos, len - pos);
+			for (size_t i = 0; i < n; i++)
+				buf[pos + i] = (uint8_t)next();
+			len += n;
+			break;
+		}
+		case 5: { /* splice another seed's tail */
+			const struct seed *s = &seeds[next() % n_seeds];
+			size_t from = s->len ? (size_t)(next() % s->len) : 0;
+			size_t n = s->len - from;
+			if (pos + n > MAX_INPUT)
+				n = MAX_INPUT - pos;
+			memcpy(buf + pos, s->data + from, n);
+			len = pos + n;
+			break;
+		}
+		default: { /* text: insert a token */
+			const char *t = tokens[next() % (sizeof(tokens) / sizeof(tokens[0]))];
+			size_t n = strlen(t);
+			if (len + n > MAX_INPUT)
+				break;
+			memmove(buf + pos + n, buf + pos, len - pos);
+			memcpy(buf + pos, t, n);
+			len += n;
+		}
+		}
+	}
+	return len;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3 || (strcmp(argv[1], "frame") && strcmp(argv[1], "config"))) {
+		fprintf(stderr, "usage: fuzz_driver frame|config ITERATIONS [FILE ...]\n");
+		return 2;
+	}
+	int text = !strcmp(argv[1], "config");
+	unsigned long iterations = strtoul(argv[2], NULL, 10);
+	if (!text)
+		builtin_frames();
+	for (int i = 3; i < argc; i++)
+		if ((text ? load_file(argv[i]) : load_pcap(argv[i])) < 0)
+			return 1;
+	if (!n_seeds) {
+		fprintf(stderr, "fuzz_driver: no seeds\n");
+		return 1;
+	}
+	static uint8_t buf[MAX_INPUT];
+	for (unsigned s = 0; s < n_seeds; s++) /* the seeds themselves first */
+		text ? rsw_fuzz_config(seeds[s].data, seeds[s].len)
+		     : rsw_fuzz_frame(seeds[s].data, seeds[s].len);
+	for (unsigned long it = 0; it < iterations; it++) {
+		const struct seed *s = &seeds[next() % n_seeds];
+		memcpy(buf, s->data, s->len);
+		size_t len = mutate(buf, s->len, text);
+		text ? rsw_fuzz_config(buf, len) : rsw_fuzz_frame(buf, len);
+	}
+	printf("fuzz_driver %s: %u seeds, %lu mutated inputs, no failure\n", argv[1], n_seeds,
+	       iterations);
+	for (unsigned s = 0; s < n_seeds; s++)
+		free(seeds[s].data);
+	return 0;
+}
