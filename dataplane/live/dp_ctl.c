@@ -35,6 +35,7 @@ int rsw_ctl_open(struct rsw_ctl *c, struct rsw_dp *dp, const char *path, const c
 	c->listen_fd = -1;
 	c->dp = dp;
 	c->group = (gid_t)-1;
+	c->idle_s = RSW_CTL_IDLE_S;
 	for (unsigned i = 0; i < RSW_CTL_MAX_CLIENTS; i++)
 		c->client[i] = -1;
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
@@ -151,6 +152,7 @@ static json_t *error_reply(json_t *id, const char *fmt, ...)
 
 static void serve(struct rsw_ctl *c, unsigned i)
 {
+	c->last_seen[i] = time(NULL);
 	ssize_t n = recv(c->client[i], c->buf, RSW_CTL_MAX_REQUEST + 1, MSG_DONTWAIT | MSG_TRUNC);
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
 		drop_client(c, i);
@@ -221,11 +223,20 @@ static void accept_clients(struct rsw_ctl *c)
 		int sz = (int)RSW_CTL_MAX_REPLY + 4096;
 		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz));
 		c->client[i] = fd;
+		c->last_seen[i] = time(NULL);
 	}
 }
 
 void rsw_ctl_poll(struct rsw_ctl *c, int timeout_ms)
 {
+	/* a client that holds a slot without a word is let go: slots are few */
+	time_t now = time(NULL);
+	for (unsigned i = 0; i < RSW_CTL_MAX_CLIENTS; i++)
+		if (c->client[i] >= 0 && now - c->last_seen[i] > (time_t)c->idle_s) {
+			c->stats.idle_clients++;
+			drop_client(c, i);
+		}
+
 	struct pollfd p[RSW_CTL_MAX_CLIENTS + 1];
 	unsigned map[RSW_CTL_MAX_CLIENTS + 1], n = 0;
 	p[n++] = (struct pollfd){.fd = c->listen_fd, .events = POLLIN};

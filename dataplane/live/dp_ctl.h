@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -16,16 +17,19 @@
 #define RSW_CTL_MAX_REQUEST 65536      /* bytes of one request */
 #define RSW_CTL_MAX_REPLY (4u << 20)   /* bytes of one reply */
 #define RSW_CTL_MAX_CLIENTS 16
+#define RSW_CTL_IDLE_S 60               /* default: a client silent this long is disconnected */
 
 struct rsw_ctl_stats {
-	uint64_t requests, errors, refused_peers, oversized, slow_clients, too_many_clients;
+	uint64_t requests, errors, refused_peers, oversized, slow_clients, too_many_clients, idle_clients;
 };
 
 struct rsw_ctl {
 	int listen_fd;
 	int client[RSW_CTL_MAX_CLIENTS];
+	time_t last_seen[RSW_CTL_MAX_CLIENTS];
 	char path[108];
 	gid_t group;                       /* (gid_t)-1: none */
+	unsigned idle_s;                   /* silent clients are let go after this */
 	struct rsw_ctl_stats stats;
 	struct rsw_dp *dp;
 	const char *config_path;           /* the config applied last (at start or by reload) */

@@ -177,6 +177,7 @@ static json_t *control_stats(struct rsw_ctl *c)
 	json_object_set_new(o, "oversized", J(c->stats.oversized));
 	json_object_set_new(o, "slow_clients", J(c->stats.slow_clients));
 	json_object_set_new(o, "too_many_clients", J(c->stats.too_many_clients));
+	json_object_set_new(o, "idle_clients", J(c->stats.idle_clients));
 	return o;
 }
 

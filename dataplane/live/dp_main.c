@@ -36,7 +36,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: rocesw-dataplane [EAL args] -- --config F [--stats-period S]\n"
 		"                        [--stats-json FILE] [--duration S] [--verify-icrc]\n"
-		"                        [--control-socket PATH [--control-group G]]\n"
+		"                        [--control-socket PATH [--control-group G]\n"
+		"                        [--control-idle S]]\n"
 		"\n"
 		"The live switch. Ports come from the devargs of each PORT in F (af_packet, af_xdp,\n"
 		"pcap, null, ring, tap, PCI...); every EAL worker lcore (-l) runs one worker, ports\n"
@@ -52,6 +53,8 @@ static void usage(FILE *f)
 		"                     socket, mode 0660: rocesw show/set and roceswd talk to it\n"
 		"  --control-group G  group (name or number) allowed on the control socket besides\n"
 		"                     root and the dataplane's own user\n"
+		"  --control-idle S   disconnect control clients silent for S seconds (default 60;\n"
+		"                     16 clients at most)\n"
 		"\n"
 		"DPDK telemetry (dpdk-telemetry.py) has /rocesw/ports, /rocesw/counters,\n"
 		"/rocesw/port_stats,PORT and /rocesw/queue_stats,PORT,Q.\n"
@@ -93,10 +96,12 @@ int main(int argc, char **argv)
 		{"verify-icrc", no_argument, NULL, 'v'},
 		{"control-socket", required_argument, NULL, 'S'},
 		{"control-group", required_argument, NULL, 'G'},
+		{"control-idle", required_argument, NULL, 'I'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	const char *config = NULL, *json = NULL, *ctl_path = NULL, *ctl_group = NULL;
 	double period = 0, duration = 0;
+	long idle = RSW_CTL_IDLE_S;
 	char err[1024];
 	int c;
 
@@ -122,6 +127,7 @@ int main(int argc, char **argv)
 		case 'd': duration = atof(optarg); break;
 		case 'S': ctl_path = optarg; break;
 		case 'G': ctl_group = optarg; break;
+		case 'I': idle = atol(optarg); break;
 		default: usage(stderr); rte_eal_cleanup(); return 2;
 		}
 	}
@@ -189,6 +195,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	ctl.config_path = config;
+	if (idle > 0)
+		ctl.idle_s = (unsigned)idle;
 	rsw_dp_telemetry_register(dp);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);

@@ -73,7 +73,8 @@ class LiveControl(unittest.TestCase):
             cls.ups = [cls.lab.host(f"u{i}", f"rswc-u{i}", UPLINK_MACS[i]) for i in range(4)]
             cls.dp = cls.lab.start([DATAPLANE, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1",
                                     "--no-shconf", "--file-prefix", PREFIX, "--log-level", "error",
-                                    "--", "--config", cfg, "--control-socket", cls.sock],
+                                    "--", "--config", cfg, "--control-socket", cls.sock,
+                                    "--control-idle", "2"],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             wait_for_line(cls.dp.stderr, "forwarding")
             cls.caps = [os.path.join(cls.dir, f"u{i}.pcap") for i in range(4)]
@@ -281,6 +282,34 @@ class LiveControl(unittest.TestCase):
         self.assertEqual(wd("PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED"), res0 + 1)
         r = self.rocesw("set", "pfc-storm", "Ethernet8", "9", "on", check=False)
         self.assertEqual(r.returncode, 2)
+
+    def test_7_silent_clients_do_not_hold_the_socket(self):
+        """16 clients that connect and say nothing take every slot: a 17th is turned away, yet
+        forwarding goes on; after --control-idle 2 s they are let go and requests work again."""
+        idle = []
+        for _ in range(16):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            s.connect(self.sock)
+            idle.append(s)
+        time.sleep(0.3)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.settimeout(5)
+        s.connect(self.sock)
+        try:
+            s.send(b'{"v":1,"op":"hello"}')
+            got = s.recv(4096)
+        except OSError:
+            got = b""
+        s.close()
+        self.assertEqual(got, b"", "no slot for a 17th client")
+        self.send(frames(700))
+        self.assertEqual(len(self.placement(700)), N_QP, "forwarding went on")
+        time.sleep(3.5)
+        ctl = self.show("control")
+        self.assertGreaterEqual(ctl["idle_clients"], 16)
+        self.assertGreaterEqual(ctl["too_many_clients"], 1)
+        for s in idle:
+            s.close()
 
     def test_4_telemetry_equals_show(self):
         self.send(frames(500))
