@@ -4,9 +4,10 @@
  * random seed, so a failure replays exactly. Run under ASan + UBSan it checks that malformed
  * input never crashes, overreads, leaks or hits undefined behaviour.
  *
- * usage: fuzz_driver frame|config ITERATIONS [FILE ...]
+ * usage: fuzz_driver frame|config|ctl ITERATIONS [FILE ...]
  *   frame: FILEs are pcap captures whose frames join the built-in seeds
- *   config: FILEs are YAML configs (the seeds) */
+ *   config: FILEs are YAML configs (the seeds)
+ *   ctl: FILE is the switch config the requests act on; the seeds are built-in requests */
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +101,26 @@ static const char *const tokens[] = {
 	"4294967296", "65536", "Ethernet0", "10.1.0.0/33", "::/129", "&a", "*a", "!!binary", "~",
 	"PORT:", "NEIGH:", "STATIC_ROUTE:", "NEXTHOP_GROUP:", "BUFFER_PROFILE:", "HASH_POLICY:",
 	"udf: [{base: L4, offset: 70000, length: 99}]", "speed: line", "pfc_enable: \"9\"",
+	"null", "true", "1e309", "-0", "[]", "{}", "\"\\u0000\"", "18446744073709551616",
+	"\"op\":", "\"port\":", "\"prefix\":", "\"qp\":", "\"what\":", "0.0.0.0/0",
+};
+
+static const char *const requests[] = {
+	"{\"v\":1,\"op\":\"hello\"}",
+	"{\"v\":1,\"op\":\"show\",\"what\":\"counters\"}",
+	"{\"v\":1,\"op\":\"show\",\"what\":\"ecmp\"}",
+	"{\"v\":1,\"op\":\"show\",\"what\":\"buffers\"}",
+	"{\"v\":1,\"op\":\"show\",\"what\":\"routes\"}",
+	"{\"v\":1,\"op\":\"set_port\",\"port\":\"Ethernet16\",\"admin\":\"down\"}",
+	"{\"v\":1,\"op\":\"set_port\",\"port\":\"Ethernet16\",\"admin\":\"up\"}",
+	"{\"v\":1,\"op\":\"set_route\",\"prefix\":\"10.9.0.0/16\",\"nexthop\":\"10.255.0.1\"}",
+	"{\"v\":1,\"op\":\"set_route\",\"prefix\":\"fd00:9::/64\",\"blackhole\":true}",
+	"{\"v\":1,\"op\":\"del_route\",\"prefix\":\"10.9.0.0/16\"}",
+	"{\"v\":1,\"op\":\"set_route\",\"prefix\":\"10.8.0.0/16\",\"nexthop_group\":\"qp_only\"}",
+	"{\"v\":1,\"op\":\"pfc_storm\",\"port\":\"Ethernet8\",\"priority\":3,\"on\":true}",
+	"{\"v\":1,\"op\":\"hash_explain\",\"src\":\"10.1.0.1\",\"dst\":\"10.2.0.1\",\"qp\":4660,"
+	"\"sport\":49152,\"in_port\":\"Ethernet0\"}",
+	"{\"v\":1,\"op\":\"reload\",\"config\":\"/nonexistent.yaml\"}",
 };
 
 static size_t mutate(uint8_t *buf, size_t len, int text)
@@ -164,34 +185,53 @@ static size_t mutate(uint8_t *buf, size_t len, int text)
 
 int main(int argc, char **argv)
 {
-	if (argc < 3 || (strcmp(argv[1], "frame") && strcmp(argv[1], "config"))) {
-		fprintf(stderr, "usage: fuzz_driver frame|config ITERATIONS [FILE ...]\n");
+	if (argc < 3 || (strcmp(argv[1], "frame") && strcmp(argv[1], "config") &&
+			 strcmp(argv[1], "ctl")) || (!strcmp(argv[1], "ctl") && argc != 4)) {
+		fprintf(stderr, "usage: fuzz_driver frame|config ITERATIONS [FILE ...]\n"
+				"       fuzz_driver ctl ITERATIONS CONFIG\n");
 		return 2;
 	}
-	int text = !strcmp(argv[1], "config");
+	int ctl = !strcmp(argv[1], "ctl"), text = ctl || !strcmp(argv[1], "config");
+	int (*target)(const uint8_t *, size_t) = ctl ? rsw_fuzz_ctl
+						     : text ? rsw_fuzz_config : rsw_fuzz_frame;
 	unsigned long iterations = strtoul(argv[2], NULL, 10);
-	if (!text)
-		builtin_frames();
-	for (int i = 3; i < argc; i++)
-		if ((text ? load_file(argv[i]) : load_pcap(argv[i])) < 0)
+	if (ctl) {
+		if (rsw_fuzz_ctl_init(argv[3]) < 0)
 			return 1;
+		for (unsigned i = 0; i < sizeof(requests) / sizeof(requests[0]); i++)
+			add_seed((const uint8_t *)requests[i], strlen(requests[i]));
+	} else {
+		if (!text)
+			builtin_frames();
+		for (int i = 3; i < argc; i++)
+			if ((text ? load_file(argv[i]) : load_pcap(argv[i])) < 0)
+				return 1;
+	}
 	if (!n_seeds) {
 		fprintf(stderr, "fuzz_driver: no seeds\n");
 		return 1;
 	}
 	static uint8_t buf[MAX_INPUT];
+	unsigned long outcome[3] = {0};
 	for (unsigned s = 0; s < n_seeds; s++) /* the seeds themselves first */
-		text ? rsw_fuzz_config(seeds[s].data, seeds[s].len)
-		     : rsw_fuzz_frame(seeds[s].data, seeds[s].len);
+		outcome[target(seeds[s].data, seeds[s].len) % 3]++;
 	for (unsigned long it = 0; it < iterations; it++) {
 		const struct seed *s = &seeds[next() % n_seeds];
 		memcpy(buf, s->data, s->len);
-		size_t len = mutate(buf, s->len, text);
-		text ? rsw_fuzz_config(buf, len) : rsw_fuzz_frame(buf, len);
+		/* requests: half structural (valid JSON, odd values), half bytes */
+		size_t len = ctl && (next() & 1) ? rsw_fuzz_ctl_mutate(buf, s->len, MAX_INPUT, next)
+						 : mutate(buf, s->len, text);
+		outcome[target(buf, len) % 3]++;
 	}
-	printf("fuzz_driver %s: %u seeds, %lu mutated inputs, no failure\n", argv[1], n_seeds,
+	printf("fuzz_driver %s: %u seeds, %lu mutated inputs, no failure", argv[1], n_seeds,
 	       iterations);
+	if (ctl)
+		printf(" (%lu requests handled, %lu refused with a message, %lu not requests)",
+		       outcome[1], outcome[2], outcome[0]);
+	printf("\n");
 	for (unsigned s = 0; s < n_seeds; s++)
 		free(seeds[s].data);
+	if (ctl)
+		rsw_fuzz_ctl_fini();
 	return 0;
 }

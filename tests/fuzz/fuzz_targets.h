@@ -12,4 +12,15 @@ int rsw_fuzz_frame(const uint8_t *data, size_t size);
 /* A file through the config compiler and the table build (what check-config does). */
 int rsw_fuzz_config(const uint8_t *data, size_t size);
 
+/* A control-protocol request (docs/control.md) handled as the dataplane's main lcore would,
+ * on a switch built from config by rsw_fuzz_ctl_init (which starts DPDK's EAL). Every refused
+ * request must carry a message. */
+int rsw_fuzz_ctl_init(const char *config);
+/* 0: not a request with an op; 1: handled; 2: refused with a message. */
+int rsw_fuzz_ctl(const uint8_t *data, size_t size);
+void rsw_fuzz_ctl_fini(void);
+/* A structural mutation of a JSON request in buf: keys removed, set to values of random kinds,
+ * the op changed. Returns the new length (at most cap). */
+size_t rsw_fuzz_ctl_mutate(uint8_t *buf, size_t len, size_t cap, uint64_t (*rnd)(void));
+
 #endif
