@@ -214,6 +214,7 @@ int main(int argc, char **argv)
 			rsw_ctl_poll(&ctl, 50);
 		else
 			usleep(50000);
+		rsw_switch_reap(dp->sw); /* after the reply: freeing old tables takes a while */
 		double t = now_s();
 		if (duration > 0 && t - t0 >= duration)
 			dp->stop = 1;

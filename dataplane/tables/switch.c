@@ -28,10 +28,19 @@ struct rsw_switch *rsw_switch_new(struct rte_rcu_qsbr *qsbr, char *err, size_t e
 	return sw;
 }
 
+void rsw_switch_reap(struct rsw_switch *sw)
+{
+	pthread_mutex_lock(&sw->lock);
+	rsw_fib_free(sw->retired);
+	sw->retired = NULL;
+	pthread_mutex_unlock(&sw->lock);
+}
+
 void rsw_switch_free(struct rsw_switch *sw)
 {
 	if (!sw)
 		return;
+	rsw_fib_free(sw->retired);
 	rsw_fib_free(sw->fib);
 	rsw_state_free(sw->state);
 	pthread_mutex_destroy(&sw->lock);
@@ -60,7 +69,8 @@ int rsw_switch_commit(struct rsw_switch *sw, const struct rsw_txn *txn, char *er
 	/* workers report a quiescent state between bursts; after that none holds old */
 	if (sw->qsbr)
 		rte_rcu_qsbr_synchronize(sw->qsbr, RTE_QSBR_THRID_INVALID);
-	rsw_fib_free(old);
+	rsw_fib_free(sw->retired);
+	sw->retired = old;
 	rsw_state_free(sw->state);
 	sw->state = next;
 	next = NULL;

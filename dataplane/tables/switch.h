@@ -20,6 +20,10 @@ struct rsw_switch {
 	pthread_mutex_t lock;         /* serializes writers */
 	uint64_t generation;
 	uint64_t commits, rejects;
+	/* Tables replaced by the last commit, that no worker can see any more, not freed yet:
+	 * freeing DPDK tables zeroes them (64 MiB per DIR-24-8 table), which the caller may rather
+	 * do after answering (rsw_switch_reap). */
+	struct rsw_fib *retired;
 };
 
 /* A switch with the default (empty) tables. qsbr may be NULL. */
@@ -30,6 +34,9 @@ void rsw_switch_free(struct rsw_switch *sw);
  * failing write; on failure the switch is unchanged. Blocks until no worker can still see the
  * tables it replaced. */
 int rsw_switch_commit(struct rsw_switch *sw, const struct rsw_txn *txn, char *err, size_t errlen);
+
+/* Frees the tables the last commit replaced, if any. */
+void rsw_switch_reap(struct rsw_switch *sw);
 
 static inline const struct rsw_fib *rsw_switch_fib(const struct rsw_switch *sw)
 {
