@@ -8,7 +8,7 @@ PKGS=(
   libdpdk-dev dpdk-dev            # DPDK 22.11 headers/libs; dpdk-dev ships dpdk-testpmd, dpdk-telemetry.py
   libbpf-dev libxdp-dev           # for DPDK's af_xdp ports
   libcmocka-dev libpcap-dev libyaml-dev libjansson-dev zlib1g-dev
-  python3 python3-scapy python3-yaml tshark tcpdump iproute2 procps
+  python3 python3-scapy python3-yaml tshark tcpdump iproute2 procps ethtool util-linux
 )
 
 missing=()

@@ -38,7 +38,7 @@ class BadConfigs(unittest.TestCase):
         self.assertIn("route 10.9.0.0/16: no next-hop group named 'spines'", r.stderr)
 
     def test_examples_load(self):
-        for name in ("rtsw.yaml", "ctsw.yaml"):
+        for name in ("rtsw.yaml", "ctsw.yaml", "lab.yaml"):
             path = os.path.join(ROOT, "config", name)
             with open(path) as fh:
                 doc = yaml.safe_load(fh)
