@@ -21,7 +21,7 @@
 
 #define MAX_POLICIES 16
 #define ZONE_ONLY_OPTS "--members, --buckets, --no-resilient, --in-port, --fail, --seed, " \
-	"--seed-sweep, --bench and --html"
+	"--seed-sweep and --bench"
 #define MAX_PCAPS 600
 
 static void usage(FILE *f)
@@ -57,7 +57,8 @@ static void usage(FILE *f)
 		"                 given (its groups, buckets and seeds from its config); judge the up\n"
 		"                 and down tiers of switch-to-switch links\n"
 		"  --json         one JSON document instead of tables\n"
-		"  --html FILE    also write a self-contained page with a bar chart per policy\n"
+		"  --html FILE    also write a self-contained page with a bar chart per policy (per\n"
+		"                 tier of links with --zone)\n"
 		"  --bench R      also hash the traffic R times per policy and print the rate on\n"
 		"                 stderr, beside DPDK's rte_hash_crc over 16 header bytes per packet\n"
 		"\n"
@@ -370,7 +371,7 @@ int rsw_cmd_hash(int argc, char **argv)
 			}
 		}
 		one_group_opt |= c == 'm' || c == 'b' || c == 'n' || c == 'i' || c == 'f' || c == 's' ||
-				  c == 'S' || c == 'B' || c == 'H';
+				  c == 'S' || c == 'B';
 		switch (c) {
 		case 'Z': zone = optarg; break;
 		case 'p':
@@ -462,7 +463,7 @@ int rsw_cmd_hash(int argc, char **argv)
 			names[p] = pol[p].name;
 			pols[p] = &pol[p].pol;
 		}
-		int zrc = rsw_cmd_hash_zone(t, zone, names, pols, n_pol, json);
+		int zrc = rsw_cmd_hash_zone(t, zone, names, pols, n_pol, json, html);
 		rsw_lab_free(t);
 		return zrc;
 	}

@@ -5,6 +5,7 @@
 
 #include "eal_quiet.h"
 #include "hash_zone.h"
+#include "html.h"
 
 static const char *const tier_name[RSW_TIERS] = {"up", "down"};
 
@@ -82,8 +83,58 @@ static void print_result(const char *name, const struct rsw_zone *z, const struc
 		       (unsigned long)r->flows_unplaced, (unsigned long)r->flows_looped);
 }
 
+/* One policy's section of the page: its tiers' numbers and a bar per link of each tier. */
+static void html_policy(FILE *f, const char *name, const struct rsw_zone *z,
+			const struct rsw_zone_lab *r)
+{
+	fprintf(f, "<h2>");
+	rsw_html_esc(f, name);
+	fprintf(f, "</h2>\n<table><tr><th>tier</th><th>links</th><th>max/mean</th><th>Jain</th>"
+		   "<th>links carrying two of the largest flows</th></tr>\n");
+	for (int k = 0; k < RSW_TIERS; k++)
+		if (r->tier[k].n_links)
+			fprintf(f, "<tr><td>%s</td><td>%u</td><td>%.2f</td><td>%.3f</td><td>%u of %u</td>"
+				   "</tr>\n", tier_name[k], r->tier[k].n_links, r->tier[k].max_mean,
+				r->tier[k].jain, r->tier[k].fat_links_colliding, r->tier[k].fat_n);
+	fprintf(f, "</table>\n");
+	for (int k = 0; k < RSW_TIERS; k++) {
+		uint64_t max = 1;
+		unsigned n = 0;
+		for (unsigned i = 0; i < r->n_links; i++)
+			if (r->link[i].tier == k) {
+				n++;
+				if (r->link[i].bytes > max)
+					max = r->link[i].bytes;
+			}
+		if (!n)
+			continue;
+		const unsigned w = 22, gap = 4, h = 140;
+		fprintf(f, "<h3>%s links</h3>\n<svg width=\"%u\" height=\"%u\" role=\"img\">\n",
+			tier_name[k], n * (w + gap) + 40, h + 20);
+		unsigned x = 34;
+		for (unsigned i = 0; i < r->n_links; i++) {
+			if (r->link[i].tier != k)
+				continue;
+			char label[160];
+			link_name(z, &r->link[i], label, sizeof(label));
+			unsigned bh = (unsigned)((double)r->link[i].bytes / (double)max * (h - 10));
+			fprintf(f, "<rect class=\"bar\" x=\"%u\" y=\"%u\" width=\"%u\" height=\"%u\" "
+				   "data-link=\"", x, h - bh, w, bh);
+			rsw_html_esc(f, label);
+			fprintf(f, "\" data-bytes=\"%lu\"><title>", (unsigned long)r->link[i].bytes);
+			rsw_html_esc(f, label);
+			fprintf(f, ": %lu bytes, %lu flows</title></rect>\n", (unsigned long)r->link[i].bytes,
+				(unsigned long)r->link[i].flows);
+			x += w + gap;
+		}
+		fprintf(f, "<line class=\"axis\" x1=\"30\" y1=\"%u\" x2=\"%u\" y2=\"%u\"/>\n</svg>\n",
+			h, x, h);
+	}
+}
+
 int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const char *const *names,
-		      const struct rsw_hash_policy *const *pols, unsigned n_pol, int json)
+		      const struct rsw_hash_policy *const *pols, unsigned n_pol, int json,
+		      const char *html)
 {
 	char err[2048];
 	static struct rsw_zone z;
@@ -96,6 +147,19 @@ int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const c
 	if (rsw_eal_init_quiet("rocesw") < 0)
 		return 1;
 	json_t *root = json_object(), *ps = json_array();
+	FILE *page = html ? fopen(html, "w") : NULL;
+	if (html && !page) {
+		fprintf(stderr, "rocesw hash: cannot write %s\n", html);
+		json_decref(root);
+		json_decref(ps);
+		return 1;
+	}
+	if (page) {
+		rsw_html_begin(page, "rocesw hash lab: zone");
+		fprintf(page, "<h1>rocesw hash lab over ");
+		rsw_html_esc(page, zone);
+		fprintf(page, "</h1>\n<p>%zu packets, %zu flows</p>\n", t->n_pkts, t->n_flows);
+	}
 	if (!json)
 		printf("%-28s %-5s %6s %9s %7s %15s\n", "policy", "tier", "links", "max/mean", "Jain",
 		       "fat collisions");
@@ -111,11 +175,15 @@ int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const c
 		if (rsw_lab_zone(t, &z, &r) < 0) {
 			fprintf(stderr, "rocesw hash: out of memory\n");
 			rc = 1;
-		} else if (json) {
-			json_array_append_new(ps, result_json(names[p], &z, &r));
-		} else {
-			print_result(names[p], &z, &r);
+			rsw_zone_free(&z);
+			break;
 		}
+		if (page)
+			html_policy(page, names[p], &z, &r);
+		if (json)
+			json_array_append_new(ps, result_json(names[p], &z, &r));
+		else
+			print_result(names[p], &z, &r);
 		rsw_zone_free(&z);
 	}
 	if (rc == 0 && json) {
@@ -131,5 +199,12 @@ int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const c
 		       "= links in the tier\n", t->n_flows);
 	}
 	json_decref(root);
+	if (page) {
+		fprintf(page, "</body></html>\n");
+		if (fclose(page) != 0 && rc == 0) {
+			fprintf(stderr, "rocesw hash: cannot write %s\n", html);
+			rc = 1;
+		}
+	}
 	return rc;
 }

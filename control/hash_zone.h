@@ -38,8 +38,10 @@ struct rsw_zone_lab {
 int rsw_lab_zone(const struct rsw_lab_traffic *t, const struct rsw_zone *z, struct rsw_zone_lab *r);
 
 /* `rocesw hash --zone Z`: each policy in turn on every switch of Z (its configs compiled with the
- * policy), tables or JSON on stdout. Returns the command's exit code. */
+ * policy), tables or JSON on stdout, and if html a page with a bar chart of each tier's links
+ * per policy. Returns the command's exit code. */
 int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const char *const *names,
-		      const struct rsw_hash_policy *const *pols, unsigned n_pol, int json);
+		      const struct rsw_hash_policy *const *pols, unsigned n_pol, int json,
+		      const char *html);
 
 #endif

@@ -257,7 +257,8 @@ class HashLab(unittest.TestCase):
                        capture_output=True)
         pcaps = [os.path.join(d, f"h{h}.pcap") for h in range(4)]
         args = [a for p in pcaps for a in ("--pcap", p)]
-        got = self.lab(*args, "--zone", zone)
+        page = os.path.join(d, "zone.html")
+        got = self.lab(*args, "--zone", zone, "--html", page)
         for policy in ("five_tuple", "dest_qp"):
             want = {}
             for path in pcaps:
@@ -285,6 +286,24 @@ class HashLab(unittest.TestCase):
                 self.assertAlmostEqual(t["max_mean"], max(loads) / mean, places=9)
                 self.assertAlmostEqual(t["jain"], sum(loads) ** 2 / (8 * sum(x * x for x in loads)),
                                        places=9)
+        # the page: per policy and tier a bar per link, its bytes those of the JSON
+        class Bars(HTMLParser):
+            def __init__(self):
+                super().__init__()
+                self.bars, self.srcs = [], []
+
+            def handle_starttag(self, tag, attrs):
+                a = dict(attrs)
+                self.srcs += [v for k, v in attrs if k in ("src", "href")]
+                if tag == "rect" and "data-link" in a:
+                    self.bars.append((a["data-link"], int(a["data-bytes"])))
+        b = Bars()
+        with open(page) as f:
+            b.feed(f.read())
+        self.assertEqual(b.srcs, [])
+        want = [(x["from"], x["bytes"]) for p in ("five_tuple", "dest_qp")
+                for tier in ("up", "down") for x in got[p]["links"] if x["tier"] == tier]
+        self.assertEqual(b.bars, want)
         r = self.lab(*args, "--zone", zone, "--members", "4", check=False)
         self.assertEqual(r.returncode, 2)
         self.assertIn("--zone takes ECMP groups and seeds from the zone's switch configs", r.stderr)
