@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>

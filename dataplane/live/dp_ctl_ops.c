@@ -21,18 +21,10 @@ static const char *str_arg(json_t *req, const char *k)
 	return json_string_value(json_object_get(req, k));
 }
 
-static uint64_t queued(const struct rsw_dp *dp)
-{
-	uint64_t n = dp->tm ? rsw_tm_queued(dp->tm) : 0;
-	for (unsigned p = 0; p < dp->n_ports; p++)
-		n += __atomic_load_n(&dp->ports[p].n_pending, __ATOMIC_RELAXED);
-	return n;
-}
-
 static json_t *counters(struct rsw_dp *dp)
 {
 	struct rsw_dp_totals t;
-	rsw_dp_stats_sum(dp, &t, queued(dp));
+	rsw_dp_stats_sum(dp, &t, rsw_dp_queued(dp));
 	return rsw_dp_stats_json(dp, &t);
 }
 

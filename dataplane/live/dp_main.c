@@ -228,10 +228,7 @@ int main(int argc, char **argv)
 	rte_eal_mp_wait_lcore();
 	rsw_ctl_close(&ctl);
 	/* the queues are drained by the workers' last rounds; what is left counts as queued */
-	uint64_t queued = rsw_tm_queued(dp->tm);
-	for (unsigned i = 0; i < dp->n_ports; i++)
-		queued += dp->ports[i].n_pending;
-	rsw_dp_stats_sum(dp, &cur, queued);
+	rsw_dp_stats_sum(dp, &cur, rsw_dp_queued(dp));
 	rsw_dp_stats_print_final(dp, &cur, stdout);
 	int status = 0;
 	if (json && rsw_dp_stats_write_json(dp, &cur, json) < 0) {

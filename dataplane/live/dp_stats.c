@@ -26,6 +26,14 @@ void rsw_dp_stats_sum(const struct rsw_dp *dp, struct rsw_dp_totals *t, uint64_t
 	t->queued = queued;
 }
 
+uint64_t rsw_dp_queued(const struct rsw_dp *dp)
+{
+	uint64_t n = dp->tm ? rsw_tm_queued(dp->tm) : 0;
+	for (unsigned p = 0; p < dp->n_ports; p++)
+		n += __atomic_load_n(&dp->ports[p].n_pending, __ATOMIC_RELAXED);
+	return n;
+}
+
 void rsw_dp_stats_print_rates(const struct rsw_dp *dp, const struct rsw_dp_totals *now,
 			      const struct rsw_dp_totals *prev, double s, FILE *f)
 {

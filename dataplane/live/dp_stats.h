@@ -13,6 +13,9 @@ struct rsw_dp_totals {
 };
 
 void rsw_dp_stats_sum(const struct rsw_dp *dp, struct rsw_dp_totals *t, uint64_t queued);
+/* Packets the switch holds: in the traffic manager, or released to a port the device has not
+ * taken yet (read from any thread; exact once the workers stopped). */
+uint64_t rsw_dp_queued(const struct rsw_dp *dp);
 /* One line per port with rx/tx packets per second since prev. */
 void rsw_dp_stats_print_rates(const struct rsw_dp *dp, const struct rsw_dp_totals *now,
 			      const struct rsw_dp_totals *prev, double seconds, FILE *f);

@@ -20,10 +20,7 @@ static int port_of(const char *params)
 
 static void totals(struct rsw_dp_totals *t)
 {
-	uint64_t q = g_dp->tm ? rsw_tm_queued(g_dp->tm) : 0;
-	for (unsigned p = 0; p < g_dp->n_ports; p++)
-		q += __atomic_load_n(&g_dp->ports[p].n_pending, __ATOMIC_RELAXED);
-	rsw_dp_stats_sum(g_dp, t, q);
+	rsw_dp_stats_sum(g_dp, t, rsw_dp_queued(g_dp));
 }
 
 static int cb_ports(const char *cmd, const char *params, struct rte_tel_data *d)
