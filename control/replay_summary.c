@@ -126,8 +126,8 @@ static const char *end_name(const struct rsw_zone *z, const struct rsw_replay_en
 }
 
 /* Frames and bytes an end sent onto its link. */
-static void end_tx(const struct rsw_zone *z, const struct rsw_replay_result *r,
-		   const struct rsw_replay_end *e, uint64_t *frames, uint64_t *bytes)
+static void end_tx(const struct rsw_replay_result *r, const struct rsw_replay_end *e,
+		   uint64_t *frames, uint64_t *bytes)
 {
 	if (e->sw == RSW_REPLAY_HOST) {
 		*frames = r->host[e->idx].tx_packets;
@@ -137,7 +137,6 @@ static void end_tx(const struct rsw_zone *z, const struct rsw_replay_result *r,
 	const struct rsw_replay_port_stats *ps = &r->sw[e->sw].port[e->idx];
 	*frames = ps->tx_packets + ps->pfc_tx_frames;
 	*bytes = ps->tx_bytes + ps->pfc_tx_frames * 60u;
-	(void)z;
 }
 
 static json_t *links_json(const struct rsw_zone *z, const struct rsw_replay_result *r)
@@ -156,7 +155,7 @@ static json_t *links_json(const struct rsw_zone *z, const struct rsw_replay_resu
 		json_object_set_new(o, "delay_ns", J(l->delay_ns));
 		for (unsigned d = 0; d < 2; d++) {
 			uint64_t frames, bytes;
-			end_tx(z, r, from[d], &frames, &bytes);
+			end_tx(r, from[d], &frames, &bytes);
 			json_t *x = json_object();
 			json_object_set_new(x, "from", json_string(end_name(z, from[d], a, sizeof(a))));
 			json_object_set_new(x, "to", json_string(end_name(z, to[d], b, sizeof(b))));

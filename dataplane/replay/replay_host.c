@@ -94,7 +94,7 @@ void host_wake(struct replay *r, unsigned h, uint64_t t)
 		return;
 	}
 	pull(r, hn, t);
-	uint64_t free_ns = (hn->shaper.next_free_ps + 999u) / 1000u;
+	uint64_t free_ns = rsw_shaper_free_ns(&hn->shaper);
 	if (free_ns > t) {
 		rp_schedule(r, r->id_host + h, free_ns);
 		return;
@@ -125,7 +125,7 @@ void host_wake(struct replay *r, unsigned h, uint64_t t)
 		rsw_shaper_send(&hn->shaper, t, p->len);
 		send_frame(r, hn, t, p->data, p->len, p->flow);
 		free(p);
-		rp_schedule(r, r->id_host + h, (hn->shaper.next_free_ps + 999u) / 1000u);
+		rp_schedule(r, r->id_host + h, rsw_shaper_free_ns(&hn->shaper));
 		return;
 	}
 	/* nothing may go now: wake when a pause ends or the next frame is captured */

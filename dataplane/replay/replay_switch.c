@@ -92,33 +92,21 @@ void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct r
 	n->dirty_ctrl |= 1ull << port; /* its PG grew */
 }
 
-static int port_has_packets(const struct sw_node *n, uint16_t p)
-{
-	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
-		if (rsw_tm_queue_bytes(n->tm, p, q))
-			return 1;
-	return 0;
-}
 
 /* When port p can next send: its wire frees, or a pause ends. */
 static uint64_t next_tx(const struct sw_node *n, uint16_t p, uint64_t t)
 {
 	const struct rsw_tm_port *tp = &n->tm->port[p];
-	if (!port_has_packets(n, p))
+	uint64_t next = NEVER; /* the earliest a non-empty queue may send */
+	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
+		if (rsw_tm_queue_bytes(n->tm, p, q)) {
+			uint64_t at = tp->pause.until_ns[q] > t ? tp->pause.until_ns[q] : t;
+			next = at < next ? at : next;
+		}
+	if (next == NEVER)
 		return NEVER;
-	uint64_t free_ns = (tp->shaper.next_free_ps + 999u) / 1000u;
-	if (free_ns > t)
-		return free_ns;
-	uint64_t next = NEVER;
-	for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
-		if (!rsw_tm_queue_bytes(n->tm, p, q))
-			continue;
-		if (tp->pause.until_ns[q] <= t)
-			return t; /* a queue may send now */
-		if (tp->pause.until_ns[q] < next)
-			next = tp->pause.until_ns[q];
-	}
-	return next;
+	uint64_t free_ns = rsw_shaper_free_ns(&tp->shaper);
+	return free_ns > t ? free_ns : next;
 }
 
 void sw_service(struct replay *r, unsigned s, uint16_t p, uint64_t t)
@@ -173,7 +161,7 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 	if (rsw_tm_pfc_due(n->tm, n->fib, p, t, &enable, times)) {
 		uint8_t f[RSW_PFC_FRAME_LEN];
 		unsigned len = rsw_pfc_build(f, n->fib->ports[p].mac, enable, times);
-		uint64_t start = (tp->shaper.next_free_ps + 999u) / 1000u;
+		uint64_t start = rsw_shaper_free_ns(&tp->shaper);
 		if (start < t)
 			start = t;
 		rsw_shaper_send(&tp->shaper, t, len);

@@ -23,5 +23,5 @@ uint64_t rsw_shaper_send(struct rsw_shaper *s, uint64_t now_ns, uint32_t len)
 	uint64_t num = (uint64_t)rsw_wire_bytes(len) * 8u * 1000000u + s->rem;
 	s->next_free_ps += num / s->speed_mbps;
 	s->rem = num % s->speed_mbps;
-	return (s->next_free_ps + 999u) / 1000u;
+	return rsw_shaper_free_ns(s);
 }

@@ -32,6 +32,12 @@ static inline int rsw_shaper_ready(const struct rsw_shaper *s, uint64_t now_ns)
 	return s->speed_mbps == 0 || s->next_free_ps <= now_ns * 1000u;
 }
 
+/* When the wire is free for the next frame, in ns rounded up. */
+static inline uint64_t rsw_shaper_free_ns(const struct rsw_shaper *s)
+{
+	return (s->next_free_ps + 999u) / 1000u;
+}
+
 /* Accounts a frame of len starting now (or when the wire frees, if later); returns the time in
  * ns at which its last bit leaves. */
 uint64_t rsw_shaper_send(struct rsw_shaper *s, uint64_t now_ns, uint32_t len);
