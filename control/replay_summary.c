@@ -136,7 +136,7 @@ static void end_tx(const struct rsw_replay_result *r, const struct rsw_replay_en
 	}
 	const struct rsw_replay_port_stats *ps = &r->sw[e->sw].port[e->idx];
 	*frames = ps->tx_packets + ps->pfc_tx_frames;
-	*bytes = ps->tx_bytes + ps->pfc_tx_frames * 60u;
+	*bytes = ps->tx_bytes + ps->pfc_tx_frames * RSW_PFC_FRAME_LEN;
 }
 
 static json_t *links_json(const struct rsw_zone *z, const struct rsw_replay_result *r)

@@ -208,6 +208,23 @@ void rp_link_send(struct replay *r, int dir, uint64_t t_start, struct rte_mbuf *
 		rp_schedule(r, r->id_link + (uint32_t)dir, t);
 }
 
+void rp_link_lost(struct replay *r, int dir, uint64_t t_start, uint32_t len)
+{
+	/* logged when it was sent: the event log stays in time order */
+	const struct link_dir *l = &r->link[dir];
+	uint64_t t = t_start;
+	if (l->to.sw != RSW_REPLAY_HOST) {
+		sw_lost(r, (unsigned)l->to.sw, l->to.idx, t, len);
+		return;
+	}
+	r->res->dropped++;
+	if (r->events) {
+		json_t *f = json_object();
+		json_object_set_new(f, "reason", json_string(rsw_drop_reason_name(RSW_DROP_NO_MBUF)));
+		rp_event(r, t, "drop", "host", r->host[l->to.idx].name, NULL, f);
+	}
+}
+
 static void link_arrive(struct replay *r, unsigned dir, uint64_t t)
 {
 	struct link_dir *l = &r->link[dir];
@@ -477,17 +494,10 @@ static void dispatch(struct replay *r, const struct rsw_wake *w)
 		unsigned s = md->in[id].sw;
 		struct rte_mbuf *m = rp_mbuf(r, in->data, in->len, NO_FLOW);
 		r->res->entered++;
-		if (m) {
+		if (m)
 			sw_arrive(r, s, md->in[id].port, t, m, 1);
-		} else {
-			struct sw_node *n = &r->sw[s];
-			n->res->received++;
-			n->res->port[md->in[id].port].rx_packets++;
-			n->res->port[md->in[id].port].rx_bytes += in->len;
-			n->res->drops[RSW_DROP_NO_MBUF]++;
-			n->res->dropped++;
-			r->res->dropped++;
-		}
+		else
+			sw_lost(r, s, md->in[id].port, t, in->len);
 		rp_cap_next(r, in);
 		if (!in->eof) /* time never goes back, even if a capture does */
 			rp_schedule(r, id, in->t > t ? in->t : t);

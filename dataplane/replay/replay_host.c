@@ -39,13 +39,13 @@ static void send_frame(struct replay *r, struct host_node *hn, uint64_t t, const
 	rp_flow_enter(r, flow, t, len);
 	if (t > r->res->end_ns)
 		r->res->end_ns = t;
+	if (hn->tx_link < 0)
+		return; /* zone configs give every host a link */
 	struct rte_mbuf *m = rp_mbuf(r, data, len, flow);
-	if (!m)
-		return;
-	if (hn->tx_link >= 0)
+	if (m)
 		rp_link_send(r, hn->tx_link, t, m);
 	else
-		rte_pktmbuf_free(m);
+		rp_link_lost(r, hn->tx_link, t, len);
 }
 
 /* Frames captured at or before t join their priority's queue. */

@@ -117,6 +117,9 @@ uint32_t rp_flow_index(struct replay *r, const struct rsw_pkt_meta *m);
 void rp_flow_enter(struct replay *r, uint32_t flow, uint64_t t, uint32_t len);
 void rp_flow_leave(struct replay *r, uint32_t flow, uint64_t done_ns);
 void rp_link_send(struct replay *r, int dir, uint64_t t_start, struct rte_mbuf *m);
+/* A frame of len put on link direction dir at t_start with no packet memory to carry it: it
+ * counts as dropped (no_mbuf) at the far end, so no frame goes unaccounted. */
+void rp_link_lost(struct replay *r, int dir, uint64_t t_start, uint32_t len);
 struct rte_mbuf *rp_mbuf(struct replay *r, const uint8_t *data, uint32_t len, uint32_t flow);
 void rp_write(pcap_dumper_t *d, uint64_t t, const uint8_t *data, uint32_t len);
 void rp_schedule(struct replay *r, uint32_t id, uint64_t t);
@@ -128,6 +131,8 @@ void rp_event_pfc(struct replay *r, uint64_t t, const char *kind, const char *no
 /* replay_switch.c */
 void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *m,
 	       int entering);
+/* A frame that reached port but found no packet memory: received, then dropped as no_mbuf. */
+void sw_lost(struct replay *r, unsigned s, uint16_t port, uint64_t t, uint32_t len);
 void sw_service(struct replay *r, unsigned s, uint16_t port, uint64_t t);
 void sw_settle(struct replay *r, unsigned s, uint64_t t);
 void sw_sample(struct replay *r, unsigned s, uint64_t t);

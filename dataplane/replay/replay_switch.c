@@ -34,6 +34,15 @@ static void drop(struct replay *r, unsigned s, unsigned reason, uint16_t port, u
 	}
 }
 
+void sw_lost(struct replay *r, unsigned s, uint16_t port, uint64_t t, uint32_t len)
+{
+	struct sw_node *n = &r->sw[s];
+	n->res->port[port].rx_packets++;
+	n->res->port[port].rx_bytes += len;
+	n->res->received++;
+	drop(r, s, RSW_DROP_NO_MBUF, port, t, NULL);
+}
+
 void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *mb,
 	       int entering)
 {
@@ -175,6 +184,8 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 			struct rte_mbuf *m = rp_mbuf(r, f, len, NO_FLOW);
 			if (m)
 				rp_link_send(r, n->tx_link[p], start, m);
+			else
+				rp_link_lost(r, n->tx_link[p], start, len);
 		}
 		n->dirty_tx |= 1ull << p;
 	}
