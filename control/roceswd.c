@@ -77,6 +77,8 @@ done:
 		close(in);
 	if (out >= 0)
 		close(out);
+	if (rc < 0 && out >= 0)
+		unlink(tmp); /* no half-written copy left behind */
 	return rc;
 }
 
