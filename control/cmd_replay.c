@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "cmd.h"
+#include "collective_spec.h"
 #include "config.h"
 #include "dataplane/replay/replay.h"
 #include "eal_quiet.h"
@@ -22,8 +23,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rocesw replay --config F --out DIR [--in WHERE=FILE ...] [--in-dir DIR]\n"
-		"                     [--hash-policy FILE[:NAME]] [--hosts-ignore-pfc] [--seed N]\n"
-		"                     [--until NS] [--sample-ns NS]\n"
+		"                     [--collective SPEC] [--hash-policy FILE[:NAME]]\n"
+		"                     [--hosts-ignore-pfc] [--seed N] [--until NS] [--sample-ns NS]\n"
 		"\n"
 		"Replays captures on virtual time through the switch of config F, or through the\n"
 		"switches, hosts and links of a zone config F (docs/replay.md). Switches run the live\n"
@@ -38,6 +39,16 @@ static void usage(FILE *f)
 		"                   or SWITCH|PORT; repeatable\n"
 		"  --in-dir DIR     zone: every host with a capture DIR/<host>.pcap sends it (as\n"
 		"                   written by rocesw gen)\n"
+		"  --collective SPEC  zone: the hosts run a collective closed loop instead of\n"
+		"                   sending captures: each step starts when what it needs arrived,\n"
+		"                   over RC QPs with ACKs and go-back-N (docs/replay.md). SPEC is\n"
+		"                   PATTERN[,KEY=VALUE...] or a YAML file of the same keys; PATTERN:\n"
+		"                   ring, tree, allgather, reducescatter, alltoall, incast; keys:\n"
+		"                   ranks (h0:h1:... or a count), size, chunk, mtu, qps,\n"
+		"                   split (even|rr), sport (linux|fixed|N), dscp, cts-dscp, root,\n"
+		"                   ack-every, ack-timeout (4.096 us x 2^N) or rto (ns), retry,\n"
+		"                   nak (on|off), cts (window in chunks|off), drop (HOST@N),\n"
+		"                   ip-base, ip-stride, router-mac\n"
 		"  --hash-policy FILE[:NAME]\n"
 		"                   replace every switch's ECMP hash policy with policy NAME of FILE\n"
 		"                   (HASH_POLICY or SWITCH_HASH, read as 'default'; NAME may be omitted\n"
@@ -161,10 +172,10 @@ static int input_safe(const char *out, const char *path)
 }
 
 static int write_outputs(const char *out, const struct rsw_zone *z, int zone,
-			 const struct rsw_replay_result *res)
+			 const struct rsw_replay_result *res, const struct rsw_coll *coll)
 {
 	char path[4096];
-	json_t *sum = rsw_replay_summary_json(z, zone, res);
+	json_t *sum = rsw_replay_summary_json(z, zone, res, coll);
 	snprintf(path, sizeof(path), "%s/summary.json", out);
 	int rc = json_dump_file(sum, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	if (rc < 0)
@@ -187,10 +198,11 @@ int rsw_cmd_replay(int argc, char **argv)
 		{"seed", required_argument, NULL, 's'}, {"until", required_argument, NULL, 'u'},
 		{"sample-ns", required_argument, NULL, 'S'},
 		{"hash-policy", required_argument, NULL, 'P'},
+		{"collective", required_argument, NULL, 'C'},
 		{"hosts-ignore-pfc", no_argument, NULL, 'I'}, {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *config = NULL, *out = NULL, *in_dir = NULL, *policy_arg = NULL;
+	const char *config = NULL, *out = NULL, *in_dir = NULL, *policy_arg = NULL, *coll_arg = NULL;
 	static char *in_arg[MAX_INPUTS];
 	unsigned n_in = 0;
 	unsigned long long seed = 1, until = 0, sample = 1000;
@@ -203,6 +215,7 @@ int rsw_cmd_replay(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'D': in_dir = optarg; break;
 		case 'P': policy_arg = optarg; break;
+		case 'C': coll_arg = optarg; break;
 		case 'I': ignore_pfc = 1; break;
 		case 'i':
 			if (n_in == MAX_INPUTS || !strchr(optarg, '=')) {
@@ -239,6 +252,11 @@ int rsw_cmd_replay(int argc, char **argv)
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
+	if (coll_arg && (!zone || n_in || in_dir)) {
+		fprintf(stderr, "rocesw replay: --collective needs a zone config (hosts) and no "
+			"--in or --in-dir\n");
+		return 2;
+	}
 	struct rsw_hash_policy pol;
 	if (policy_arg && load_policy(policy_arg, &pol) < 0)
 		return 2;
@@ -253,8 +271,19 @@ int rsw_cmd_replay(int argc, char **argv)
 		return 1;
 	}
 	static struct rsw_replay_input in[MAX_INPUTS];
-	unsigned n_direct;
-	if (place_inputs(&z, zone, in_arg, n_in, in_dir, in, &n_direct) < 0) {
+	static struct rsw_coll coll;
+	unsigned n_direct = 0;
+	if (coll_arg) {
+		if (rsw_coll_spec_parse(coll_arg, &z, &coll, err, sizeof(err)) < 0) {
+			fprintf(stderr, "rocesw replay: %s\n", err);
+			rsw_zone_free(&z);
+			return 2;
+		}
+		for (unsigned h = 0; h < z.n_host; h++) { /* the collective replaces captures */
+			free((char *)z.host[h].pcap);
+			z.host[h].pcap = NULL;
+		}
+	} else if (place_inputs(&z, zone, in_arg, n_in, in_dir, in, &n_direct) < 0) {
 		rsw_zone_free(&z);
 		return 2;
 	}
@@ -272,7 +301,7 @@ int rsw_cmd_replay(int argc, char **argv)
 	struct rsw_replay_model model = {
 		.sw = z.sw, .n_sw = z.n_sw, .host = z.host, .n_host = z.n_host, .link = z.link,
 		.n_link = z.n_link, .in = in, .n_in = n_direct, .zone = zone,
-		.hosts_ignore_pfc = ignore_pfc};
+		.hosts_ignore_pfc = ignore_pfc, .coll = coll_arg ? &coll : NULL};
 	char evpath[4096];
 	snprintf(evpath, sizeof(evpath), "%s/events.jsonl", out);
 	FILE *ev = fopen(evpath, "w");
@@ -296,8 +325,8 @@ int rsw_cmd_replay(int argc, char **argv)
 		rsw_zone_free(&z);
 		return 1;
 	}
-	rc = write_outputs(out, &z, zone, &res) < 0;
-	rsw_replay_summary_print(stdout, &z, zone, &res);
+	rc = write_outputs(out, &z, zone, &res, model.coll) < 0;
+	rsw_replay_summary_print(stdout, &z, zone, &res, model.coll);
 	rsw_replay_result_free(&res, z.n_sw);
 	rsw_fib_process_exiting();
 	rsw_zone_free(&z);

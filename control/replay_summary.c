@@ -192,13 +192,121 @@ static json_t *hosts_json(const struct rsw_zone *z, const struct rsw_replay_resu
 			json_array_append_new(paused, J(x->paused_ns[p]));
 		json_object_set_new(o, "paused_ns", paused);
 		json_object_set_new(o, "unsent", J(x->unsent));
+		json_object_set_new(o, "injected_drops", J(x->injected_drops));
 		json_array_append_new(hosts, o);
 	}
 	return hosts;
 }
 
+/* NCCL's figures (nccl-tests doc/PERFORMANCE.md): algbw = size / time, busbw = algbw x the
+ * pattern's factor; in GB/s (1e9 bytes per second), as nccl-tests prints them. */
+static void coll_bw(const struct rsw_coll *c, const struct rsw_coll_result *cr, double *alg,
+		    double *bus)
+{
+	uint64_t t = cr->done_ns - cr->start_ns;
+	*alg = cr->complete && t ? (double)cr->bytes / (double)t : 0;
+	*bus = *alg * rsw_coll_busbw_factor(c->pattern, c->n_ranks);
+}
+
+static json_t *coll_json(const struct rsw_zone *z, const struct rsw_coll *c,
+			 const struct rsw_coll_result *cr)
+{
+	json_t *o = json_object(), *ranks = json_array(), *steps = json_array(), *qps = json_array();
+	json_object_set_new(o, "pattern", json_string(rsw_coll_pattern_name(c->pattern)));
+	for (unsigned i = 0; i < c->n_ranks; i++)
+		json_array_append_new(ranks, json_string(z->host[c->rank_host[i]].name));
+	json_object_set_new(o, "ranks", ranks);
+	json_object_set_new(o, "size_bytes", J(cr->bytes));
+	json_object_set_new(o, "chunk_bytes", J(c->chunk));
+	json_object_set_new(o, "qps_per_connection", J(c->qps));
+	json_object_set_new(o, "split", json_string(c->split ? "even" : "rr"));
+	json_object_set_new(o, "cts_window", J(c->cts_window));
+	json_object_set_new(o, "rto_ns", J(c->rto_ns));
+	json_object_set_new(o, "complete", json_boolean(cr->complete));
+	json_object_set_new(o, "start_ns", J(cr->start_ns));
+	json_object_set_new(o, "done_ns", cr->complete ? J(cr->done_ns) : json_null());
+	json_object_set_new(o, "time_ns", cr->complete ? J(cr->done_ns - cr->start_ns)
+						       : json_null());
+	double alg, bus;
+	coll_bw(c, cr, &alg, &bus);
+	json_object_set_new(o, "algbw_GBps", cr->complete ? json_real(alg) : json_null());
+	json_object_set_new(o, "busbw_GBps", cr->complete ? json_real(bus) : json_null());
+	json_object_set_new(o, "busbw_factor",
+			    json_real(rsw_coll_busbw_factor(c->pattern, c->n_ranks)));
+	for (unsigned s = 0; s < cr->n_steps; s++)
+		json_array_append_new(steps, cr->step_done_ns[s] ? J(cr->step_done_ns[s])
+								 : json_null());
+	json_object_set_new(o, "step_done_ns", steps);
+	uint64_t tot[4] = {0};
+	for (uint64_t i = 0; i < cr->n_qps; i++) {
+		const struct rsw_coll_qp_stats *q = &cr->qp[i];
+		json_t *e = json_object();
+		json_object_set_new(e, "host", json_string(z->host[q->host].name));
+		json_object_set_new(e, "peer", json_string(z->host[q->peer].name));
+		json_object_set_new(e, "qp", J(q->q));
+		json_object_set_new(e, "data_packets", J(q->data_packets));
+		json_object_set_new(e, "data_bytes", J(q->data_bytes));
+		json_object_set_new(e, "retransmitted", J(q->retransmitted));
+		json_object_set_new(e, "timeouts", J(q->timeouts));
+		json_object_set_new(e, "acks_rx", J(q->acks_rx));
+		json_object_set_new(e, "naks_rx", J(q->naks_rx));
+		json_object_set_new(e, "acks_tx", J(q->acks_tx));
+		json_object_set_new(e, "naks_tx", J(q->naks_tx));
+		json_object_set_new(e, "cts_rx", J(q->cts_rx));
+		json_object_set_new(e, "cts_tx", J(q->cts_tx));
+		json_object_set_new(e, "cnps_rx", J(q->cnps_rx));
+		json_object_set_new(e, "cnps_tx", J(q->cnps_tx));
+		json_object_set_new(e, "rate_cuts", J(q->rate_cuts));
+		json_object_set_new(e, "error", json_boolean(q->error));
+		json_array_append_new(qps, e);
+		tot[0] += q->retransmitted;
+		tot[1] += q->timeouts;
+		tot[2] += q->cnps_rx;
+		tot[3] += q->rate_cuts;
+	}
+	json_object_set_new(o, "retransmitted", J(tot[0]));
+	json_object_set_new(o, "timeouts", J(tot[1]));
+	json_object_set_new(o, "cnps", J(tot[2]));
+	json_object_set_new(o, "rate_cuts", J(tot[3]));
+	json_object_set_new(o, "injected_drops", J(cr->injected_drops));
+	json_object_set_new(o, "qps", qps);
+	return o;
+}
+
+static void coll_print(FILE *f, const struct rsw_zone *z, const struct rsw_coll *c,
+		       const struct rsw_coll_result *cr)
+{
+	(void)z;
+	for (unsigned s = 0; s < cr->n_steps; s++)
+		if (cr->step_done_ns[s])
+			fprintf(f, "step %-3u done at %.3f us\n", s, (double)cr->step_done_ns[s] / 1e3);
+	uint64_t rt = 0, to = 0, naks = 0, cnps = 0, cuts = 0, err = 0;
+	for (uint64_t i = 0; i < cr->n_qps; i++) {
+		rt += cr->qp[i].retransmitted;
+		to += cr->qp[i].timeouts;
+		naks += cr->qp[i].naks_rx;
+		cnps += cr->qp[i].cnps_rx;
+		cuts += cr->qp[i].rate_cuts;
+		err += cr->qp[i].error != 0;
+	}
+	double alg, bus;
+	coll_bw(c, cr, &alg, &bus);
+	if (cr->complete)
+		fprintf(f, "collective %s over %u ranks, %lu bytes: %.3f us, algbw %.2f GB/s, busbw "
+			"%.2f GB/s\n", rsw_coll_pattern_name(c->pattern), c->n_ranks,
+			(unsigned long)cr->bytes, (double)(cr->done_ns - cr->start_ns) / 1e3, alg,
+			bus);
+	else
+		fprintf(f, "collective %s over %u ranks: NOT complete (%lu QPs in error)\n",
+			rsw_coll_pattern_name(c->pattern), c->n_ranks, (unsigned long)err);
+	fprintf(f, "transport: %lu packets retransmitted, %lu timeouts, %lu NAKs, %lu CNPs, %lu rate "
+		"cuts, %lu injected drops\n", (unsigned long)rt, (unsigned long)to,
+		(unsigned long)naks, (unsigned long)cnps, (unsigned long)cuts,
+		(unsigned long)cr->injected_drops);
+}
+
 json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
-				const struct rsw_replay_result *r)
+				const struct rsw_replay_result *r, const struct rsw_coll *coll)
 {
 	json_t *root = json_object();
 	json_object_set_new(root, "start_ns", J(r->start_ns));
@@ -230,6 +338,8 @@ json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
 	json_object_set_new(root, "links", links_json(z, r));
 	json_object_set_new(root, "drops", drops_json(drops));
 	json_object_set_new(root, "flows", flows_json(r));
+	if (coll && r->coll)
+		json_object_set_new(root, "collective", coll_json(z, coll, r->coll));
 	json_t *c = json_object();
 	json_object_set_new(c, "entered", J(r->entered));
 	json_object_set_new(c, "generated", J(r->generated));
@@ -266,7 +376,7 @@ static void print_ports(FILE *f, const char *sw, const struct rsw_fib *fib,
 }
 
 void rsw_replay_summary_print(FILE *f, const struct rsw_zone *z, int zone,
-			      const struct rsw_replay_result *r)
+			      const struct rsw_replay_result *r, const struct rsw_coll *coll)
 {
 	fprintf(f, "%-24s %10s %12s %10s %12s %8s %8s %12s\n", "port", "rx_packets", "rx_bytes",
 		"tx_packets", "tx_bytes", "pfc_rx", "pfc_tx", "max_queue_B");
@@ -290,6 +400,8 @@ void rsw_replay_summary_print(FILE *f, const struct rsw_zone *z, int zone,
 	if (json_is_integer(c))
 		fprintf(f, "all flows done in %.3f us\n", (double)json_integer_value(c) / 1e3);
 	json_decref(c);
+	if (coll && r->coll)
+		coll_print(f, z, coll, r->coll);
 	if (!zone) {
 		const struct rsw_replay_switch_result *s = &r->sw[0];
 		fprintf(f, "last departure %.9f s; received %lu = transmitted %lu + dropped %lu + "

@@ -11,9 +11,10 @@
 
 /* summary.json: for one switch (not zone) the switch's ports, drops and conservation at the top
  * level; for a zone, switches[], hosts[] and links[] and the zone's conservation. */
+/* coll: the closed-loop collective that ran (its figures under "collective"), or NULL. */
 json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
-				const struct rsw_replay_result *r);
+				const struct rsw_replay_result *r, const struct rsw_coll *coll);
 void rsw_replay_summary_print(FILE *f, const struct rsw_zone *z, int zone,
-			      const struct rsw_replay_result *r);
+			      const struct rsw_replay_result *r, const struct rsw_coll *coll);
 
 #endif

@@ -29,12 +29,17 @@ static void put32(uint8_t *p, uint32_t v)
 size_t rsw_roce_build(uint8_t *buf, size_t cap, const struct rsw_roce_spec *s)
 {
 	uint16_t ext = rsw_roce_opcode_ext[s->opcode];
-	/* RC SEND/WRITE families only: RETH is the one extended header they may carry */
-	if (!(ext & RSW_OPC_VALID) || (ext & ~(RSW_OPC_VALID | RSW_EXT_RETH)) || s->opcode > 0x1F)
+	/* RC SEND/WRITE families (RETH), RC ACKNOWLEDGE (AETH) and the CNP */
+	const uint16_t allowed = RSW_OPC_VALID | RSW_EXT_RETH | RSW_EXT_AETH | RSW_EXT_CNP;
+	if (!(ext & RSW_OPC_VALID) || (ext & ~allowed) ||
+	    (s->opcode > 0x1F && s->opcode != RSW_OP_CNP) ||
+	    ((ext & (RSW_EXT_AETH | RSW_EXT_CNP)) && s->payload))
 		return 0;
 	unsigned reth = (ext & RSW_EXT_RETH) ? RSW_RETH_LEN : 0;
+	unsigned aeth = (ext & RSW_EXT_AETH) ? RSW_AETH_LEN : 0;
+	unsigned cnp = (ext & RSW_EXT_CNP) ? RSW_CNP_RSVD_LEN : 0;
 	unsigned pad = (4 - (s->payload & 3)) & 3;
-	size_t roce = RSW_BTH_LEN + reth + s->payload + pad + RSW_ICRC_LEN;
+	size_t roce = RSW_BTH_LEN + reth + aeth + cnp + s->payload + pad + RSW_ICRC_LEN;
 	size_t len = 14 + 20 + 8 + roce;
 	if (len > cap || len - 14 > 0xFFFF)
 		return 0;
@@ -76,6 +81,10 @@ size_t rsw_roce_build(uint8_t *buf, size_t cap, const struct rsw_roce_spec *s)
 		put32(r + 8, s->rkey);
 		put32(r + 12, s->dma_len);
 	}
+	if (aeth) /* syndrome (ACK, or NAK and its code) and the responder's MSN */
+		put32(bth + RSW_BTH_LEN, (uint32_t)s->syndrome << 24 | (s->msn & 0xFFFFFF));
+	if (cnp) /* a CNP carries the BECN bit (IBTA RoCEv2 Annex A17.9.2) */
+		bth[4] |= RSW_BTH_BECN;
 	struct rsw_pkt_meta m;
 	if (rsw_parse(buf, (uint32_t)len, &m) != 0)
 		return 0;

@@ -18,14 +18,16 @@ struct rsw_roce_spec {
 	uint8_t ackreq;
 	uint64_t va;         /* RETH virtual address, when the opcode carries a RETH */
 	uint32_t rkey, dma_len;
-	uint32_t payload;    /* payload bytes (zeros) */
+	uint32_t payload;    /* payload bytes (zeros); 0 for ACKNOWLEDGE and CNP */
+	uint8_t syndrome;    /* AETH of an RC ACKNOWLEDGE (0x11): ACK 0x1F, NAK 0x60 | code */
+	uint32_t msn;        /* AETH message sequence number (24 bits) */
 };
 
 /* Largest frame this builds: Ethernet + IPv4 + UDP + BTH + RETH + payload + pad + ICRC. */
 #define RSW_ROCE_BUILD_OVERHEAD (14 + 20 + 8 + 12 + 16 + 3 + 4)
 
 /* Writes the frame into buf (cap bytes) and returns its length, or 0 if it does not fit or the
- * opcode is not one this builds (RC SEND and RDMA WRITE families). */
+ * opcode is not one this builds (RC SEND and RDMA WRITE families, RC ACKNOWLEDGE, CNP). */
 size_t rsw_roce_build(uint8_t *buf, size_t cap, const struct rsw_roce_spec *s);
 
 /* The UDP source port Linux derives from the QP numbers (REFERENCE §1). */

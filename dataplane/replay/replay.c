@@ -414,6 +414,9 @@ void rsw_replay_result_free(struct rsw_replay_result *res, unsigned n_sw)
 	free(res->host);
 	free(res->flow_key);
 	free(res->flow);
+	if (res->coll)
+		free(res->coll->qp);
+	free(res->coll);
 	memset(res, 0, sizeof(*res));
 }
 
@@ -440,6 +443,8 @@ static void finish(struct replay *r)
 		res->in_flight += r->link[i].n;
 	for (unsigned h = 0; h < md->n_host; h++)
 		host_finish(r, h, res->end_ns);
+	if (r->loop)
+		loop_finish(r);
 	res->n_flows = r->flows.n;
 	res->flow_key = r->flows.key;
 	res->flow = r->fl;
@@ -472,6 +477,7 @@ static void cleanup(struct replay *r)
 			rte_pktmbuf_free(l->q[(l->head + k) % l->cap].m);
 		free(l->q);
 	}
+	loop_free(r);
 	rsw_event_heap_free(&r->q);
 	rsw_flow_table_free(&r->flows);
 	free(r->fl);
@@ -535,9 +541,14 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 		if (!r.in[i].eof)
 			rp_schedule(&r, i, r.in[i].t);
 	}
+	if (model->coll) {
+		if (loop_init(&r, err, errlen) < 0)
+			goto out;
+		loop_start(&r);
+	}
 	for (unsigned h = 0; h < model->n_host; h++) {
 		struct host_node *hn = &r.host[h];
-		if (!hn->has_in)
+		if (!hn->has_in || model->coll)
 			continue;
 		rp_cap_next(&r, &hn->in);
 		if (!hn->in.eof)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "collective.h"
 #include "dataplane/pkt/flow_table.h"
 #include "dataplane/tables/switch.h"
 
@@ -54,6 +55,7 @@ struct rsw_replay_model {
 	unsigned n_in;
 	int zone;              /* outputs DIR/<switch>/<port>.pcap and DIR/<host>.pcap */
 	int hosts_ignore_pfc;  /* hosts send at the captured times whatever they receive */
+	const struct rsw_coll *coll; /* closed-loop hosts run this collective (no captures) */
 };
 
 struct rsw_replay_port_stats {
@@ -74,6 +76,7 @@ struct rsw_replay_host_result {
 	uint64_t max_delay_ns, total_delay_ns;
 	uint64_t paused_ns[8];        /* time each priority was paused by received PFC */
 	uint64_t unsent;              /* still waiting at the end (--until) */
+	uint64_t injected_drops;      /* frames lost on purpose on its link (closed loop) */
 };
 
 /* A flow's life: from its first packet entering (a host sending it, or a direct input arriving)
@@ -100,6 +103,7 @@ struct rsw_replay_result {
 	size_t n_flows;
 	struct rsw_flow_key *flow_key; /* by flow, in order of first arrival */
 	struct rsw_replay_flow *flow;
+	struct rsw_coll_result *coll; /* closed loop: what the collective did, or NULL */
 };
 
 /* Frees what a result holds. */

@@ -29,8 +29,10 @@ static unsigned classify(struct replay *r, const struct host_node *hn, const uin
 	return m.pg & 7;
 }
 
+/* A frame leaves host h at t (its capture records it); lost: it never reaches the far end (a
+ * closed-loop test's injected drop), counted as dropped. */
 static void send_frame(struct replay *r, struct host_node *hn, uint64_t t, const uint8_t *data,
-		       uint32_t len, uint32_t flow)
+		       uint32_t len, uint32_t flow, int lost)
 {
 	rp_write(hn->out, t, data, len);
 	hn->res->tx_packets++;
@@ -39,6 +41,11 @@ static void send_frame(struct replay *r, struct host_node *hn, uint64_t t, const
 	rp_flow_enter(r, flow, t, len);
 	if (t > r->res->end_ns)
 		r->res->end_ns = t;
+	if (lost) {
+		r->res->dropped++;
+		hn->res->injected_drops++;
+		return;
+	}
 	if (hn->tx_link < 0)
 		return; /* zone configs give every host a link */
 	struct rte_mbuf *m = rp_mbuf(r, data, len, flow);
@@ -46,6 +53,15 @@ static void send_frame(struct replay *r, struct host_node *hn, uint64_t t, const
 		rp_link_send(r, hn->tx_link, t, m);
 	else
 		rp_link_lost(r, hn->tx_link, t, len);
+}
+
+void host_send(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint32_t len,
+	       int lost)
+{
+	struct host_node *hn = &r->host[h];
+	uint32_t flow;
+	classify(r, hn, data, len, &flow);
+	send_frame(r, hn, t, data, len, flow, lost);
 }
 
 /* Frames captured at or before t join their priority's queue. */
@@ -79,7 +95,7 @@ static void wake_ignoring_pfc(struct replay *r, unsigned h, uint64_t t)
 	while (!hn->in.eof && hn->in.t <= t) {
 		uint32_t flow;
 		classify(r, hn, hn->in.data, hn->in.len, &flow);
-		send_frame(r, hn, t, hn->in.data, hn->in.len, flow);
+		send_frame(r, hn, t, hn->in.data, hn->in.len, flow, 0);
 		rp_cap_next(r, &hn->in);
 	}
 	if (!hn->in.eof)
@@ -89,6 +105,10 @@ static void wake_ignoring_pfc(struct replay *r, unsigned h, uint64_t t)
 void host_wake(struct replay *r, unsigned h, uint64_t t)
 {
 	struct host_node *hn = &r->host[h];
+	if (r->loop) {
+		loop_wake(r, h, t);
+		return;
+	}
 	if (r->model->hosts_ignore_pfc) {
 		wake_ignoring_pfc(r, h, t);
 		return;
@@ -123,7 +143,7 @@ void host_wake(struct replay *r, unsigned h, uint64_t t)
 				hn->res->max_delay_ns = d;
 		}
 		rsw_shaper_send(&hn->shaper, t, p->len);
-		send_frame(r, hn, t, p->data, p->len, p->flow);
+		send_frame(r, hn, t, p->data, p->len, p->flow, 0);
 		free(p);
 		rp_schedule(r, r->id_host + h, rsw_shaper_free_ns(&hn->shaper));
 		return;
@@ -153,12 +173,14 @@ void host_rx(struct replay *r, unsigned h, uint64_t t, struct rte_mbuf *mb)
 			rp_event_pfc(r, t, m.l2_kind == RSW_L2_PFC ? "pfc_rx" : "pause_rx", "host",
 				     hn->name, NULL, m.l2_kind == RSW_L2_PFC ? m.pfc_class_enable : 0xFF,
 				     m.pfc_time);
-		if (!r->model->hosts_ignore_pfc)
+		if (!r->model->hosts_ignore_pfc || r->loop)
 			host_wake(r, h, t);
 	} else {
 		hn->res->rx_packets++;
 		hn->res->rx_bytes += len;
 		rp_flow_leave(r, *frame_flow(r, mb), t);
+		if (r->loop)
+			loop_rx(r, h, t, rte_pktmbuf_mtod(mb, uint8_t *), len);
 	}
 	rte_pktmbuf_free(mb);
 }
@@ -168,7 +190,7 @@ void host_finish(struct replay *r, unsigned h, uint64_t end_ns)
 	struct host_node *hn = &r->host[h];
 	for (unsigned prio = 0; prio < 8; prio++)
 		hn->res->paused_ns[prio] = rsw_pause_total_ns(&hn->pause, prio, end_ns);
-	hn->res->unsent = hn->n_pending;
+	hn->res->unsent += hn->n_pending;
 }
 
 void host_free_pending(struct host_node *hn)

@@ -101,6 +101,7 @@ struct replay {
 	char *err;                   /* first read error of a capture, which ends the run */
 	size_t errlen;
 	int failed;
+	struct loop *loop;           /* closed-loop hosts running a collective, or NULL */
 	unsigned settle_sw;          /* switch and time of the sw_settle running (watchdog log) */
 	uint64_t settle_t;
 };
@@ -142,5 +143,17 @@ void host_wake(struct replay *r, unsigned h, uint64_t t);
 void host_rx(struct replay *r, unsigned h, uint64_t t, struct rte_mbuf *m);
 void host_finish(struct replay *r, unsigned h, uint64_t end_ns);
 void host_free_pending(struct host_node *hn);
+/* Host h puts a frame on its link at t (lost: an injected drop, it never arrives). */
+void host_send(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint32_t len,
+	       int lost);
+
+/* replay_loop.c: closed-loop hosts */
+int loop_init(struct replay *r, char *err, size_t errlen);
+void loop_start(struct replay *r);
+void loop_wake(struct replay *r, unsigned h, uint64_t t);
+/* A frame reached host h: the collective's frames drive its QPs. Returns 1 if it was one. */
+int loop_rx(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint32_t len);
+void loop_finish(struct replay *r);
+void loop_free(struct replay *r);
 
 #endif

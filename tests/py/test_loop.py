@@ -1,0 +1,241 @@
+"""Closed-loop hosts (`rocesw replay --collective`): an uncongested ring AllReduce takes the analytic
+2(N-1) steps of a chunk's wire time plus the per-step latency of docs/replay.md; a dropped frame is
+recovered by go-back-N after exactly the retransmission timeout (NAK off) or one round trip (NAK),
+the lost PSN range resent once and every PSN accepted in order (read from the captures); CTS
+admission bounds the bottleneck queue by window x chunk x senders; frames are valid RoCEv2 (ICRC
+checked independently); runs are byte-identical; bad specs are refused with the reason."""
+import filecmp
+import json
+import math
+import os
+import struct
+import subprocess
+import unittest
+
+from scapy.utils import RawPcapReader
+
+import rocepkt
+from common import ROCESW, tmpdir
+
+SPEED = 100000  # Mb/s
+CABLE_M = 3
+PROP_NS = 5 * CABLE_M
+MTU = 4096
+WIRE_EXTRA = 24  # FCS + preamble/SFD + IFG (REFERENCE §3)
+IFG = 12
+
+
+def switch_yaml(n):
+    ports = "\n".join(f"  Ethernet{8 * i}: {{speed: {SPEED}, role: host, mtu: 9100}}"
+                      for i in range(n))
+    neigh = "\n".join(f'  "Ethernet{8 * i}|10.1.0.{2 * i + 1}": {{neigh: "02:00:00:01:00:{i:02x}"}}'
+                      for i in range(n))
+    routes = "\n".join(f'  "10.1.0.{2 * i + 1}/32": {{nexthop: "10.1.0.{2 * i + 1}"}}'
+                       for i in range(n))
+    return (f'DEVICE_METADATA:\n  localhost: {{hostname: sw, mac: "02:00:00:00:01:00"}}\n'
+            f"PORT:\n{ports}\nNEIGH:\n{neigh}\nSTATIC_ROUTE:\n{routes}\n")
+
+
+def zone_yaml(n):
+    hosts = "\n".join(f"  h{i}: {{}}" for i in range(n))
+    links = "\n".join(f'  - {{a: h{i}, b: "sw|Ethernet{8 * i}", length: {CABLE_M}m}}'
+                      for i in range(n))
+    return f"SWITCH:\n  sw: {{config: sw.yaml}}\nHOST:\n{hosts}\nLINK:\n{links}\n"
+
+
+def read(path):
+    r = RawPcapReader(path)
+    try:
+        return [(m.sec * 10**9 + m.usec, bytes(d)) for d, m in r]
+    finally:
+        r.close()
+
+
+def bth(raw):
+    """(opcode, dest QP, PSN, ackreq) of a RoCEv2 frame, or None."""
+    if len(raw) < 54 or raw[12:14] != b"\x08\x00" or raw[23] != 17:
+        return None
+    if struct.unpack(">H", raw[36:38])[0] != 4791:
+        return None
+    b = raw[42:54]
+    return b[0], int.from_bytes(b[5:8], "big"), int.from_bytes(b[9:12], "big"), bool(b[8] & 0x80)
+
+
+def wire_ns(length):
+    return (length + WIRE_EXTRA) * 8000 / SPEED
+
+
+def data_frame_len(payload, first):
+    pad = (4 - payload % 4) % 4
+    return 14 + 20 + 8 + 12 + (16 if first else 0) + payload + pad + 4
+
+
+class Loop(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tmpdir()
+
+    def zone(self, n):
+        d = os.path.join(self.dir, f"zone{n}")
+        if not os.path.isdir(d):
+            os.makedirs(d)
+            with open(os.path.join(d, "sw.yaml"), "w") as f:
+                f.write(switch_yaml(n))
+            with open(os.path.join(d, "zone.yaml"), "w") as f:
+                f.write(zone_yaml(n))
+        return os.path.join(d, "zone.yaml")
+
+    def run_coll(self, name, n, spec, config=None, ok=True):
+        out = os.path.join(self.dir, name)
+        r = subprocess.run([ROCESW, "replay", "--config", config or self.zone(n), "--collective",
+                            spec, "--out", out], capture_output=True, text=True)
+        if not ok:
+            return r
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "summary.json")) as f:
+            return out, json.load(f), r.stdout
+
+    def test_uncongested_ring_matches_formula(self):
+        n, size = 4, 4 << 20
+        out, s, stdout = self.run_coll("ring4", n, f"ring,size={size}")
+        c = s["collective"]
+        self.assertTrue(c["complete"])
+        self.assertEqual(len(c["step_done_ns"]), 2 * (n - 1))
+        # one step: the chunk's packets back to back on the sender's wire, then the last one's
+        # propagation, a store-and-forward of a full frame at the switch, its serialization and
+        # propagation to the receiver (docs/replay.md, "Closed-loop hosts")
+        per = size // n
+        pkts = math.ceil(per / MTU)
+        lens = [data_frame_len(min(MTU, per - i * MTU), i == 0) for i in range(pkts)]
+        chunk_wire = sum(wire_ns(x) for x in lens)
+        latency = 2 * PROP_NS + (max(lens) + WIRE_EXTRA - IFG) * 8000 / SPEED \
+            - IFG * 8000 / SPEED
+        step = chunk_wire + latency
+        expect = 2 * (n - 1) * step
+        # the same as 2(N-1)/N x S/B plus the per-step terms, B the wire rate per payload byte
+        self.assertAlmostEqual(c["time_ns"] / expect, 1, delta=0.01)
+        self.assertLess(abs(c["time_ns"] - 2 * (n - 1) / n * size * 8 / (SPEED / 1000)
+                            * (chunk_wire / (per * 8 / (SPEED / 1000))) - 2 * (n - 1) * latency),
+                        0.01 * expect)
+        for k, t in enumerate(c["step_done_ns"]):
+            self.assertAlmostEqual(t / ((k + 1) * step), 1, delta=0.01)
+        # NCCL's figures: algbw = S / t, busbw = algbw x 2(n-1)/n (GB/s)
+        self.assertAlmostEqual(c["algbw_GBps"], size / c["time_ns"], places=6)
+        self.assertAlmostEqual(c["busbw_GBps"], size / c["time_ns"] * 2 * (n - 1) / n, places=6)
+        self.assertIn("busbw", stdout)
+        self.assertEqual(c["retransmitted"], 0)
+        self.assertTrue(s["conservation"]["holds"])
+        # every frame a host sent is valid RoCEv2: ICRC computed independently
+        frames = read(os.path.join(out, "h0.pcap"))
+        ops = set()
+        for _, raw in frames:
+            self.assertEqual(rocepkt.icrc(raw[14:]), raw[-4:])
+            ops.add(bth(raw)[0])
+        self.assertEqual(ops, {0x06, 0x07, 0x08, 0x11})
+        # every rank received exactly what its predecessor wrote: 2(N-1) chunks of S/N
+        for i in range(n):
+            got = read(os.path.join(out, f"h{i}.pcap"))
+            data = [bth(raw) for _, raw in got if bth(raw)[0] in (6, 7, 8, 10)]
+            self.assertEqual(len(data), 2 * (n - 1) * pkts)
+            self.assertEqual([p[2] for p in data], list(range(len(data))))
+
+    def test_deterministic(self):
+        spec = "ring,size=1M,qps=4,split=rr,drop=h1@7"
+        a, _, _ = self.run_coll("det-a", 4, spec)
+        b, _, _ = self.run_coll("det-b", 4, spec)
+        cmp = filecmp.dircmp(a, b)
+        self.assertEqual((cmp.left_only, cmp.right_only, cmp.diff_files), ([], [], []))
+        self.assertTrue(cmp.common_files)
+        sub = filecmp.dircmp(os.path.join(a, "sw"), os.path.join(b, "sw"))
+        self.assertEqual(sub.diff_files, [])
+
+    def data_psns(self, path, dqp=None):
+        out = []
+        for t, raw in read(path):
+            h = bth(raw)
+            if h and h[0] in (6, 7, 8, 10) and (dqp is None or h[1] == dqp):
+                out.append((t, h[2]))
+        return out
+
+    def accepted_in_order(self, psns):
+        """What an RC responder accepts: only the expected PSN, which then advances."""
+        e, acc = 0, []
+        for p in psns:
+            if p == e:
+                acc.append(p)
+                e += 1
+        return acc
+
+    def test_drop_recovered_after_timeout(self):
+        rto = 100000
+        # two ranks, one packet per step: h0's first packet is lost; without NAKs nothing but the
+        # timer started by that send can recover it
+        out, s, _ = self.run_coll("drop-rto", 2, f"ring,size=2048,nak=off,rto={rto},drop=h0@0")
+        c = s["collective"]
+        self.assertTrue(c["complete"])
+        self.assertEqual(c["injected_drops"], 1)
+        sent = self.data_psns(os.path.join(out, "h0.pcap"))
+        first = {p: t for t, p in reversed(sent)}
+        psn_seq = [p for _, p in sent]
+        # PSN 0 lost at t0, PSN 1 (step 1) sent later; at t0 + RTO both go again, once
+        self.assertEqual(psn_seq, [0, 1, 0, 1])
+        self.assertEqual(sent[2][0], first[0] + rto)
+        q = next(x for x in c["qps"] if x["host"] == "h0")
+        self.assertEqual((q["timeouts"], q["retransmitted"], q["naks_rx"]), (1, 2, 0))
+        got = [p for _, p in self.data_psns(os.path.join(out, "sw", "Ethernet8.pcap"))]
+        self.assertEqual(got, [1, 0, 1])  # what reached h1: the lost one never did
+        self.assertEqual(self.accepted_in_order(got), [0, 1])
+
+    def test_drop_recovered_by_nak(self):
+        # 8 packets per step; h0's third data packet (PSN 2) is lost; the next one reveals the gap
+        out, s, _ = self.run_coll("drop-nak", 2, "ring,size=64K,drop=h0@2")
+        c = s["collective"]
+        self.assertTrue(c["complete"])
+        sent = self.data_psns(os.path.join(out, "h0.pcap"))
+        # the NAK: an RC ACKNOWLEDGE with syndrome 0x60 (PSN sequence error) from h1 for PSN 2
+        naks = []
+        for t, raw in read(os.path.join(out, "sw", "Ethernet0.pcap")):
+            h = bth(raw)
+            if h and h[0] == 0x11 and raw[54] & 0xE0 == 0x60:
+                naks.append((t, h[2], len(raw)))
+        self.assertEqual([x[1] for x in naks], [2])
+        t_nak, _, nak_len = naks[0]
+        arrive = t_nak + math.ceil((nak_len + WIRE_EXTRA - IFG) * 8000 / SPEED) + PROP_NS
+        retx = [i for i, (t, p) in enumerate(sent) if i > 2 and p == 2]
+        self.assertEqual(len(retx), 1)
+        t_retx = sent[retx[0]][0]
+        # go-back-N starts when the NAK has arrived and the wire is free (one frame at most)
+        self.assertGreaterEqual(t_retx, arrive)
+        self.assertLessEqual(t_retx, arrive + wire_ns(data_frame_len(MTU, True)) + 1)
+        # the range sent before the NAK arrived goes again, once; every PSN reaches h1 in order
+        before = [p for t, p in sent[:retx[0]]]
+        resent = [p for _, p in sent[retx[0]:retx[0] + len(before) - 2]]
+        self.assertEqual(resent, list(range(2, max(before) + 1)))
+        counts = {}
+        for _, p in sent:
+            counts[p] = counts.get(p, 0) + 1
+        self.assertEqual(sorted(p for p, k in counts.items() if k == 2), list(range(2, max(before) + 1)))
+        self.assertTrue(all(k <= 2 for k in counts.values()))
+        got = [p for _, p in self.data_psns(os.path.join(out, "sw", "Ethernet8.pcap"))]
+        total = max(counts) + 1
+        self.assertEqual(self.accepted_in_order(got), list(range(total)))
+        q = next(x for x in c["qps"] if x["host"] == "h0")
+        self.assertEqual((q["naks_rx"], q["timeouts"]), (1, 0))
+        self.assertEqual(q["retransmitted"], max(before) - 1)
+
+    def test_bad_specs(self):
+        for spec, why in [("ring,qps=0", "qps=0: expects 1 to 64"),
+                          ("wheel", "starts with a pattern"),
+                          ("ring,ranks=h0:h9", "no host named 'h9'"),
+                          ("ring,ranks=h0:h0", "host 'h0' twice"),
+                          ("incast,root=5", "root=5 but there are 2 ranks"),
+                          ("ring,size=1", "less than a byte per QP"),
+                          ("ring,colour=blue", "unknown key 'colour'"),
+                          ("ring,drop=h0", "HOST@N")]:
+            r = self.run_coll("bad", 2, spec, ok=False)
+            self.assertEqual(r.returncode, 2, spec)
+            self.assertIn(why, r.stderr, spec)
+
+
+if __name__ == "__main__":
+    unittest.main()
