@@ -173,7 +173,8 @@ static json_t *links_json(const struct rsw_zone *z, const struct rsw_replay_resu
 	return links;
 }
 
-static json_t *hosts_json(const struct rsw_zone *z, const struct rsw_replay_result *r)
+static json_t *hosts_json(const struct rsw_zone *z, const struct rsw_replay_result *r,
+			  int closed_loop)
 {
 	json_t *hosts = json_array();
 	for (unsigned h = 0; h < z->n_host; h++) {
@@ -192,7 +193,8 @@ static json_t *hosts_json(const struct rsw_zone *z, const struct rsw_replay_resu
 			json_array_append_new(paused, J(x->paused_ns[p]));
 		json_object_set_new(o, "paused_ns", paused);
 		json_object_set_new(o, "unsent", J(x->unsent));
-		json_object_set_new(o, "injected_drops", J(x->injected_drops));
+		if (closed_loop)
+			json_object_set_new(o, "injected_drops", J(x->injected_drops));
 		json_array_append_new(hosts, o);
 	}
 	return hosts;
@@ -334,7 +336,7 @@ json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
 	}
 	json_object_set_new(root, "zone", json_string(z->name));
 	json_object_set_new(root, "switches", sws);
-	json_object_set_new(root, "hosts", hosts_json(z, r));
+	json_object_set_new(root, "hosts", hosts_json(z, r, coll != NULL));
 	json_object_set_new(root, "links", links_json(z, r));
 	json_object_set_new(root, "drops", drops_json(drops));
 	json_object_set_new(root, "flows", flows_json(r));
