@@ -243,11 +243,16 @@ static int failure(const struct rsw_lab_traffic *t, const uint32_t *hash, unsign
 	fr->moved_resilient = rsw_lab_moved_flows(t, r0, r1);
 	fr->moved_modulo = rsw_lab_moved_flows(t, m0, m1);
 	/* flows whose member failed (resilient view: they have to move) */
-	uint8_t *seen = calloc(t->n_flows + 1, 1);
+	/* a flag per flow, set once: a counter would wrap after 256 packets and count the flow again */
+	bool *seen = calloc(t->n_flows + 1, sizeof(*seen));
 	fr->own = 0;
-	for (size_t i = 0; seen && i < t->n_pkts; i++)
-		if (!seen[t->flow[i]]++ && (fail_mask >> r0[i] & 1))
+	for (size_t i = 0; seen && i < t->n_pkts; i++) {
+		if (seen[t->flow[i]])
+			continue;
+		seen[t->flow[i]] = true;
+		if (fail_mask >> r0[i] & 1)
 			fr->own++;
+	}
 	free(seen);
 	rsw_lab_metrics(t, r1, members, fail_mask, &after);
 	fr->max_mean_resilient = after.max_mean;

@@ -25,6 +25,7 @@ static void usage(FILE *f)
 		"usage: rocesw replay --config F --out DIR [--in WHERE=FILE ...] [--in-dir DIR]\n"
 		"                     [--collective SPEC] [--hash-policy FILE[:NAME]]\n"
 		"                     [--hosts-ignore-pfc] [--seed N] [--until NS] [--sample-ns NS]\n"
+		"                     [--quiet]\n"
 		"\n"
 		"Replays captures on virtual time through the switch of config F, or through the\n"
 		"switches, hosts and links of a zone config F (docs/replay.md). Switches run the live\n"
@@ -57,7 +58,8 @@ static void usage(FILE *f)
 		"  --seed N         seed of the ECN marking random source (default 1; switch i of a\n"
 		"                   zone uses N + i)\n"
 		"  --until NS       stop at this virtual time (ns); what is queued then counts as queued\n"
-		"  --sample-ns NS   queue-depth sampling period of the event log (default 1000)\n");
+		"  --sample-ns NS   queue-depth sampling period of the event log (default 1000)\n"
+		"  --quiet          no progress line (there is none unless stderr is a terminal)\n");
 }
 
 /* The one policy of --hash-policy FILE[:NAME]. */
@@ -196,7 +198,7 @@ int rsw_cmd_replay(int argc, char **argv)
 		{"config", required_argument, NULL, 'c'}, {"out", required_argument, NULL, 'o'},
 		{"in", required_argument, NULL, 'i'}, {"in-dir", required_argument, NULL, 'D'},
 		{"seed", required_argument, NULL, 's'}, {"until", required_argument, NULL, 'u'},
-		{"sample-ns", required_argument, NULL, 'S'},
+		{"sample-ns", required_argument, NULL, 'S'}, {"quiet", no_argument, NULL, 'q'},
 		{"hash-policy", required_argument, NULL, 'P'},
 		{"collective", required_argument, NULL, 'C'},
 		{"hosts-ignore-pfc", no_argument, NULL, 'I'}, {"help", no_argument, NULL, 'h'},
@@ -206,7 +208,7 @@ int rsw_cmd_replay(int argc, char **argv)
 	static char *in_arg[MAX_INPUTS];
 	unsigned n_in = 0;
 	unsigned long long seed = 1, until = 0, sample = 1000;
-	int c, ignore_pfc = 0;
+	int c, ignore_pfc = 0, quiet = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -217,6 +219,7 @@ int rsw_cmd_replay(int argc, char **argv)
 		case 'P': policy_arg = optarg; break;
 		case 'C': coll_arg = optarg; break;
 		case 'I': ignore_pfc = 1; break;
+		case 'q': quiet = 1; break;
 		case 'i':
 			if (n_in == MAX_INPUTS || !strchr(optarg, '=')) {
 				fprintf(stderr, "rocesw replay: --in expects WHERE=FILE (at most %d)\n",
@@ -310,7 +313,9 @@ int rsw_cmd_replay(int argc, char **argv)
 		rsw_zone_free(&z);
 		return 1;
 	}
-	struct rsw_replay_opts ro = {.until_ns = until, .progress = stderr, .events = ev,
+	/* a progress line rewritten with \r is for a person watching; in a log it reads like loss */
+	FILE *progress = !quiet && isatty(STDERR_FILENO) ? stderr : NULL;
+	struct rsw_replay_opts ro = {.until_ns = until, .progress = progress, .events = ev,
 				     .sample_ns = sample};
 	struct rsw_replay_result res;
 	int rc = rsw_replay_run(&model, out, &ro, &res, err, sizeof(err));

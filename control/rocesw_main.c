@@ -27,8 +27,19 @@ static void usage(FILE *f)
 		"  del route PREFIX\n"
 		"              fault injection and quick changes on a running dataplane\n"
 		"\n"
-		"rocesw COMMAND --help describes a command.\n");
+		"rocesw COMMAND --help describes a command; rocesw --version prints the version.\n");
 }
+
+/* The subcommands, one row each. */
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} commands[] = {
+	{"inspect", rsw_cmd_inspect}, {"check-config", rsw_cmd_check_config},
+	{"replay", rsw_cmd_replay},   {"gen", rsw_cmd_gen},
+	{"hash", rsw_cmd_hash},       {"show", rsw_cmd_show},
+	{"set", rsw_cmd_set},         {"del", rsw_cmd_del},
+};
 
 int main(int argc, char **argv)
 {
@@ -36,22 +47,13 @@ int main(int argc, char **argv)
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
-	if (!strcmp(argv[1], "inspect"))
-		return rsw_cmd_inspect(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "check-config"))
-		return rsw_cmd_check_config(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "replay"))
-		return rsw_cmd_replay(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "gen"))
-		return rsw_cmd_gen(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "hash"))
-		return rsw_cmd_hash(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "show"))
-		return rsw_cmd_show(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "set"))
-		return rsw_cmd_set(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "del"))
-		return rsw_cmd_del(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("rocesw %s\n", RSW_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
 	fprintf(stderr, "rocesw: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

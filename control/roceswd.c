@@ -263,7 +263,7 @@ int main(int argc, char **argv)
 		{"config", required_argument, NULL, 'c'}, {"attach", required_argument, NULL, 'a'},
 		{"dataplane", required_argument, NULL, 'd'}, {"foreground", no_argument, NULL, 'f'},
 		{"syslog", no_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0},
 	};
 	const char *config = NULL, *attach = NULL, *dp_arg = NULL;
 	int foreground = 0, use_syslog = 0, c;
@@ -275,6 +275,7 @@ int main(int argc, char **argv)
 		case 'f': foreground = 1; break;
 		case 's': use_syslog = 1; break;
 		case 'h': usage(stdout); return 0;
+		case 'V': printf("roceswd %s\n", RSW_VERSION); return 0;
 		default: usage(stderr); return 2;
 		}
 	}

@@ -11,6 +11,7 @@
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_version.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_rcu_qsbr.h>
@@ -88,6 +89,26 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The usual cause of an EAL start failure, which DPDK reports only as an errno. */
+static const char *rsw_dp_eal_hint(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--no-huge"))
+			return "";
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	long total = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "HugePages_Total: %ld", &total) == 1)
+			break;
+	if (f)
+		fclose(f);
+	if (total == 0)
+		return "rocesw-dataplane: no hugepages are reserved on this machine: pass --no-huge -m 1024 "
+		       "to EAL, or reserve some (docs/dataplane.md)\n";
+	return "";
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -109,10 +130,14 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
 			return 0;
+		} else if (!strcmp(argv[i], "--version")) {
+			printf("rocesw-dataplane %s (%s)\n", RSW_VERSION, rte_version());
+			return 0;
 		}
 	int n = rte_eal_init(argc, argv);
 	if (n < 0) {
-		fprintf(stderr, "rocesw-dataplane: EAL: %s\n", rte_strerror(rte_errno));
+		fprintf(stderr, "rocesw-dataplane: EAL: %s\n%s", rte_strerror(rte_errno),
+			rsw_dp_eal_hint(argc, argv));
 		return 1;
 	}
 	argc -= n;

@@ -1,3 +1,4 @@
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,6 +23,21 @@ static int probe(const char *devargs, uint16_t *port_id, char *err, size_t errle
 	/* a PCI address or a port given by -a/--vdev on the EAL command line already exists */
 	if (rte_eth_dev_get_port_by_name(name, port_id) == 0)
 		return 0;
+	/* a kernel-interface PMD on a missing interface fails with a misleading errno: say why */
+	const char *iface = strstr(devargs, "iface=");
+	if (iface) {
+		char ifname[IF_NAMESIZE + 1];
+		size_t len = strcspn(iface + 6, ",");
+		snprintf(ifname, sizeof(ifname), "%.*s", (int)(len < IF_NAMESIZE ? len : IF_NAMESIZE),
+			 iface + 6);
+		if (len >= IF_NAMESIZE || !if_nametoindex(ifname)) {
+			snprintf(err, errlen,
+				 "cannot probe '%s': no network interface '%.*s' in this namespace (create "
+				 "it first: scripts/lab.py up CONFIG makes a lab's veths)",
+				 devargs, (int)len, iface + 6);
+			return -1;
+		}
+	}
 	if (rte_dev_probe(devargs) < 0) {
 		snprintf(err, errlen, "cannot probe '%s': %s", devargs, rte_strerror(rte_errno));
 		return -1;

@@ -554,7 +554,7 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 		if (!hn->in.eof)
 			rp_schedule(&r, r.id_host + h, hn->in.t);
 	}
-	time_t last_progress = time(NULL);
+	time_t last_progress = 0; /* the first line after 4096 events, then once a second */
 	int progressed = 0;
 	uint64_t n_events = 0;
 	struct rsw_wake w;

@@ -103,6 +103,21 @@ class HashLab(unittest.TestCase):
             self.assertEqual(f["moved_resilient"], f["own_flows"], name)
             self.assertGreater(f["moved_modulo"], f["own_flows"], name)
 
+    def test_failure_counts_long_flows_once(self):
+        """Flows of 300 packets (more than a byte counter holds): the flows that must move are
+        counted once each, as the Python model of the member choice says."""
+        flows = [rocepkt.roce(src=src, dst=dst, dqp=0x800 + 37 * q, psn=0,
+                              sport=rocepkt.linux_sport(0x800 + 37 * q, q), payload=bytes(64))
+                 for src, dst in PAIRS for q in range(8)]
+        frames = flows * 300
+        pcap = write_pcap(os.path.join(self.dir, "long.pcap"), frames)
+        got = self.lab("--pcap", pcap, "--members", "8", "--fail", "3")
+        for name in ("five_tuple", "dest_qp"):
+            want = expected(flows, name, 8, 4096)[3][0]
+            self.assertGreater(want, 0, "the test needs flows on the failed member")
+            self.assertEqual(got[name]["fail"]["own_flows"], want, name)
+            self.assertEqual(got[name]["fail"]["moved_resilient"], want, name)
+
     def test_seed_sweep(self):
         got = self.lab("--pcap", self.linux, "--members", "8", "--seed-sweep", "16")
         for name in ("five_tuple", "dest_qp"):
