@@ -1,3 +1,4 @@
+#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,20 @@ void rsw_daemon_cfg_defaults(struct rsw_daemon_cfg *d)
 	memset(d, 0, sizeof(*d));
 	snprintf(d->eal_args, sizeof(d->eal_args), "--no-huge -m 1024 --no-pci -l 0-1");
 	snprintf(d->control_socket, sizeof(d->control_socket), "/run/rocesw/dataplane.sock");
+	snprintf(d->metrics_address, sizeof(d->metrics_address), "127.0.0.1");
+	d->metrics_timeout = 10;
+}
+
+static int number(struct ydoc *y, yaml_node_t *v, const char *key, unsigned long max,
+		  const char *what, unsigned *out)
+{
+	const char *s = ydoc_str(v);
+	char *end;
+	unsigned long n = s ? strtoul(s, &end, 10) : 0;
+	if (!s || !*s || *end || n == 0 || n > max)
+		return ydoc_error(y, v, key, "expected %s 1-%lu, got '%s'", what, max, s ? s : "?");
+	*out = (unsigned)n;
+	return 0;
 }
 
 static int copy(struct ydoc *y, yaml_node_t *v, const char *key, char *out, size_t len)
@@ -46,19 +61,26 @@ int rsw_daemon_cfg_parse(struct ydoc *y, yaml_node_t *t, struct rsw_daemon_cfg *
 			else if (!strcmp(name, "dataplane"))
 				rc = copy(y, fv, "ROCESWD|GLOBAL.dataplane", d->dataplane,
 					  sizeof(d->dataplane));
-			else if (!strcmp(name, "metrics_port")) {
-				const char *s = ydoc_str(fv);
-				char *end;
-				unsigned long p = s ? strtoul(s, &end, 10) : 0;
-				if (!s || !*s || *end || p == 0 || p > 65535)
-					return ydoc_error(y, fv, "ROCESWD|GLOBAL.metrics_port",
-							  "expected a TCP port 1-65535, got '%s'", s ? s : "?");
-				d->metrics_port = (unsigned)p;
-				rc = 0;
+			else if (!strcmp(name, "metrics_port"))
+				rc = number(y, fv, "ROCESWD|GLOBAL.metrics_port", 65535, "a TCP port",
+					    &d->metrics_port);
+			else if (!strcmp(name, "metrics_timeout"))
+				rc = number(y, fv, "ROCESWD|GLOBAL.metrics_timeout", 3600, "seconds",
+					    &d->metrics_timeout);
+			else if (!strcmp(name, "metrics_address")) {
+				unsigned char a[16];
+				rc = copy(y, fv, "ROCESWD|GLOBAL.metrics_address", d->metrics_address,
+					  sizeof(d->metrics_address));
+				if (rc == 0 && inet_pton(AF_INET, d->metrics_address, a) != 1 &&
+				    inet_pton(AF_INET6, d->metrics_address, a) != 1)
+					return ydoc_error(y, fv, "ROCESWD|GLOBAL.metrics_address",
+							  "expected a numeric IPv4 or IPv6 address, got '%s'",
+							  d->metrics_address);
 			} else
 				return ydoc_error(y, fk, "ROCESWD|GLOBAL",
 						  "unknown field '%s' (expected eal_args, control_socket, "
-						  "control_group, metrics_port, dataplane)", name);
+						  "control_group, metrics_port, metrics_address, "
+						  "metrics_timeout, dataplane)", name);
 			if (rc < 0)
 				return -1;
 		}

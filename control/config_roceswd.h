@@ -1,7 +1,8 @@
 /* The ROCESWD table of a switch config (rocesw addition): how roceswd runs the dataplane.
  *   ROCESWD:
  *     GLOBAL: {eal_args: "--no-huge -m 1024 -l 0-1", control_socket: PATH,
- *              control_group: NAME, metrics_port: 9101, dataplane: PATH}
+ *              control_group: NAME, metrics_port: 9101, metrics_address: 127.0.0.1,
+ *              metrics_timeout: 10, dataplane: PATH}
  * Every field is optional (docs/roceswd.md gives the defaults). */
 #ifndef RSW_CONFIG_ROCESWD_H
 #define RSW_CONFIG_ROCESWD_H
@@ -16,6 +17,8 @@ struct rsw_daemon_cfg {
 	char control_group[64];
 	char dataplane[1024];
 	unsigned metrics_port;   /* 0: no metrics */
+	char metrics_address[64]; /* numeric IPv4 or IPv6 address to bind */
+	unsigned metrics_timeout; /* seconds a whole HTTP connection may take */
 };
 
 void rsw_daemon_cfg_defaults(struct rsw_daemon_cfg *d);

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -17,12 +18,12 @@ const char *rsw_ctl_socket_path(const char *arg)
 	return env && *env ? env : RSW_CTL_DEFAULT_SOCKET;
 }
 
-json_t *rsw_ctl_call(const char *path, json_t *req, char *err, size_t errlen)
+int rsw_ctl_send(const char *path, json_t *req, int pass_fd, char *err, size_t errlen)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof(a.sun_path)) {
 		snprintf(err, errlen, "%s: socket path too long", path);
-		return NULL;
+		return -1;
 	}
 	strcpy(a.sun_path, path);
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -31,17 +32,45 @@ json_t *rsw_ctl_call(const char *path, json_t *req, char *err, size_t errlen)
 			 path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
-		return NULL;
+		return -1;
 	}
-	struct timeval tv = {.tv_sec = 30};
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	json_object_set_new(req, "v", json_integer(1));
 	char *text = json_dumps(req, JSON_COMPACT);
-	char *buf = malloc(MAX_REPLY + 1);
+	struct iovec iov = {.iov_base = text, .iov_len = text ? strlen(text) : 0};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (pass_fd >= 0) {
+		m.msg_control = u.buf;
+		m.msg_controllen = sizeof(u.buf);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+	}
+	if (!text || sendmsg(fd, &m, MSG_NOSIGNAL) < 0) {
+		snprintf(err, errlen, "%s: %s", path, text ? strerror(errno) : "out of memory");
+		close(fd);
+		fd = -1;
+	}
+	free(text);
+	return fd;
+}
+
+json_t *rsw_ctl_recv(int fd, const char *path, int timeout_ms, char *err, size_t errlen)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	char *buf = NULL;
 	json_t *result = NULL;
 	ssize_t n = -1;
-	if (text && buf && send(fd, text, strlen(text), MSG_NOSIGNAL) >= 0)
-		n = recv(fd, buf, MAX_REPLY, 0);
+	int ready = poll(&p, 1, timeout_ms);
+	if (ready == 0)
+		errno = ETIMEDOUT;
+	if (ready > 0 && (buf = malloc(MAX_REPLY + 1)))
+		n = recv(fd, buf, MAX_REPLY, MSG_DONTWAIT);
 	if (n <= 0) {
 		snprintf(err, errlen, "%s: %s", path, n == 0 ? "the dataplane closed the connection"
 							     : strerror(errno));
@@ -58,8 +87,13 @@ json_t *rsw_ctl_call(const char *path, json_t *req, char *err, size_t errlen)
 		}
 		json_decref(reply);
 	}
-	free(text);
 	free(buf);
 	close(fd);
 	return result;
+}
+
+json_t *rsw_ctl_call(const char *path, json_t *req, char *err, size_t errlen)
+{
+	int fd = rsw_ctl_send(path, req, -1, err, errlen);
+	return fd < 0 ? NULL : rsw_ctl_recv(fd, path, 30000, err, errlen);
 }

@@ -16,4 +16,12 @@ const char *rsw_ctl_socket_path(const char *arg);
  * dataplane's error or the transport's in err. */
 json_t *rsw_ctl_call(const char *path, json_t *req, char *err, size_t errlen);
 
+/* The two halves of a call, for callers that wait on the reply in their own poll loop:
+ * rsw_ctl_send connects and sends req (with pass_fd as SCM_RIGHTS unless it is -1) and returns
+ * the connected socket, or -1 with err; rsw_ctl_recv waits up to timeout_ms (-1: no limit) for
+ * the reply on it, closes it and returns what rsw_ctl_call would. Neither takes req's
+ * reference. */
+int rsw_ctl_send(const char *path, json_t *req, int pass_fd, char *err, size_t errlen);
+json_t *rsw_ctl_recv(int fd, const char *path, int timeout_ms, char *err, size_t errlen);
+
 #endif

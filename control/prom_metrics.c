@@ -1,5 +1,6 @@
 /* The dataplane's counters (`show counters` reply) in Prometheus text exposition format 0.0.4:
- * names prefixed rocesw_, counters ending in _total, labels port / queue / priority / reason. */
+ * names prefixed rocesw_, counters ending in _total, base units (seconds, bytes), labels port /
+ * queue / priority / reason / group / member, every label value escaped. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,25 @@ static void emit(struct out *o, const char *fmt, ...)
 	}
 }
 
+/* A label value as the exposition format wants it: backslash, double quote and line feed
+ * escaped (names come from the user's config, which may hold any of them). */
+static void label(struct out *o, const char *v)
+{
+	for (v = v ? v : ""; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			emit(o, "\\%c", *v);
+		else if (*v == '\n')
+			emit(o, "\\n");
+		else
+			emit(o, "%c", *v);
+	}
+}
+
+static const char *str(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
 static long long num(json_t *o, const char *k)
 {
 	return (long long)json_integer_value(json_object_get(o, k));
@@ -58,14 +78,17 @@ static void per_port(struct out *o, json_t *ports, const char *name, const char 
 	json_t *p;
 	size_t i;
 	head(o, name, "counter", help);
-	json_array_foreach(ports, i, p)
-		emit(o, "%s{port=\"%s\"} %lld\n", name, json_string_value(json_object_get(p, "name")),
-		     num(p, key));
+	json_array_foreach(ports, i, p) {
+		emit(o, "%s{port=\"", name);
+		label(o, str(p, "name"));
+		emit(o, "\"} %lld\n", num(p, key));
+	}
 }
 
-/* One family over every port and priority: value = port.pfc[SAI_PORT_STAT_PFC_<p>_<what>]. */
+/* One family over every port and priority: value = port.pfc[SAI_PORT_STAT_PFC_<p>_<what>] /
+ * scale (1e6 turns the SAI's microseconds into seconds). */
 static void per_prio(struct out *o, json_t *ports, const char *name, const char *what,
-		     const char *help)
+		     double scale, const char *help)
 {
 	json_t *p;
 	size_t i;
@@ -74,9 +97,13 @@ static void per_prio(struct out *o, json_t *ports, const char *name, const char 
 		for (unsigned prio = 0; prio < 8; prio++) {
 			char k[64];
 			snprintf(k, sizeof(k), "SAI_PORT_STAT_PFC_%u_%s", prio, what);
-			emit(o, "%s{port=\"%s\",priority=\"%u\"} %lld\n", name,
-			     json_string_value(json_object_get(p, "name")), prio,
-			     num(json_object_get(p, "pfc"), k));
+			long long v = num(json_object_get(p, "pfc"), k);
+			emit(o, "%s{port=\"", name);
+			label(o, str(p, "name"));
+			if (scale == 1)
+				emit(o, "\",priority=\"%u\"} %lld\n", prio, v);
+			else
+				emit(o, "\",priority=\"%u\"} %.6f\n", prio, (double)v / scale);
 		}
 }
 
@@ -88,9 +115,11 @@ static void per_queue(struct out *o, json_t *ports, const char *name, const char
 	size_t i, j;
 	head(o, name, type, help);
 	json_array_foreach(ports, i, p)
-		json_array_foreach(json_object_get(p, "queues"), j, q)
-			emit(o, "%s{port=\"%s\",queue=\"%lld\"} %lld\n", name,
-			     json_string_value(json_object_get(p, "name")), num(q, "queue"), num(q, key));
+		json_array_foreach(json_object_get(p, "queues"), j, q) {
+			emit(o, "%s{port=\"", name);
+			label(o, str(p, "name"));
+			emit(o, "\",queue=\"%lld\"} %lld\n", num(q, "queue"), num(q, key));
+		}
 }
 
 char *rsw_prom_render(json_t *counters, const struct rsw_prom_daemon *d, size_t *len)
@@ -98,6 +127,10 @@ char *rsw_prom_render(json_t *counters, const struct rsw_prom_daemon *d, size_t 
 	struct out o = {0};
 	json_t *ports = json_object_get(counters, "ports");
 	json_t *cons = json_object_get(counters, "conservation");
+	head(&o, "rocesw_build_info", "gauge", "the version of rocesw serving these metrics");
+	emit(&o, "rocesw_build_info{version=\"");
+	label(&o, RSW_VERSION);
+	emit(&o, "\"} 1\n");
 	if (d) {
 		head(&o, "rocesw_dataplane_up", "gauge", "1 while the dataplane answers");
 		emit(&o, "rocesw_dataplane_up %d\n", counters ? 1 : 0);
@@ -109,6 +142,16 @@ char *rsw_prom_render(json_t *counters, const struct rsw_prom_daemon *d, size_t 
 		     (unsigned long long)d->reloads_ok);
 		emit(&o, "rocesw_config_reloads_total{result=\"error\"} %llu\n",
 		     (unsigned long long)d->reloads_failed);
+		head(&o, "rocesw_config_generation", "gauge",
+		     "table generation the dataplane reported for the last config applied");
+		emit(&o, "rocesw_config_generation %llu\n", (unsigned long long)d->generation);
+		head(&o, "rocesw_config_reload_in_progress", "gauge",
+		     "1 while a reload is sent and its outcome not yet known");
+		emit(&o, "rocesw_config_reload_in_progress %d\n", d->reload_in_progress);
+		head(&o, "rocesw_metrics_connections_cut_total", "counter",
+		     "metrics connections shut down at their deadline (ROCESWD metrics_timeout)");
+		emit(&o, "rocesw_metrics_connections_cut_total %llu\n",
+		     (unsigned long long)d->http_cut);
 	}
 	if (counters) {
 		static const char *const totals[][2] = {
@@ -129,12 +172,12 @@ char *rsw_prom_render(json_t *counters, const struct rsw_prom_daemon *d, size_t 
 		per_port(&o, ports, "rocesw_port_rx_bytes_total", "rx_bytes", "bytes received");
 		per_port(&o, ports, "rocesw_port_tx_packets_total", "tx_packets", "packets transmitted");
 		per_port(&o, ports, "rocesw_port_tx_bytes_total", "tx_bytes", "bytes transmitted");
-		per_prio(&o, ports, "rocesw_pfc_rx_frames_total", "RX_PKTS",
+		per_prio(&o, ports, "rocesw_pfc_rx_frames_total", "RX_PKTS", 1,
 			 "PFC frames received with the priority enabled (SAI_PORT_STAT_PFC_<p>_RX_PKTS)");
-		per_prio(&o, ports, "rocesw_pfc_tx_frames_total", "TX_PKTS",
+		per_prio(&o, ports, "rocesw_pfc_tx_frames_total", "TX_PKTS", 1,
 			 "PFC frames sent for the priority (SAI_PORT_STAT_PFC_<p>_TX_PKTS)");
-		per_prio(&o, ports, "rocesw_pfc_rx_pause_duration_microseconds_total",
-			 "RX_PAUSE_DURATION_US", "time the priority was paused (µs)");
+		per_prio(&o, ports, "rocesw_pfc_rx_pause_seconds_total", "RX_PAUSE_DURATION_US", 1e6,
+			 "time the priority was paused in seconds (SAI_PORT_STAT_PFC_<p>_RX_PAUSE_DURATION_US)");
 		per_queue(&o, ports, "rocesw_queue_packets_total", "counter", "SAI_QUEUE_STAT_PACKETS",
 			  "packets transmitted from the queue");
 		per_queue(&o, ports, "rocesw_queue_bytes_total", "counter", "SAI_QUEUE_STAT_BYTES",
@@ -152,19 +195,23 @@ char *rsw_prom_render(json_t *counters, const struct rsw_prom_daemon *d, size_t 
 		head(&o, "rocesw_drops_total", "counter", "packets dropped, by reason");
 		const char *k;
 		json_t *v;
-		json_object_foreach(json_object_get(counters, "drops"), k, v)
-			emit(&o, "rocesw_drops_total{reason=\"%s\"} %lld\n", k,
-			     (long long)json_integer_value(v));
+		json_object_foreach(json_object_get(counters, "drops"), k, v) {
+			emit(&o, "rocesw_drops_total{reason=\"");
+			label(&o, k);
+			emit(&o, "\"} %lld\n", (long long)json_integer_value(v));
+		}
 		json_t *g, *m;
 		size_t i, j;
 		head(&o, "rocesw_ecmp_member_packets_total", "counter",
 		     "packets sent through each ECMP group member");
 		json_array_foreach(json_object_get(counters, "ecmp_groups"), i, g)
-			json_array_foreach(json_object_get(g, "members"), j, m)
-				emit(&o, "rocesw_ecmp_member_packets_total{group=\"%s\",member=\"%lld\","
-				     "port=\"%s\"} %lld\n", json_string_value(json_object_get(g, "name")),
-				     num(m, "member"), json_string_value(json_object_get(m, "port")),
-				     num(m, "packets"));
+			json_array_foreach(json_object_get(g, "members"), j, m) {
+				emit(&o, "rocesw_ecmp_member_packets_total{group=\"");
+				label(&o, str(g, "name"));
+				emit(&o, "\",member=\"%lld\",port=\"", num(m, "member"));
+				label(&o, str(m, "port"));
+				emit(&o, "\"} %lld\n", num(m, "packets"));
+			}
 	}
 	if (o.oom) {
 		free(o.buf);

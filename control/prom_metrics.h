@@ -9,6 +9,9 @@
 /* What roceswd itself counts. */
 struct rsw_prom_daemon {
 	uint64_t restarts, reloads_ok, reloads_failed;
+	uint64_t generation;       /* of the last config the dataplane reported applied */
+	int reload_in_progress;
+	uint64_t http_cut;         /* metrics connections cut at their deadline */
 };
 
 /* The metrics page: counters (a `show counters` result, or NULL when the dataplane does not

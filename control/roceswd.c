@@ -1,11 +1,12 @@
-/* roceswd --config F: the control daemon. */
-#include <arpa/inet.h>
+/* roceswd --config F: the control daemon. One loop (signals, the config's directory, the reload
+ * in flight, the adopted dataplane's pidfd, timers) that never waits on a client: metrics are
+ * served from libmicrohttpd's threads, and the dataplane's answer to a reload, however long it
+ * takes, is awaited in the loop. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,9 +14,10 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <systemd/sd-daemon.h>
 
 #include "config.h"
 #include "ctl_client.h"
@@ -33,8 +35,12 @@ static void usage(FILE *f)
 		"arguments, control socket and ports of F (its ROCESWD table, docs/roceswd.md), and\n"
 		"keeps it programmed: on SIGHUP or when F changes it reloads F as the difference to the\n"
 		"running tables in one transaction (an invalid F is refused and logged; the running\n"
-		"config keeps forwarding); a dataplane that exits is restarted and reprogrammed. With\n"
-		"ROCESWD metrics_port it serves Prometheus metrics on 127.0.0.1:PORT/metrics.\n"
+		"config keeps forwarding); a dataplane that dies is restarted with backoff (0.5 s\n"
+		"doubling to 30 s) from the last config it applied. A dataplane already answering on\n"
+		"the control socket (left by a roceswd that was restarted) is re-attached, not\n"
+		"replaced. With ROCESWD metrics_port it serves Prometheus metrics on\n"
+		"metrics_address (default 127.0.0.1):PORT/metrics. Under systemd (NOTIFY_SOCKET) it\n"
+		"reports readiness and pings the watchdog.\n"
 		"\n"
 		"  --attach SOCKET  program a dataplane already running with that control socket\n"
 		"                   (no start, no restart)\n"
@@ -59,10 +65,10 @@ static int validate(const char *path, char *err, size_t errlen)
 	return ok ? 0 : -1;
 }
 
-static int copy_file(const char *from, const char *to)
+int rsw_copy_file(const char *from, const char *to)
 {
 	char tmp[PATH_MAX + 8], buf[65536];
-	snprintf(tmp, sizeof(tmp), "%s.new", to);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", to);
 	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = -1;
 	if (in >= 0)
 		out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -82,109 +88,170 @@ done:
 	return rc;
 }
 
-/* Validates the user's config and has the dataplane apply it as a difference; on success keeps
- * a copy, from which a restarted dataplane starts. */
-static void reload(struct roceswd *d, const char *why)
+static void set_stat(struct roceswd *d, uint64_t *field, uint64_t value)
+{
+	pthread_mutex_lock(&d->lock);
+	*field = value;
+	pthread_mutex_unlock(&d->lock);
+}
+
+static void reload_done(struct roceswd *d, int ok)
+{
+	pthread_mutex_lock(&d->lock);
+	if (ok)
+		d->stats.reloads_ok++;
+	else
+		d->stats.reloads_failed++;
+	d->stats.reload_in_progress = 0;
+	pthread_mutex_unlock(&d->lock);
+}
+
+/* Sends the reload: a snapshot of the user's config (so a file edited meanwhile cannot change
+ * what is applied), validated first. The answer is read by reload_finish from the loop. */
+static void reload_send(struct roceswd *d)
 {
 	char err[2048];
-	rsw_log(LOG_INFO, "reload (%s): %s", why, d->config);
-	if (validate(d->config, err, sizeof(err)) < 0) {
-		d->stats.reloads_failed++;
+	d->reload_wanted = 0;
+	rsw_log(LOG_INFO, "reload (%s): %s", d->reload_why, d->config);
+	if (rsw_copy_file(d->config, d->next) < 0) {
+		reload_done(d, 0);
+		rsw_log(LOG_ERR, "reload refused, the running config stays: cannot read %s: %s",
+			d->config, strerror(errno));
+		return;
+	}
+	if (validate(d->next, err, sizeof(err)) < 0) {
+		reload_done(d, 0);
 		rsw_log(LOG_ERR, "reload refused, the running config stays: %s", err);
 		return;
 	}
-	json_t *r = rsw_ctl_call(d->cfg.control_socket,
-				 json_pack("{s:s, s:s}", "op", "reload", "config", d->config), err,
-				 sizeof(err));
-	if (!r) {
-		d->stats.reloads_failed++;
-		rsw_log(LOG_ERR, "reload refused by the dataplane, the running config stays: %s", err);
+	json_t *req = json_pack("{s:s, s:s}", "op", "reload", "config", d->next);
+	d->reload_fd = rsw_ctl_send(d->cfg.control_socket, req, -1, err, sizeof(err));
+	json_decref(req);
+	if (d->reload_fd < 0) {
+		reload_done(d, 0);
+		rsw_log(LOG_ERR, "reload not sent, the running config stays: %s", err);
 		return;
 	}
-	if (copy_file(d->config, d->running) < 0)
-		rsw_log(LOG_WARNING, "cannot copy %s to %s: a restarted dataplane would start from "
-			"the previous config", d->config, d->running);
-	d->stats.reloads_ok++;
-	rsw_log(LOG_NOTICE, "reloaded: %lld table writes, generation %lld",
-		(long long)json_integer_value(json_object_get(r, "writes")),
-		(long long)json_integer_value(json_object_get(r, "generation")));
+	d->reload_sent = rsw_now();
+	pthread_mutex_lock(&d->lock);
+	d->stats.reload_in_progress = 1;
+	pthread_mutex_unlock(&d->lock);
+	rsw_log(LOG_INFO, "reload sent to the dataplane, awaiting its answer");
+}
+
+/* The dataplane's answer: applied at a generation (the snapshot becomes running-config), or
+ * refused with its reason. */
+static void reload_finish(struct roceswd *d)
+{
+	char err[2048];
+	json_t *r = rsw_ctl_recv(d->reload_fd, d->cfg.control_socket, 0, err, sizeof(err));
+	d->reload_fd = -1;
+	double took = rsw_now() - d->reload_sent;
+	if (!r) {
+		reload_done(d, 0);
+		unlink(d->next);
+		/* refused with the dataplane's reason, or its connection closed without an
+		 * answer: the dataplane died with it (its tables too; a restart starts from
+		 * running-config), so either way the reload is not applied */
+		rsw_log(LOG_ERR, "reload not applied (%.2f s): %s; the running config stays", took,
+			err);
+		return;
+	}
+	long long gen = (long long)json_integer_value(json_object_get(r, "generation"));
+	if (rename(d->next, d->running) < 0)
+		rsw_log(LOG_ERR, "cannot rename %s to %s: %s: a restarted dataplane would start "
+			"from the previous config", d->next, d->running, strerror(errno));
+	set_stat(d, &d->stats.generation, (uint64_t)gen);
+	reload_done(d, 1);
+	rsw_log(LOG_NOTICE, "reloaded: %lld table writes, generation %lld, in %.2f s",
+		(long long)json_integer_value(json_object_get(r, "writes")), gen, took);
 	json_decref(r);
 }
 
-static int metrics_open(unsigned port)
+void rsw_reload_abort(struct roceswd *d, const char *why)
 {
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1;
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 8) < 0) {
-		rsw_log(LOG_ERR, "metrics on 127.0.0.1:%u: %s", port, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	rsw_log(LOG_INFO, "metrics on http://127.0.0.1:%u/metrics", port);
-	return fd;
+	if (d->reload_fd < 0)
+		return;
+	close(d->reload_fd);
+	d->reload_fd = -1;
+	unlink(d->next);
+	reload_done(d, 0);
+	rsw_log(LOG_ERR, "reload not applied (%s): the running config stays, a restarted dataplane "
+		"starts from %s; send SIGHUP to retry", why, d->running);
 }
 
-static void send_all(int fd, const char *p, size_t n)
+void rsw_reload_request(struct roceswd *d, const char *why)
 {
-	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
+	if (why != d->reload_why)
+		snprintf(d->reload_why, sizeof(d->reload_why), "%s", why);
+	if (d->state != RSW_DP_UP || d->reload_fd >= 0) {
+		/* one reload at a time; the file is read when it is sent, so one is enough */
+		if (!d->reload_wanted)
+			rsw_log(LOG_INFO, "reload (%s) queued until the %s", why,
+				d->reload_fd >= 0 ? "reload in flight is answered"
+						  : "dataplane answers");
+		d->reload_wanted = 1;
+		return;
 	}
+	reload_send(d);
 }
 
-/* One HTTP/1.0-style exchange: GET /metrics, or 404; at most 8 KiB of request, 2 s. */
-static void metrics_serve(struct roceswd *d, int lfd)
+static void notify(struct roceswd *d, const char *state)
 {
-	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
-	struct timeval tv = {.tv_sec = 2};
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	char req[8192];
-	size_t got = 0;
-	while (got < sizeof(req) - 1) {
-		ssize_t n = recv(fd, req + got, sizeof(req) - 1 - got, 0);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		req[got] = 0;
-		if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n"))
-			break;
-	}
-	req[got] = 0;
-	if (strncmp(req, "GET /metrics ", 13) && strncmp(req, "GET /metrics?", 13)) {
-		static const char nf[] = "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\n"
-					 "Content-Length: 31\r\nConnection: close\r\n\r\n"
-					 "only GET /metrics is served\r\n\r\n";
-		send_all(fd, nf, sizeof(nf) - 1);
-		close(fd);
-		return;
-	}
+	(void)d;
+	sd_notify(0, state);
+}
+
+/* The dataplane answers: started from running-config, or adopted (whose tables we program with
+ * the user's config now). */
+void rsw_dataplane_ready(struct roceswd *d)
+{
 	char err[512];
-	json_t *c = rsw_ctl_call(d->cfg.control_socket,
-				 json_pack("{s:s, s:s}", "op", "show", "what", "counters"), err,
-				 sizeof(err));
-	size_t len = 0;
-	char *body = rsw_prom_render(c, &d->stats, &len);
+	json_t *req = json_pack("{s:s, s:s}", "op", "show", "what", "config");
+	json_t *c = rsw_ctl_call(d->cfg.control_socket, req, err, sizeof(err));
+	json_decref(req);
+	if (c)
+		set_stat(d, &d->stats.generation,
+			 (uint64_t)json_integer_value(json_object_get(c, "generation")));
 	json_decref(c);
-	char hdr[256];
-	int hl = snprintf(hdr, sizeof(hdr), "HTTP/1.1 200 OK\r\nContent-Type: text/plain; "
-			  "version=0.0.4\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", len);
-	send_all(fd, hdr, (size_t)hl);
-	if (body)
-		send_all(fd, body, len);
-	free(body);
-	close(fd);
+	if (!d->own && !d->ready_told) {
+		snprintf(d->reload_why, sizeof(d->reload_why), "re-attach");
+		d->reload_wanted = 1;
+	}
+	if (!d->ready_told) {
+		d->ready_told = 1;
+		notify(d, "READY=1\nSTATUS=dataplane answering");
+	} else {
+		notify(d, "STATUS=dataplane answering");
+	}
+	if (d->reload_wanted)
+		rsw_reload_request(d, d->reload_why);
 }
 
-/* Editors replace files: watch the directory for the config's name. */
+/* A scrape, in a metrics connection's thread: the dataplane's counters (waiting at most half
+ * the connection's deadline for them) and the daemon's own. */
+static char *scrape(void *arg, uint64_t cut, size_t *len)
+{
+	struct roceswd *d = arg;
+	char err[512];
+	json_t *req = json_pack("{s:s, s:s}", "op", "show", "what", "counters");
+	int fd = rsw_ctl_send(d->cfg.control_socket, req, -1, err, sizeof(err));
+	json_decref(req);
+	json_t *c = fd < 0 ? NULL : rsw_ctl_recv(fd, d->cfg.control_socket,
+						 (int)d->cfg.metrics_timeout * 500, err, sizeof(err));
+	struct rsw_prom_daemon s;
+	pthread_mutex_lock(&d->lock);
+	s = d->stats;
+	pthread_mutex_unlock(&d->lock);
+	s.http_cut = cut;
+	char *body = rsw_prom_render(c, &s, len);
+	json_decref(c);
+	return body;
+}
+
+/* Editors replace files: watch the directory for the config's name. A file written in place
+ * is read once its writer closes it (IN_CLOSE_WRITE), a replaced one once it is renamed into
+ * place (IN_MOVED_TO): never half-written. */
 static int watch_config(const char *path, char *base, size_t len)
 {
 	char dir[PATH_MAX], b[PATH_MAX];
@@ -192,8 +259,7 @@ static int watch_config(const char *path, char *base, size_t len)
 	snprintf(b, sizeof(b), "%s", path);
 	snprintf(base, len, "%s", basename(b));
 	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (fd >= 0 &&
-	    inotify_add_watch(fd, dirname(dir), IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE) < 0) {
+	if (fd >= 0 && inotify_add_watch(fd, dirname(dir), IN_CLOSE_WRITE | IN_MOVED_TO) < 0) {
 		close(fd);
 		return -1;
 	}
@@ -250,11 +316,42 @@ static int setup(struct roceswd *d, const char *config, const char *attach, cons
 		return -1;
 	}
 	snprintf(d->running, sizeof(d->running), "%s/running-config.yaml", rundir);
-	if (copy_file(d->config, d->running) < 0) {
-		fprintf(stderr, "roceswd: cannot write %s\n", d->running);
+	snprintf(d->next, sizeof(d->next), "%s/running-config.yaml.next", rundir);
+	return 0;
+}
+
+/* The dataplane at startup: the one --attach names, the one a previous roceswd left on the
+ * control socket, or a new one from the config (which becomes running-config). */
+static int first_dataplane(struct roceswd *d)
+{
+	d->pidfd = -1;
+	d->reload_fd = -1;
+	if (d->attach) {
+		d->state = RSW_DP_STARTING;
+		d->started = d->next_hello = rsw_now();
+		return 0;
+	}
+	if (rsw_child_adopt(d))
+		return 0;
+	if (rsw_copy_file(d->config, d->running) < 0) {
+		rsw_log(LOG_ERR, "cannot write %s: %s", d->running, strerror(errno));
 		return -1;
 	}
+	rsw_child_start(d);
 	return 0;
+}
+
+/* How long the loop may sleep: until the next timer, at most 1 s. */
+static int poll_timeout_ms(const struct roceswd *d)
+{
+	double now = rsw_now(), next = now + 1;
+	if (d->state == RSW_DP_STARTING && d->next_hello < next)
+		next = d->next_hello;
+	if (d->state == RSW_DP_WAITING && d->due < next)
+		next = d->due;
+	if (d->watchdog_usec && d->next_watchdog < next)
+		next = d->next_watchdog;
+	return next <= now ? 0 : (int)((next - now) * 1000) + 1;
 }
 
 int main(int argc, char **argv)
@@ -284,6 +381,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	static struct roceswd d;
+	pthread_mutex_init(&d.lock, NULL);
 	if (setup(&d, config, attach, dp_arg, argv[0]) < 0)
 		return 1;
 	if (!foreground && daemon(1, 0) < 0) {
@@ -297,6 +395,7 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGPIPE);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	char base[256];
@@ -305,43 +404,55 @@ int main(int argc, char **argv)
 		rsw_log(LOG_ERR, "cannot watch signals or %s: %s", d.config, strerror(errno));
 		return 1;
 	}
-	if (d.attach) {
-		if (rsw_child_wait_ready(&d, 30) < 0)
-			return 1;
-		reload(&d, "attach");
-	} else if (rsw_child_start(&d) < 0) {
+	if (sd_watchdog_enabled(0, &d.watchdog_usec) <= 0)
+		d.watchdog_usec = 0;
+	if (first_dataplane(&d) < 0)
+		return 1;
+	if (d.cfg.metrics_port && !(d.http = rsw_http_start(&d.cfg, scrape, &d))) {
 		rsw_child_stop(&d);
 		return 1;
 	}
-	int mfd = d.cfg.metrics_port ? metrics_open(d.cfg.metrics_port) : -1;
-	rsw_log(LOG_NOTICE, "running: config %s, dataplane socket %s", d.config,
-		d.cfg.control_socket);
+	rsw_log(LOG_NOTICE, "running: config %s, dataplane socket %s%s", d.config,
+		d.cfg.control_socket, d.watchdog_usec ? ", systemd watchdog on" : "");
 	while (!d.stopping) {
-		struct pollfd p[3] = {{.fd = sfd, .events = POLLIN}, {.fd = ifd, .events = POLLIN},
-				      {.fd = mfd, .events = POLLIN}};
-		if (poll(p, mfd >= 0 ? 3 : 2, 1000) < 0 && errno != EINTR)
+		struct pollfd p[4] = {{.fd = sfd, .events = POLLIN}, {.fd = ifd, .events = POLLIN},
+				      {.fd = d.reload_fd, .events = POLLIN},
+				      {.fd = d.own ? -1 : d.pidfd, .events = POLLIN}};
+		if (poll(p, 4, poll_timeout_ms(&d)) < 0 && errno != EINTR)
 			break;
 		if (p[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 				if (si.ssi_signo == SIGHUP)
-					reload(&d, "SIGHUP");
-				else if (si.ssi_signo == SIGCHLD && !d.attach)
+					rsw_reload_request(&d, "SIGHUP");
+				else if (si.ssi_signo == SIGCHLD)
 					rsw_child_reap(&d);
 				else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
 					d.stopping = 1;
 			}
 		}
-		if ((p[1].revents & POLLIN) && config_changed(ifd, base)) {
-			usleep(200000); /* let a writer finish */
-			config_changed(ifd, base);
-			reload(&d, "file changed");
+		/* an adopted dataplane's death (its parent, not us, gets the status) */
+		if (p[3].fd >= 0 && p[3].fd == d.pidfd && (p[3].revents & POLLIN))
+			rsw_child_died(&d, -1);
+		/* after deaths: a reload whose dataplane died was aborted there */
+		if (p[2].fd >= 0 && p[2].fd == d.reload_fd && p[2].revents)
+			reload_finish(&d);
+		if ((p[1].revents & POLLIN) && config_changed(ifd, base))
+			rsw_reload_request(&d, "file changed");
+		if (d.state == RSW_DP_UP && d.reload_fd < 0 && d.reload_wanted)
+			rsw_reload_request(&d, d.reload_why);
+		rsw_child_tick(&d);
+		if (d.watchdog_usec && rsw_now() >= d.next_watchdog) {
+			notify(&d, "WATCHDOG=1");
+			d.next_watchdog = rsw_now() + d.watchdog_usec / 2e6;
 		}
-		if (mfd >= 0 && (p[2].revents & POLLIN))
-			metrics_serve(&d, mfd);
 	}
 	rsw_log(LOG_NOTICE, "stopping");
-	if (!d.attach)
-		rsw_child_stop(&d);
+	notify(&d, "STOPPING=1");
+	rsw_http_stop(d.http);
+	rsw_reload_abort(&d, "roceswd is stopping");
+	rsw_child_stop(&d);
+	close(sfd);
+	close(ifd);
 	return 0;
 }

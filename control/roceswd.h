@@ -1,29 +1,73 @@
 /* roceswd, the control daemon (docs/roceswd.md): validates the config, runs and programs the
- * dataplane, reloads on change, restarts a dataplane that died, serves Prometheus metrics. */
+ * dataplane, reloads on change, restarts a dataplane that died (with backoff), re-attaches to
+ * the dataplane a previous roceswd left running, serves Prometheus metrics, tells systemd. */
 #ifndef RSW_ROCESWD_H
 #define RSW_ROCESWD_H
 
+#include <pthread.h>
 #include <sys/types.h>
 
 #include "config_roceswd.h"
 #include "prom_metrics.h"
+#include "roceswd_http.h"
+
+/* Restart backoff: the n-th death in a row waits RSW_RESTART_MIN_S * 2^(n-1), at most
+ * RSW_RESTART_MAX_S; a dataplane that answered for RSW_RESTART_STABLE_S starts the count again. */
+#define RSW_RESTART_MIN_S 0.5
+#define RSW_RESTART_MAX_S 30.0
+#define RSW_RESTART_STABLE_S 30.0
+
+enum rsw_dp_state {
+	RSW_DP_STARTING, /* started or adopted, not answering yet */
+	RSW_DP_UP,       /* answers `hello` */
+	RSW_DP_WAITING,  /* dead; restart due at `due` */
+};
 
 struct roceswd {
 	char config[4096];         /* the user's config, absolute */
-	char running[4096];        /* the copy of the last config that was applied */
+	char running[4096];        /* the copy of the last config the dataplane applied */
+	char next[4096];           /* the copy a reload in flight asks the dataplane to apply */
 	char dataplane[4096];      /* rocesw-dataplane binary */
 	struct rsw_daemon_cfg cfg;
-	int attach;                /* programming a dataplane someone else runs */
-	pid_t child;
-	double child_started;
+	int attach;                /* --attach: programming a dataplane someone else runs */
 	int stopping;
+
+	/* the dataplane */
+	enum rsw_dp_state state;
+	pid_t pid;                 /* 0: none */
+	int own;                   /* our child (reaped on SIGCHLD); else adopted, watched by pidfd */
+	int pidfd;
+	double started, up_since, due, next_hello;
+	unsigned deaths;           /* deaths in a row: the backoff's exponent */
+	int ready_told;            /* READY=1 sent to the service manager */
+
+	/* the reload in flight */
+	int reload_fd;             /* -1, or the socket awaiting the dataplane's answer */
+	double reload_sent;
+	int reload_wanted;         /* asked for while none could be sent: sent when possible */
+	char reload_why[64];
+
+	uint64_t watchdog_usec;    /* systemd's WatchdogSec, 0: none */
+	double next_watchdog;
+	struct rsw_http *http;
+	pthread_mutex_t lock;      /* stats: metrics threads read them */
 	struct rsw_prom_daemon stats;
 };
 
-/* roceswd_child.c */
-int rsw_child_start(struct roceswd *d);
-int rsw_child_wait_ready(struct roceswd *d, double timeout_s);
+double rsw_now(void);
+
+/* roceswd_child.c: the dataplane's life */
+void rsw_child_start(struct roceswd *d);
+int rsw_child_adopt(struct roceswd *d);
+void rsw_child_died(struct roceswd *d, int status);
 void rsw_child_reap(struct roceswd *d);
+void rsw_child_tick(struct roceswd *d);
 void rsw_child_stop(struct roceswd *d);
+
+/* roceswd.c */
+void rsw_reload_request(struct roceswd *d, const char *why);
+void rsw_dataplane_ready(struct roceswd *d);
+void rsw_reload_abort(struct roceswd *d, const char *why);
+int rsw_copy_file(const char *from, const char *to);
 
 #endif

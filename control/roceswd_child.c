@@ -1,10 +1,16 @@
 /* roceswd's dataplane process: started with the EAL arguments and control socket of the config's
- * ROCESWD table on the running copy of the config, watched, restarted when it dies. */
+ * ROCESWD table on the running copy of the config, or adopted from a previous roceswd; every
+ * death, whenever it happens (starting, answering, mid-reload), is seen in one place
+ * (rsw_child_died) and leads to a restart after a backoff, as systemd's Restart= does. */
 #include <errno.h>
+#include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -14,15 +20,33 @@
 #include "roceswd.h"
 
 #define MAX_ARGS 64
+#define HELLO_EVERY_S 0.1
+#define HELLO_TIMEOUT_MS 1000
 
-static double now_s(void)
+double rsw_now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int rsw_child_start(struct roceswd *d)
+static void schedule_restart(struct roceswd *d)
+{
+	double now = rsw_now();
+	if (d->up_since && now - d->up_since >= RSW_RESTART_STABLE_S)
+		d->deaths = 0;
+	d->deaths++;
+	double wait = RSW_RESTART_MIN_S * pow(2, d->deaths - 1);
+	if (wait > RSW_RESTART_MAX_S)
+		wait = RSW_RESTART_MAX_S;
+	d->state = RSW_DP_WAITING;
+	d->due = now + wait;
+	d->up_since = 0;
+	rsw_log(LOG_NOTICE, "restarting the dataplane in %.1f s (death %u in a row)", wait,
+		d->deaths);
+}
+
+void rsw_child_start(struct roceswd *d)
 {
 	char *argv[MAX_ARGS + 8], eal[sizeof(d->cfg.eal_args)];
 	int n = 0;
@@ -32,11 +56,9 @@ int rsw_child_start(struct roceswd *d)
 	     tok = strtok_r(NULL, " \t", &save))
 		argv[n++] = tok;
 	argv[n++] = "--";
-	/* the user's file the first time (so table origins name it), the copy of the last config
-	 * applied when restarting */
-	char *config = d->stats.restarts ? d->running : d->config;
+	/* always the copy of the last config applied: what runs is what running-config says */
 	argv[n++] = "--config";
-	argv[n++] = config;
+	argv[n++] = d->running;
 	argv[n++] = "--control-socket";
 	argv[n++] = d->cfg.control_socket;
 	if (d->cfg.control_group[0]) {
@@ -47,7 +69,8 @@ int rsw_child_start(struct roceswd *d)
 	pid_t pid = fork();
 	if (pid < 0) {
 		rsw_log(LOG_ERR, "cannot start %s: %s", d->dataplane, strerror(errno));
-		return -1;
+		schedule_restart(d);
+		return;
 	}
 	if (pid == 0) {
 		sigset_t none;
@@ -57,76 +80,148 @@ int rsw_child_start(struct roceswd *d)
 		fprintf(stderr, "roceswd: cannot execute %s: %s\n", d->dataplane, strerror(errno));
 		_exit(127);
 	}
-	d->child = pid;
-	d->child_started = now_s();
+	d->pid = pid;
+	d->own = 1;
+	d->state = RSW_DP_STARTING;
+	d->started = rsw_now();
+	d->next_hello = d->started + HELLO_EVERY_S;
 	rsw_log(LOG_INFO, "started dataplane pid %d: %s %s -- --config %s --control-socket %s",
-		(int)pid, d->dataplane, d->cfg.eal_args, config, d->cfg.control_socket);
-	return rsw_child_wait_ready(d, 120);
+		(int)pid, d->dataplane, d->cfg.eal_args, d->running, d->cfg.control_socket);
 }
 
-int rsw_child_wait_ready(struct roceswd *d, double timeout_s)
+/* A dataplane listening on the control socket, left by a roceswd that was killed or restarted:
+ * its pid is the socket peer's (SO_PEERCRED); a pidfd tells when it dies. Returns 1 if one was
+ * adopted. A listener that does not answer yet (busy with a long reload) is adopted all the same:
+ * starting a second dataplane would take its socket away. */
+int rsw_child_adopt(struct roceswd *d)
 {
-	double until = now_s() + timeout_s;
-	char err[512] = "";
-	while (now_s() < until) {
-		json_t *r = rsw_ctl_call(d->cfg.control_socket, json_pack("{s:s}", "op", "hello"), err,
-					 sizeof(err));
-		if (r) {
-			json_decref(r);
-			rsw_log(LOG_INFO, "dataplane answers on %s", d->cfg.control_socket);
-			return 0;
-		}
-		if (d->child > 0 && waitpid(d->child, NULL, WNOHANG) == d->child) {
-			rsw_log(LOG_ERR, "dataplane exited while starting");
-			d->child = 0;
-			return -1;
-		}
-		usleep(100000);
+	char err[512];
+	json_t *req = json_pack("{s:s}", "op", "hello");
+	int fd = rsw_ctl_send(d->cfg.control_socket, req, -1, err, sizeof(err));
+	json_decref(req);
+	if (fd < 0)
+		return 0;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.pid <= 0) {
+		close(fd);
+		return 0;
 	}
-	rsw_log(LOG_ERR, "dataplane does not answer on %s: %s", d->cfg.control_socket, err);
-	return -1;
+	close(fd);
+	int pfd = pidfd_open(cred.pid, 0);
+	if (pfd < 0) {
+		rsw_log(LOG_ERR, "dataplane pid %d on %s: cannot watch it: %s", (int)cred.pid,
+			d->cfg.control_socket, strerror(errno));
+		return 0;
+	}
+	d->pid = cred.pid;
+	d->own = 0;
+	d->pidfd = pfd;
+	d->state = RSW_DP_STARTING;
+	d->started = d->next_hello = rsw_now();
+	rsw_log(LOG_NOTICE, "re-attaching to the dataplane pid %d already on %s", (int)cred.pid,
+		d->cfg.control_socket);
+	return 1;
 }
 
-/* After SIGCHLD: reap, and restart an unexpected exit (at most one start every 2 s). */
+static void describe(pid_t pid, int status, char *buf, size_t len)
+{
+	if (status < 0)
+		snprintf(buf, len, "dataplane pid %d exited", (int)pid);
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "dataplane pid %d killed by signal %d", (int)pid, WTERMSIG(status));
+	else
+		snprintf(buf, len, "dataplane pid %d exited with status %d", (int)pid,
+			 WEXITSTATUS(status));
+}
+
+/* The one place a death is handled (status -1: an adopted process, whose status only its
+ * parent sees). */
+void rsw_child_died(struct roceswd *d, int status)
+{
+	char what[128];
+	describe(d->pid, status, what, sizeof(what));
+	if (d->pidfd >= 0)
+		close(d->pidfd);
+	d->pidfd = -1;
+	d->pid = 0;
+	rsw_reload_abort(d, what);
+	if (d->stopping)
+		return;
+	rsw_log(LOG_ERR, "%s%s", what, d->state == RSW_DP_STARTING ? " before it answered" : "");
+	if (d->attach) {
+		rsw_log(LOG_ERR, "--attach: not restarting a dataplane roceswd did not start");
+		d->state = RSW_DP_STARTING;
+		d->next_hello = rsw_now() + 1;
+		return;
+	}
+	schedule_restart(d);
+}
+
+/* After SIGCHLD: reap every child; ours gets the death treatment. */
 void rsw_child_reap(struct roceswd *d)
 {
 	int status;
 	pid_t pid;
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		if (pid != d->child)
-			continue;
-		d->child = 0;
-		if (d->stopping)
-			continue;
-		if (WIFSIGNALED(status))
-			rsw_log(LOG_ERR, "dataplane pid %d killed by signal %d", (int)pid, WTERMSIG(status));
-		else
-			rsw_log(LOG_ERR, "dataplane pid %d exited with status %d", (int)pid,
-				WEXITSTATUS(status));
-		double wait = d->child_started + 2 - now_s();
-		if (wait > 0)
-			usleep((useconds_t)(wait * 1e6));
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+		if (pid == d->pid && d->own)
+			rsw_child_died(d, status);
+}
+
+/* Timers: a due restart, a readiness probe. Never blocks longer than one hello. */
+void rsw_child_tick(struct roceswd *d)
+{
+	double now = rsw_now();
+	if (d->state == RSW_DP_WAITING && now >= d->due) {
+		pthread_mutex_lock(&d->lock);
 		d->stats.restarts++;
+		pthread_mutex_unlock(&d->lock);
 		rsw_log(LOG_NOTICE, "restarting the dataplane (restart %llu) with %s",
 			(unsigned long long)d->stats.restarts, d->running);
 		rsw_child_start(d);
+		return;
 	}
+	if (d->state != RSW_DP_STARTING || now < d->next_hello)
+		return;
+	char err[512];
+	json_t *req = json_pack("{s:s}", "op", "hello");
+	int fd = rsw_ctl_send(d->cfg.control_socket, req, -1, err, sizeof(err));
+	json_decref(req);
+	json_t *r = fd < 0 ? NULL : rsw_ctl_recv(fd, d->cfg.control_socket, HELLO_TIMEOUT_MS, err,
+						  sizeof(err));
+	d->next_hello = rsw_now() + HELLO_EVERY_S;
+	if (!r)
+		return;
+	json_decref(r);
+	d->state = RSW_DP_UP;
+	d->up_since = rsw_now();
+	rsw_log(LOG_INFO, "dataplane answers on %s (pid %d, %.2f s after its %s)",
+		d->cfg.control_socket, (int)d->pid, d->up_since - d->started,
+		d->own ? "start" : "adoption");
+	rsw_dataplane_ready(d);
 }
 
 void rsw_child_stop(struct roceswd *d)
 {
 	d->stopping = 1;
-	if (d->child <= 0)
+	if (d->pid <= 0 || d->attach)
 		return;
-	kill(d->child, SIGTERM);
-	for (int i = 0; i < 100; i++) {
-		if (waitpid(d->child, NULL, WNOHANG) == d->child) {
-			d->child = 0;
-			return;
-		}
-		usleep(100000);
+	kill(d->pid, SIGTERM);
+	for (int i = 0; i < 100 && d->pid > 0; i++) {
+		if (d->own && waitpid(d->pid, NULL, WNOHANG) == d->pid)
+			d->pid = 0;
+		else if (!d->own && poll(&(struct pollfd){.fd = d->pidfd, .events = POLLIN}, 1, 0) > 0)
+			d->pid = 0;
+		else
+			usleep(100000);
 	}
-	kill(d->child, SIGKILL);
-	waitpid(d->child, NULL, 0);
-	d->child = 0;
+	if (d->pid > 0) {
+		kill(d->pid, SIGKILL);
+		if (d->own)
+			waitpid(d->pid, NULL, 0);
+	}
+	if (d->pidfd >= 0)
+		close(d->pidfd);
+	d->pidfd = -1;
+	d->pid = 0;
 }

@@ -8,6 +8,8 @@ PKGS=(
   libdpdk-dev dpdk-dev            # DPDK 22.11 headers/libs; dpdk-dev ships dpdk-testpmd, dpdk-telemetry.py
   libbpf-dev libxdp-dev           # for DPDK's af_xdp ports
   libcmocka-dev libpcap-dev libyaml-dev libjansson-dev zlib1g-dev
+  libmicrohttpd-dev libsystemd-dev # roceswd: /metrics server, sd_notify
+  prometheus                      # promtool checks roceswd's metrics in the live test
   python3 python3-scapy python3-yaml tshark tcpdump iproute2 procps ethtool util-linux
 )
 
