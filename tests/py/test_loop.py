@@ -223,6 +223,33 @@ class Loop(unittest.TestCase):
         self.assertEqual((q["naks_rx"], q["timeouts"]), (1, 0))
         self.assertEqual(q["retransmitted"], max(before) - 1)
 
+    def max_queue(self, summary, port):
+        sw = summary["switches"][0]
+        p = next(x for x in sw["ports"] if x["name"] == port)
+        return max(q["max_depth_bytes"] for q in p["queues"])
+
+    def test_cts_bounds_the_bottleneck_queue(self):
+        senders, window, chunk, size = 3, 2, 64 << 10, 2 << 20
+        spec = f"incast,ranks=4,root=3,size={size},chunk={chunk},cts={window}"
+        out, s, _ = self.run_coll("cts", 4, spec)
+        c = s["collective"]
+        self.assertTrue(c["complete"])
+        self.assertEqual(s["drops"], {})
+        # the queue counts frames: a chunk is its packets with their headers
+        pkts = chunk // MTU
+        chunk_frames = data_frame_len(MTU, True) + (pkts - 1) * data_frame_len(MTU, False)
+        bound = window * chunk_frames * senders + senders * data_frame_len(MTU, True)
+        q = self.max_queue(s, "Ethernet24")
+        self.assertLessEqual(q, bound)
+        # CTS frames: SEND ONLY, DSCP 48, one per chunk per connection, from the root
+        cts = [raw for _, raw in read(os.path.join(out, "h3.pcap")) if bth(raw)[0] == 0x04]
+        self.assertEqual(len(cts), senders * size // chunk)
+        self.assertTrue(all(raw[15] >> 2 == 48 for raw in cts))
+        self.assertEqual(sum(x["cts_rx"] for x in c["qps"]), senders * size // chunk)
+        # without admission the same incast queues far beyond the bound
+        _, s2, _ = self.run_coll("no-cts", 4, f"incast,ranks=4,root=3,size={size},chunk={chunk}")
+        self.assertGreater(self.max_queue(s2, "Ethernet24"), 4 * bound)
+
     def test_bad_specs(self):
         for spec, why in [("ring,qps=0", "qps=0: expects 1 to 64"),
                           ("wheel", "starts with a pattern"),
