@@ -49,6 +49,8 @@ static void usage(FILE *f)
 		"                   split (even|rr), sport (linux|fixed|N), dscp, cts-dscp, root,\n"
 		"                   ack-every, ack-timeout (4.096 us x 2^N) or rto (ns), retry,\n"
 		"                   nak (on|off), cts (window in chunks|off), drop (HOST@N),\n"
+		"                   dcqcn (on|off), dcqcn-g, -k, -t, -b, -f, -rai, -rhai, -min,\n"
+		"                   cnp-interval, cnp-dscp, ce (HOST@N: leaves CE-marked),\n"
 		"                   ip-base, ip-stride, router-mac\n"
 		"  --hash-policy FILE[:NAME]\n"
 		"                   replace every switch's ECMP hash policy with policy NAME of FILE\n"

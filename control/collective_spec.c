@@ -117,21 +117,62 @@ static int ranks_of(const char *s, const struct rsw_zone *z, struct rsw_coll *c,
 	return 0;
 }
 
-/* drop=HOST@N: the N-th data frame (0-based) HOST sends is lost. */
-static int drop_of(const char *s, const struct rsw_zone *z, struct rsw_coll *c)
+/* drop=HOST@N / ce=HOST@N: the N-th data frame (0-based) HOST sends is lost / CE-marked. */
+static int frame_of(const char *s, const struct rsw_zone *z, struct rsw_coll_drop *list,
+		    unsigned *n_list)
 {
 	char buf[256];
 	snprintf(buf, sizeof(buf), "%s", s);
 	char *at = strchr(buf, '@');
 	uint64_t n;
-	if (!at || c->n_drop == RSW_COLL_MAX_DROPS)
+	if (!at || *n_list == RSW_COLL_MAX_DROPS)
 		return -1;
 	*at = 0;
 	int h = rsw_zone_host_index(z, buf);
 	if (h < 0 || num_of(at + 1, 0, ~0ull, &n) < 0)
 		return -1;
-	c->drop[c->n_drop++] = (struct rsw_coll_drop){.host = (uint16_t)h, .nth = n};
+	list[(*n_list)++] = (struct rsw_coll_drop){.host = (uint16_t)h, .nth = n};
 	return 0;
+}
+
+/* dcqcn-* keys: the reaction and notification points' parameters. */
+static int dcqcn_key(const char *k, const char *v, struct rsw_dcqcn_params *p, const char **want)
+{
+	uint64_t n;
+	char *end;
+	double d = strtod(v, &end);
+	int real_ok = *v && !*end && d > 0;
+	if (!strcmp(k, "dcqcn-g")) {
+		if (!real_ok || d >= 1)
+			*want = "a gain between 0 and 1 (e.g. 0.00390625)";
+		else
+			p->g = d;
+	} else if (!strcmp(k, "dcqcn-rai") || !strcmp(k, "dcqcn-rhai") || !strcmp(k, "dcqcn-min")) {
+		if (!real_ok)
+			*want = "a rate in Mb/s";
+		else
+			*(k[6] == 'r' && k[7] == 'a' ? &p->rai_mbps : k[7] == 'h' ? &p->rhai_mbps
+										: &p->min_mbps) = d;
+	} else if (!strcmp(k, "dcqcn-k") || !strcmp(k, "dcqcn-t") || !strcmp(k, "cnp-interval")) {
+		if (num_of(v, 1, ~0ull >> 2, &n) < 0)
+			*want = "nanoseconds";
+		else
+			*(k[0] == 'c' ? &p->cnp_interval_ns : k[6] == 'k' ? &p->alpha_ns
+									 : &p->timer_ns) = n;
+	} else if (!strcmp(k, "dcqcn-b")) {
+		if (bytes_of(v, &n) < 0 || !n)
+			*want = "a byte count";
+		else
+			p->byte_counter = n;
+	} else if (!strcmp(k, "dcqcn-f")) {
+		if (num_of(v, 1, 1000, &n) < 0)
+			*want = "1 to 1000";
+		else
+			p->f = (unsigned)n;
+	} else {
+		return 0;
+	}
+	return 1;
 }
 
 /* One KEY=VALUE; ranks are resolved at the end (root names a rank). */
@@ -221,9 +262,17 @@ static int set_key(const char *k, const char *v, const struct rsw_zone *z, struc
 			want = "a window in chunks, or off";
 		else
 			c->cts_window = (unsigned)n;
-	} else if (!strcmp(k, "drop")) {
-		if (drop_of(v, z, c) < 0)
+	} else if (!strcmp(k, "drop") || !strcmp(k, "ce")) {
+		if (frame_of(v, z, k[0] == 'd' ? c->drop : c->ce, k[0] == 'd' ? &c->n_drop : &c->n_ce)
+		    < 0)
 			want = "HOST@N (the N-th data frame HOST sends, from 0)";
+	} else if (!strcmp(k, "dcqcn")) {
+		if (on_off(v, &b) < 0)
+			want = "on or off";
+		else
+			c->dcqcn = b;
+	} else if (dcqcn_key(k, v, &c->dcqcn_p, &want)) {
+		/* done */
 	} else if (!strcmp(k, "ip-base")) {
 		if (inet_pton(AF_INET, v, c->ip_base) != 1)
 			want = "an IPv4 address";
@@ -268,7 +317,8 @@ static int load_yaml(const char *path, const struct rsw_zone *z, struct rsw_coll
 			rc = ydoc_error(&d, kn, "collective", "keys are names");
 			goto out;
 		}
-		if (vn->type == YAML_SEQUENCE_NODE && (!strcmp(k, "ranks") || !strcmp(k, "drop"))) {
+		if (vn->type == YAML_SEQUENCE_NODE &&
+		    (!strcmp(k, "ranks") || !strcmp(k, "drop") || !strcmp(k, "ce"))) {
 			ranks_buf[0] = 0;
 			YDOC_FOREACH_ITEM(&d, vn, item) {
 				const char *v = ydoc_str(ydoc_node(&d, *item));
@@ -276,7 +326,7 @@ static int load_yaml(const char *path, const struct rsw_zone *z, struct rsw_coll
 					rc = ydoc_error(&d, vn, k, "expects names");
 					goto out;
 				}
-				if (!strcmp(k, "drop")) {
+				if (strcmp(k, "ranks")) {
 					if (set_key(k, v, z, c, ranks, e, sizeof(e)) < 0) {
 						rc = ydoc_error(&d, vn, k, "%s", e);
 						goto out;

@@ -259,6 +259,7 @@ static json_t *coll_json(const struct rsw_zone *z, const struct rsw_coll *c,
 		json_object_set_new(e, "cnps_rx", J(q->cnps_rx));
 		json_object_set_new(e, "cnps_tx", J(q->cnps_tx));
 		json_object_set_new(e, "rate_cuts", J(q->rate_cuts));
+		json_object_set_new(e, "min_rate_mbps", J(q->min_rate_mbps));
 		json_object_set_new(e, "error", json_boolean(q->error));
 		json_array_append_new(qps, e);
 		tot[0] += q->retransmitted;

@@ -24,6 +24,7 @@ void rsw_coll_defaults(struct rsw_coll *c)
 	c->rto_ns = 4096ull << 14;
 	c->retry_cnt = 7;   /* NCCL_IB_RETRY_CNT's default, the largest the 3-bit field allows */
 	c->nak = 1;
+	rsw_dcqcn_defaults(&c->dcqcn_p);
 }
 
 double rsw_coll_busbw_factor(unsigned pattern, unsigned n)

@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "dcqcn.h"
+
 enum rsw_coll_pattern {
 	RSW_COLL_RING = 0,       /* ring AllReduce: ReduceScatter then AllGather, 2(N-1) steps */
 	RSW_COLL_TREE,           /* binary-tree AllReduce: reduce up, broadcast down */
@@ -51,13 +53,17 @@ struct rsw_coll {
 	int nak;                   /* 1: a PSN gap is answered by a NAK (sequence error) */
 	/* receiver-driven admission: chunks granted ahead per connection, 0 = off */
 	unsigned cts_window;
+	int dcqcn;                 /* 1: responders answer CE with CNPs, requesters run DCQCN */
+	struct rsw_dcqcn_params dcqcn_p;
 	struct rsw_coll_drop drop[RSW_COLL_MAX_DROPS];
 	unsigned n_drop;
+	struct rsw_coll_drop ce[RSW_COLL_MAX_DROPS]; /* data frames that leave CE-marked (tests) */
+	unsigned n_ce;
 };
 
 /* Fills the defaults (ring, 1 MiB, MTU 4096, one QP, split, Linux ports, DSCP 26, CTS/CNP DSCP
  * 48, 10.1.0.1 + 2i, ACK every 16 packets, ConnectX's timeout for local_ack_timeout 14, retry 7,
- * NAK on, CTS off). */
+ * NAK on, CTS off, DCQCN off with the published parameters). */
 void rsw_coll_defaults(struct rsw_coll *c);
 
 /* Per QP, one direction: what the sender did and what reached it. */

@@ -70,6 +70,10 @@ struct qp {
 	uint32_t unacked;
 	int nak_sent;
 	uint32_t rx_cts_psn;   /* CTS frames carry their own PSN sequence */
+	uint64_t last_cnp;     /* when the responder last sent a CNP, NEVER: not yet */
+	/* DCQCN at the requester */
+	struct rsw_dcqcn cc;
+	uint64_t next_tx;      /* the rate limiter lets the next packet go */
 	struct rsw_coll_qp_stats *st;
 };
 
@@ -526,12 +530,26 @@ static void post(struct replay *r, uint32_t xi)
 	}
 }
 
+/* A DCQCN rate change in the event log: what the requester's rate limiter now allows. */
+static void log_rate(struct replay *r, const struct qp *qp, uint64_t t)
+{
+	if (!r->events)
+		return;
+	json_t *f = json_object();
+	json_object_set_new(f, "peer", json_string(r->host[qp->dst].name));
+	json_object_set_new(f, "qp", json_integer(qp->q));
+	json_object_set_new(f, "rate_mbps", json_real(qp->cc.rc));
+	json_object_set_new(f, "target_mbps", json_real(qp->cc.rt));
+	json_object_set_new(f, "alpha", json_real(qp->cc.alpha));
+	rp_event(r, t, "dcqcn_rate", "host", r->host[qp->src].name, NULL, f);
+}
+
 /* ---- requester ---- */
 
 /* May qp send its next packet: something posted, granted by CTS, not waiting on an error. */
-static int sendable(const struct loop *L, struct qp *qp)
+static int sendable(const struct loop *L, struct qp *qp, uint64_t t)
 {
-	if (qp->st->error || qp->snd_nxt >= qp->posted_psn)
+	if (qp->st->error || qp->snd_nxt >= qp->posted_psn || qp->next_tx > t)
 		return 0;
 	/* messages posted after the QP ran dry start where the last one ended */
 	while (qp->cur_msg + 1 < qp->n_msg && qp->msg[qp->cur_msg + 1].psn0 <= qp->snd_nxt)
@@ -603,6 +621,12 @@ static void rx_data(struct replay *r, struct qp *qp, const struct rsw_pkt_meta *
 	const struct rsw_coll *c = L->c;
 	uint32_t qi = (uint32_t)(qp - L->qp);
 	uint64_t psn = unwrap(qp->epsn, m->bth_psn);
+	if (c->dcqcn && m->ecn == 3 &&
+	    (qp->last_cnp == NEVER || t >= qp->last_cnp + c->dcqcn_p.cnp_interval_ns)) {
+		qp->last_cnp = t; /* at most one CNP per QP per interval */
+		queue_ctl(r, qp->dst, CTL_CNP, qi, 0, 0);
+		qp->st->cnps_tx++;
+	}
 	if (psn != qp->epsn) {
 		if (psn > qp->epsn) {
 			/* a gap: one NAK, then silence until the expected PSN comes */
@@ -675,6 +699,14 @@ int loop_rx(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint3
 		qp->st->cts_rx++;
 	} else if (op == RSW_OP_CNP) {
 		qp->st->cnps_rx++;
+		if (c->dcqcn) {
+			rsw_dcqcn_cnp(&qp->cc, &c->dcqcn_p, t);
+			qp->st->rate_cuts++;
+			qp->st->min_rate_mbps = (uint64_t)qp->cc.min_rc;
+			if (qp->next_tx > t) /* the new rate applies to the packet waiting */
+				qp->next_tx = t;
+			log_rate(r, qp, t);
+		}
 	} else if (op >= OP_WRITE_FIRST && op <= OP_WRITE_ONLY && op != 0x09) {
 		rx_data(r, qp, &m, t);
 	} else {
@@ -709,7 +741,7 @@ static uint32_t next_frame(struct replay *r, unsigned h, uint64_t t, uint8_t pau
 	for (size_t i = 0; i < lh->n_qps; i++) {
 		size_t j = (lh->rr + i) % lh->n_qps;
 		struct qp *qp = &L->qp[lh->qps[j]];
-		if (!sendable(L, qp))
+		if (!sendable(L, qp, t))
 			continue;
 		lh->rr = j + 1;
 		const struct msg *mg = &qp->msg[qp->cur_msg];
@@ -720,6 +752,13 @@ static uint32_t next_frame(struct replay *r, unsigned h, uint64_t t, uint8_t pau
 			qp->st->retransmitted++;
 		if (qp->snd_una == qp->snd_max && qp->snd_nxt == qp->snd_max)
 			qp->rto_at = t + L->c->rto_ns; /* first outstanding packet */
+		if (L->c->dcqcn) {
+			if (rsw_dcqcn_sent(&qp->cc, &L->c->dcqcn_p, len))
+				log_rate(r, qp, t);
+			/* the rate limiter spaces packets by their wire time at Rc */
+			if (qp->cc.rc < qp->cc.line)
+				qp->next_tx = t + rsw_wire_ns(len, (uint32_t)qp->cc.rc);
+		}
 		qp->snd_nxt++;
 		if (qp->snd_nxt > qp->snd_max)
 			qp->snd_max = qp->snd_nxt;
@@ -731,13 +770,29 @@ static uint32_t next_frame(struct replay *r, unsigned h, uint64_t t, uint8_t pau
 	return 0;
 }
 
-/* Is this host's n-th data frame one the test asked to lose? */
-static int injected_drop(const struct rsw_coll *c, unsigned h, uint64_t nth)
+/* Is this host's n-th data frame in a test's list (to lose, or to mark)? */
+static int injected(const struct rsw_coll_drop *list, unsigned n, unsigned h, uint64_t nth)
 {
-	for (unsigned i = 0; i < c->n_drop; i++)
-		if (c->drop[i].host == h && c->drop[i].nth == nth)
+	for (unsigned i = 0; i < n; i++)
+		if (list[i].host == h && list[i].nth == nth)
 			return 1;
 	return 0;
+}
+
+/* ECN CE in the IPv4 header, as a congested switch would mark it: the checksum follows; the
+ * ICRC does not cover the TOS byte. */
+static void mark_ce(uint8_t *frame)
+{
+	uint8_t *ip = frame + 14;
+	ip[1] |= 3;
+	ip[10] = ip[11] = 0;
+	uint32_t sum = 0;
+	for (unsigned i = 0; i < 20; i += 2)
+		sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xFFFF) + (sum >> 16);
+	ip[10] = (uint8_t)(~sum >> 8);
+	ip[11] = (uint8_t)~sum;
 }
 
 void loop_wake(struct replay *r, unsigned h, uint64_t t)
@@ -747,15 +802,21 @@ void loop_wake(struct replay *r, unsigned h, uint64_t t)
 	struct lhost *lh = &L->h[h];
 	uint64_t free_ns = rsw_shaper_free_ns(&hn->shaper);
 	uint64_t next = NEVER;
-	for (size_t i = 0; i < lh->n_qps; i++)
-		timer_check(r, &L->qp[lh->qps[i]], t);
+	for (size_t i = 0; i < lh->n_qps; i++) {
+		struct qp *qp = &L->qp[lh->qps[i]];
+		timer_check(r, qp, t);
+		if (L->c->dcqcn && rsw_dcqcn_timers(&qp->cc, &L->c->dcqcn_p, t))
+			log_rate(r, qp, t);
+	}
 	if (free_ns <= t) {
 		uint8_t paused = r->model->hosts_ignore_pfc ? 0 : rsw_pause_mask(&hn->pause, t);
 		int is_data;
 		uint32_t len = next_frame(r, h, t, paused, &is_data);
 		if (len) {
 			rsw_shaper_send(&hn->shaper, t, len);
-			int lost = is_data && injected_drop(L->c, h, lh->data_sent);
+			int lost = is_data && injected(L->c->drop, L->c->n_drop, h, lh->data_sent);
+			if (is_data && injected(L->c->ce, L->c->n_ce, h, lh->data_sent))
+				mark_ce(L->frame);
 			if (is_data)
 				lh->data_sent++;
 			host_send(r, h, t, L->frame, len, lost);
@@ -771,11 +832,17 @@ void loop_wake(struct replay *r, unsigned h, uint64_t t)
 	} else {
 		next = free_ns;
 	}
-	/* and when a retransmission timer fires */
+	/* and when a retransmission or DCQCN timer fires, or a rate limiter lets a packet go */
 	for (size_t i = 0; i < lh->n_qps; i++) {
 		const struct qp *qp = &L->qp[lh->qps[i]];
-		if (qp->rto_at < next)
-			next = qp->rto_at > t ? qp->rto_at : t + 1;
+		uint64_t at = qp->rto_at;
+		if (L->c->dcqcn && rsw_dcqcn_next(&qp->cc) < at)
+			at = rsw_dcqcn_next(&qp->cc);
+		if (qp->next_tx > t && qp->next_tx < at && !qp->st->error &&
+		    qp->snd_nxt < qp->posted_psn)
+			at = qp->next_tx;
+		if (at < next)
+			next = at > t ? at : t + 1;
 	}
 	if (next == NEVER)
 		rsw_event_cancel(&r->q, r->id_host + h);
@@ -821,6 +888,12 @@ int loop_init(struct replay *r, char *err, size_t errlen)
 	}
 	if (build_xfers(L) < 0 || build_conns(L, cr) < 0)
 		goto oom;
+	for (uint32_t k = 0; k < L->n_qp; k++) {
+		struct qp *qp = &L->qp[k];
+		qp->last_cnp = NEVER;
+		rsw_dcqcn_init(&qp->cc, r->host[qp->src].speed_mbps);
+		qp->st->min_rate_mbps = r->host[qp->src].speed_mbps;
+	}
 	switch (c->pattern) {
 	case RSW_COLL_ALL_TO_ALL: cr->bytes = c->message; break;
 	case RSW_COLL_INCAST: cr->bytes = c->message * (c->n_ranks - 1); break;

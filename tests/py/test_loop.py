@@ -250,6 +250,94 @@ class Loop(unittest.TestCase):
         _, s2, _ = self.run_coll("no-cts", 4, f"incast,ranks=4,root=3,size={size},chunk={chunk}")
         self.assertGreater(self.max_queue(s2, "Ethernet24"), 4 * bound)
 
+    def test_dcqcn_follows_the_published_rules(self):
+        # CE on h0's data frames 10, 11 (within the 50 us CNP interval: no second CNP) and 300;
+        # the byte counter out of the way, so timers alone raise the rate
+        g, k_ns, t_ns, f, rai, rhai = 1 / 256, 55000, 55000, 5, 40.0, 400.0
+        spec = ("incast,root=1,size=2M,dcqcn=on,dcqcn-b=1G,ce=h0@10,ce=h0@11,ce=h0@300,"
+                "dcqcn-rai=40,dcqcn-rhai=400")
+        out, s, stdout = self.run_coll("dcqcn", 2, spec)
+        c = s["collective"]
+        self.assertTrue(c["complete"])
+        # the responder's CNPs: opcode 0x81, BECN, DSCP 48, valid ICRC; when each reached h0
+        cnps = []
+        for t, raw in read(os.path.join(out, "sw", "Ethernet0.pcap")):
+            h = bth(raw)
+            if h and h[0] == 0x81:
+                self.assertEqual(raw[15] >> 2, 48)
+                self.assertTrue(raw[46] & 0x40)
+                self.assertEqual(rocepkt.icrc(raw[14:]), raw[-4:])
+                cnps.append(t + math.ceil((len(raw) + WIRE_EXTRA - IFG) * 8000 / SPEED) + PROP_NS)
+        self.assertEqual(len(cnps), 2)
+        ce = [raw[15] & 3 for _, raw in read(os.path.join(out, "h0.pcap")) if bth(raw)[0] != 0x11]
+        self.assertEqual([i for i, e in enumerate(ce) if e == 3], [10, 11, 300])
+        # the rules (Zhu et al. 2015): cut Rt = Rc, Rc *= 1 - a/2, a = (1-g)a + g; a *= 1-g every
+        # K without a CNP; every T a timer stage: Rc = (Rt + Rc)/2 for the first F, then Rt +=
+        # R_AI (and R_HAI x (stage - F) past F in both counters, never here) first
+        line = float(SPEED)
+        rc = rt = line
+        alpha, stage = 1.0, 0
+        alpha_at = timer_at = None
+        expect = []
+        events = sorted([(t, "cnp") for t in cnps])
+        horizon = 100 * 10**6
+        while True:
+            nxt = [(t, kind) for t, kind in ((alpha_at, "alpha"), (timer_at, "timer")) if t]
+            if events:
+                nxt.append(events[0])
+            if not nxt:
+                break
+            t, kind = min(nxt, key=lambda x: (x[0], {"cnp": 0, "alpha": 1, "timer": 2}[x[1]]))
+            if t > horizon:
+                break
+            if kind == "cnp":
+                events.pop(0)
+                rt, rc = rc, rc * (1 - alpha / 2)
+                alpha = (1 - g) * alpha + g
+                stage = 0
+                alpha_at, timer_at = t + k_ns, t + t_ns
+            elif kind == "alpha":
+                alpha *= 1 - g
+                alpha_at = alpha_at + k_ns if rc < line else None
+            else:
+                timer_at += t_ns
+                stage += 1
+                if stage >= f:
+                    rt = min(line, rt + rai)
+                rc = (rt + rc) / 2
+                if line - rc < 1e-6:
+                    rc = rt = line
+                    timer_at = None
+            if kind != "alpha":
+                expect.append((t, rc, rt, alpha))
+        got = []
+        with open(os.path.join(out, "events.jsonl")) as fh:
+            for line_ in fh:
+                e = json.loads(line_)
+                if e["event"] == "dcqcn_rate":
+                    got.append((e["t"], e["rate_mbps"], e["target_mbps"], e["alpha"]))
+        self.assertEqual(len(got), len(expect))
+        for a, b in zip(got, expect):
+            self.assertEqual(a[0], b[0])
+            for x, y in zip(a[1:], b[1:]):
+                self.assertAlmostEqual(x, y, delta=1e-9 * max(1, abs(y)))
+        q = next(x for x in c["qps"] if x["host"] == "h0")
+        self.assertEqual((q["cnps_rx"], q["rate_cuts"]), (2, 2))
+        self.assertEqual(q["min_rate_mbps"], int(min(b[1] for b in expect)))
+        # the sender's departures obey the rate in force: each packet waits its wire time at Rc
+        data = [(t, len(raw)) for t, raw in read(os.path.join(out, "h0.pcap"))]
+        changes = [b[0] for b in expect]
+        checked = 0
+        for (t1, l1), (t2, _) in zip(data, data[1:]):
+            before = [b for b in expect if b[0] <= t1]
+            if not before or any(t1 < x <= t2 for x in changes) or before[-1][1] >= line:
+                continue
+            r = int(before[-1][1])
+            self.assertEqual(t2 - t1, math.ceil((l1 + WIRE_EXTRA) * 8000 / r))
+            checked += 1
+        self.assertGreater(checked, 100)
+        self.assertIn("2 CNPs, 2 rate cuts", stdout)
+
     def test_bad_specs(self):
         for spec, why in [("ring,qps=0", "qps=0: expects 1 to 64"),
                           ("wheel", "starts with a pattern"),
@@ -258,7 +346,9 @@ class Loop(unittest.TestCase):
                           ("incast,root=5", "root=5 but there are 2 ranks"),
                           ("ring,size=1", "less than a byte per QP"),
                           ("ring,colour=blue", "unknown key 'colour'"),
-                          ("ring,drop=h0", "HOST@N")]:
+                          ("ring,drop=h0", "HOST@N"),
+                          ("ring,dcqcn=maybe", "dcqcn=maybe: expects on or off"),
+                          ("ring,dcqcn-g=2", "a gain between 0 and 1")]:
             r = self.run_coll("bad", 2, spec, ok=False)
             self.assertEqual(r.returncode, 2, spec)
             self.assertIn(why, r.stderr, spec)
