@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli_table.h"
 #include "cmd.h"
 #include "ctl_client.h"
 
@@ -21,57 +22,59 @@ static void usage(FILE *f)
 		"SONiC's PFC_WD_QUEUE_STATS_*. --json prints the reply as is (docs/control.md).\n");
 }
 
+/* `show interfaces counters`-like, then the drops by reason and the conservation line. */
 static void print_counters(json_t *r)
 {
+	static const char *const hdr[] = {"IFACE", "RX_OK", "RX_BYTES", "TX_OK", "TX_BYTES",
+					  "PFC_RX"};
+	struct rsw_cli_table *t = rsw_cli_table_new(6, hdr);
 	json_t *p, *v;
 	size_t i;
 	const char *k;
-	printf("%-12s %12s %14s %12s %14s %8s\n", "port", "rx_packets", "rx_bytes", "tx_packets",
-	       "tx_bytes", "pfc_rx");
-	json_array_foreach(json_object_get(r, "ports"), i, p)
-		printf("%-12s %12llu %14llu %12llu %14llu %8llu\n", S(p, "name"), U(p, "rx_packets"),
-		       U(p, "rx_bytes"), U(p, "tx_packets"), U(p, "tx_bytes"), U(p, "pfc_rx_frames"));
+	json_array_foreach(json_object_get(r, "ports"), i, p) {
+		rsw_cli_table_cell(t, "%s", S(p, "name"));
+		rsw_cli_table_num(t, U(p, "rx_packets"));
+		rsw_cli_table_num(t, U(p, "rx_bytes"));
+		rsw_cli_table_num(t, U(p, "tx_packets"));
+		rsw_cli_table_num(t, U(p, "tx_bytes"));
+		rsw_cli_table_num(t, U(p, "pfc_rx_frames"));
+	}
+	rsw_cli_table_print(t, stdout, "No ports.");
+	static const char *const dhdr[] = {"Drop reason", "Packets"};
+	t = rsw_cli_table_new(2, dhdr);
 	json_object_foreach(json_object_get(r, "drops"), k, v)
-		if (json_integer_value(v))
-			printf("drop %-24s %12lld\n", k, (long long)json_integer_value(v));
+		if (json_integer_value(v)) {
+			rsw_cli_table_cell(t, "%s", k);
+			rsw_cli_table_num(t, (unsigned long long)json_integer_value(v));
+		}
+	printf("\n");
+	rsw_cli_table_print(t, stdout, "No drops.");
 	json_t *c = json_object_get(r, "conservation");
-	printf("received %llu = transmitted %llu + dropped %llu + consumed %llu + queued %llu: %s\n",
+	printf("\nreceived %llu = transmitted %llu + dropped %llu + consumed %llu + queued %llu: %s\n",
 	       U(c, "received"), U(c, "transmitted"), U(c, "dropped"), U(c, "consumed"),
 	       U(c, "queued"), json_is_true(json_object_get(c, "holds")) ? "holds" : "not yet");
 }
 
 static void print_ports(json_t *r)
 {
+	static const char *const hdr[] = {"Interface", "Alias", "Role", "Admin", "Speed",
+					  "RX_OK", "TX_OK"};
+	struct rsw_cli_table *t = rsw_cli_table_new(7, hdr);
 	json_t *p;
 	size_t i;
-	printf("%-12s %-14s %-8s %-5s %8s %12s %12s\n", "port", "alias", "role", "admin", "speed",
-	       "rx_packets", "tx_packets");
-	json_array_foreach(r, i, p)
-		printf("%-12s %-14s %-8s %-5s %8llu %12llu %12llu\n", S(p, "name"), S(p, "alias"),
-		       S(p, "role"), S(p, "admin_status"), U(p, "speed"), U(p, "rx_packets"),
-		       U(p, "tx_packets"));
-}
-
-/* Each port's queues (key "queues") or PGs, the non-zero counters only. */
-static void print_nested(json_t *r, const char *key, const char *index, const char *prefix)
-{
-	json_t *p, *q, *v;
-	size_t i, j;
-	const char *k;
-	json_array_foreach(r, i, p)
-		json_array_foreach(json_object_get(p, key), j, q) {
-			int any = 0;
-			json_object_foreach(q, k, v)
-				if (strcmp(k, index) && (!prefix || !strncmp(k, prefix, strlen(prefix))) &&
-				    json_integer_value(v)) {
-					if (!any)
-						printf("%s %s %llu:", S(p, "name"), index, U(q, index));
-					printf(" %s=%lld", k, (long long)json_integer_value(v));
-					any = 1;
-				}
-			if (any)
-				printf("\n");
-		}
+	json_array_foreach(r, i, p) {
+		rsw_cli_table_cell(t, "%s", S(p, "name"));
+		rsw_cli_table_cell(t, "%s", S(p, "alias"));
+		rsw_cli_table_cell(t, "%s", S(p, "role"));
+		rsw_cli_table_cell(t, "%s", S(p, "admin_status"));
+		if (U(p, "speed") % 1000)
+			rsw_cli_table_cell(t, "%lluM", U(p, "speed"));
+		else
+			rsw_cli_table_cell(t, "%lluG", U(p, "speed") / 1000);
+		rsw_cli_table_num(t, U(p, "rx_packets"));
+		rsw_cli_table_num(t, U(p, "tx_packets"));
+	}
+	rsw_cli_table_print(t, stdout, "No ports.");
 }
 
 static void print_flat(json_t *o, const char *indent)
@@ -92,66 +95,150 @@ static void print_flat(json_t *o, const char *indent)
 	}
 }
 
+/* `show queue counters`: every queue of every port, zeros included. */
+static void print_queues(json_t *r)
+{
+	static const char *const hdr[] = {"Port", "TxQ", "Counter/pkts", "Counter/bytes",
+					  "Drop/pkts", "Drop/bytes", "ECN/pkts", "WM/bytes"};
+	struct rsw_cli_table *t = rsw_cli_table_new(8, hdr);
+	json_t *p, *q;
+	size_t i, j;
+	json_array_foreach(r, i, p)
+		json_array_foreach(json_object_get(p, "queues"), j, q) {
+			rsw_cli_table_cell(t, "%s", S(p, "name"));
+			rsw_cli_table_cell(t, "UC%llu", U(q, "queue"));
+			rsw_cli_table_num(t, U(q, "SAI_QUEUE_STAT_PACKETS"));
+			rsw_cli_table_num(t, U(q, "SAI_QUEUE_STAT_BYTES"));
+			rsw_cli_table_num(t, U(q, "SAI_QUEUE_STAT_DROPPED_PACKETS"));
+			rsw_cli_table_num(t, U(q, "SAI_QUEUE_STAT_DROPPED_BYTES"));
+			rsw_cli_table_num(t, U(q, "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS"));
+			rsw_cli_table_num(t, U(q, "SAI_QUEUE_STAT_WATERMARK_BYTES"));
+		}
+	rsw_cli_table_print(t, stdout, "No queues.");
+}
+
+/* `show pfcwd stats`: a row per queue, storms detected/restored and what the watchdog dropped. */
+static void print_watchdog(json_t *r)
+{
+	static const char *const hdr[] = {"QUEUE", "STATUS", "STORM DETECTED/RESTORED",
+					  "TX DROP"};
+	struct rsw_cli_table *t = rsw_cli_table_new(4, hdr);
+	json_t *p, *q;
+	size_t i, j;
+	json_array_foreach(r, i, p)
+		json_array_foreach(json_object_get(p, "queues"), j, q) {
+			unsigned long long det = U(q, "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED"),
+					   res = U(q, "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED");
+			rsw_cli_table_cell(t, "%s:%llu", S(p, "name"), U(q, "queue"));
+			rsw_cli_table_cell(t, "%s", det > res ? "stormed" : "operational");
+			rsw_cli_table_cell(t, "%llu/%llu", det, res);
+			rsw_cli_table_num(t, U(q, "PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS"));
+		}
+	rsw_cli_table_print(t, stdout, "No queues.");
+}
+
+/* A port per row, one column per priority (or PG) 0-7 from the counter named fmt % i under the
+ * port's object `obj` (or under each element of the array `obj`, indexed by `index`). */
+static void print_per_prio(json_t *r, const char *first, const char *col, const char *obj,
+			   const char *fmt, const char *index)
+{
+	char h[8][8];
+	const char *hdr[9] = {first};
+	for (unsigned i = 0; i < 8; i++) {
+		snprintf(h[i], sizeof(h[i]), "%s%u", col, i);
+		hdr[i + 1] = h[i];
+	}
+	struct rsw_cli_table *t = rsw_cli_table_new(9, hdr);
+	json_t *p;
+	size_t i;
+	json_array_foreach(r, i, p) {
+		rsw_cli_table_cell(t, "%s", S(p, "name"));
+		json_t *o = json_object_get(p, obj);
+		for (unsigned k = 0; k < 8; k++) {
+			char key[96];
+			snprintf(key, sizeof(key), fmt, k);
+			json_t *from = index ? json_array_get(o, k) : o;
+			if (index && U(from, index) != k)
+				from = NULL;
+			rsw_cli_table_num(t, from ? U(from, key) : 0);
+		}
+	}
+	rsw_cli_table_print(t, stdout, "No ports.");
+}
+
+/* `show pfc counters`: frames received and sent per priority. */
 static void print_pfc(json_t *r)
 {
-	json_t *p, *v;
-	size_t i;
-	const char *k;
-	json_array_foreach(r, i, p) {
-		int any = 0;
-		json_object_foreach(json_object_get(p, "pfc"), k, v)
-			if (json_integer_value(v)) {
-				if (!any)
-					printf("%s", S(p, "name"));
-				printf(" %s=%lld", k, (long long)json_integer_value(v));
-				any = 1;
-			}
-		if (any)
-			printf("\n");
-	}
+	print_per_prio(r, "Port Rx", "PFC", "pfc", "SAI_PORT_STAT_PFC_%u_RX_PKTS", NULL);
+	printf("\n");
+	print_per_prio(r, "Port Tx", "PFC", "pfc", "SAI_PORT_STAT_PFC_%u_TX_PKTS", NULL);
 }
 
 static void print_routes(json_t *r)
 {
+	static const char *const hdr[] = {"Prefix", "In port", "Next hop", "Origin"};
+	struct rsw_cli_table *t = rsw_cli_table_new(4, hdr);
 	json_t *o;
 	size_t i;
 	json_array_foreach(r, i, o) {
-		printf("%-24s", S(o, "prefix"));
-		if (json_object_get(o, "in_port"))
-			printf(" in %s", S(o, "in_port"));
+		rsw_cli_table_cell(t, "%s", S(o, "prefix"));
+		rsw_cli_table_cell(t, "%s", json_object_get(o, "in_port") ? S(o, "in_port") : "any");
 		if (json_object_get(o, "nexthop"))
-			printf(" via %s", S(o, "nexthop"));
+			rsw_cli_table_cell(t, "%s", S(o, "nexthop"));
 		else if (json_object_get(o, "nexthop_group"))
-			printf(" group %s", S(o, "nexthop_group"));
+			rsw_cli_table_cell(t, "group %s", S(o, "nexthop_group"));
 		else
-			printf(" blackhole");
-		printf("  (%s)\n", S(o, "origin"));
+			rsw_cli_table_cell(t, "blackhole");
+		rsw_cli_table_cell(t, "%s", S(o, "origin"));
 	}
+	rsw_cli_table_print(t, stdout, "No routes.");
 }
 
 static void print_ecmp(json_t *r)
 {
 	json_t *g, *m;
 	size_t i, j;
+	if (!json_array_size(r))
+		printf("No ECMP groups.\n");
 	json_array_foreach(r, i, g) {
-		printf("group %s: policy %s, %llu buckets%s\n", S(g, "name"), S(g, "hash_policy"),
-		       U(g, "buckets"), json_is_true(json_object_get(g, "resilient")) ? ", resilient" : "");
-		json_array_foreach(json_object_get(g, "members"), j, m)
-			printf("  member %-3llu %-16s %-12s %6llu buckets %12llu packets\n",
-			       U(m, "member"), S(m, "nexthop"), S(m, "port"), U(m, "buckets"),
-			       U(m, "packets"));
+		printf("%sGroup %s: hash policy %s, %llu buckets%s\n", i ? "\n" : "", S(g, "name"),
+		       S(g, "hash_policy"), U(g, "buckets"),
+		       json_is_true(json_object_get(g, "resilient")) ? ", resilient" : "");
+		static const char *const hdr[] = {"Member", "Nexthop", "Port", "Buckets", "Packets"};
+		struct rsw_cli_table *t = rsw_cli_table_new(5, hdr);
+		json_array_foreach(json_object_get(g, "members"), j, m) {
+			rsw_cli_table_num(t, U(m, "member"));
+			rsw_cli_table_cell(t, "%s", S(m, "nexthop"));
+			rsw_cli_table_cell(t, "%s", S(m, "port"));
+			rsw_cli_table_num(t, U(m, "buckets"));
+			rsw_cli_table_num(t, U(m, "packets"));
+		}
+		rsw_cli_table_print(t, stdout, "(no active member)");
 	}
 }
 
+/* The pools (`show buffer_pool watermark`) and per PG the shared watermark and drops
+ * (`show priority-group watermark shared`, `show priority-group drop counters`). */
 static void print_buffers(json_t *r)
 {
+	static const char *const hdr[] = {"Pool", "Size", "Used/bytes", "WM/bytes"};
+	struct rsw_cli_table *t = rsw_cli_table_new(4, hdr);
 	json_t *p;
 	size_t i;
-	json_array_foreach(json_object_get(r, "pools"), i, p)
-		printf("pool %-24s size %12llu  used %12llu  watermark %12llu\n", S(p, "name"),
-		       U(p, "size"), U(p, "SAI_BUFFER_POOL_STAT_CURR_OCCUPANCY_BYTES"),
-		       U(p, "SAI_BUFFER_POOL_STAT_WATERMARK_BYTES"));
-	print_nested(json_object_get(r, "ports"), "priority_groups", "pg", NULL);
+	json_array_foreach(json_object_get(r, "pools"), i, p) {
+		rsw_cli_table_cell(t, "%s", S(p, "name"));
+		rsw_cli_table_num(t, U(p, "size"));
+		rsw_cli_table_num(t, U(p, "SAI_BUFFER_POOL_STAT_CURR_OCCUPANCY_BYTES"));
+		rsw_cli_table_num(t, U(p, "SAI_BUFFER_POOL_STAT_WATERMARK_BYTES"));
+	}
+	rsw_cli_table_print(t, stdout, "No buffer pools.");
+	json_t *ports = json_object_get(r, "ports");
+	printf("\nIngress shared pool occupancy per PG (watermark, bytes):\n");
+	print_per_prio(ports, "Port", "PG", "priority_groups",
+		       "SAI_INGRESS_PRIORITY_GROUP_STAT_WATERMARK_BYTES", "pg");
+	printf("\nIngress PG dropped packets:\n");
+	print_per_prio(ports, "Port", "PG", "priority_groups",
+		       "SAI_INGRESS_PRIORITY_GROUP_STAT_DROPPED_PACKETS", "pg");
 }
 
 int rsw_cmd_show(int argc, char **argv)
@@ -192,9 +279,9 @@ int rsw_cmd_show(int argc, char **argv)
 	} else if (!strcmp(what, "ports")) {
 		print_ports(r);
 	} else if (!strcmp(what, "queues")) {
-		print_nested(r, "queues", "queue", "SAI_");
+		print_queues(r);
 	} else if (!strcmp(what, "watchdog")) {
-		print_nested(r, "queues", "queue", "PFC_WD_");
+		print_watchdog(r);
 	} else if (!strcmp(what, "pfc")) {
 		print_pfc(r);
 	} else if (!strcmp(what, "routes")) {
