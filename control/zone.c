@@ -33,11 +33,11 @@ int rsw_zone_detect(const char *path, char *err, size_t errlen)
 
 /* A switch config compiled and committed, with the run's seed and policy override. */
 static struct rsw_switch *compile_switch(const char *path, uint64_t seed,
-					 const struct rsw_hash_policy *policy, char *err,
-					 size_t errlen)
+					 const struct rsw_hash_policy *policy,
+					 struct rte_rcu_qsbr *qsbr, char *err, size_t errlen)
 {
 	struct rsw_txn *txn = rsw_txn_new();
-	struct rsw_switch *sw = rsw_switch_new(NULL, err, errlen);
+	struct rsw_switch *sw = rsw_switch_new(qsbr, err, errlen);
 	int ok = txn && sw && rsw_config_compile(path, txn, err, errlen) == 0;
 	if (!txn || !sw)
 		snprintf(err, errlen, "out of memory");
@@ -69,7 +69,7 @@ int rsw_zone_single(const char *path, const struct rsw_zone_opts *o, struct rsw_
 		    char *err, size_t errlen)
 {
 	memset(z, 0, sizeof(*z));
-	z->sw[0].sw = compile_switch(path, o->ecn_seed, o->policy, err, errlen);
+	z->sw[0].sw = compile_switch(path, o->ecn_seed, o->policy, o->qsbr, err, errlen);
 	if (!z->sw[0].sw)
 		return -1;
 	z->sw[0].name = strdup(z->sw[0].sw->state->sw.hostname[0] ? z->sw[0].sw->state->sw.hostname
@@ -94,6 +94,7 @@ void rsw_zone_free(struct rsw_zone *z)
 	for (unsigned h = 0; h < z->n_host; h++) {
 		free((char *)z->host[h].name);
 		free((char *)z->host[h].pcap);
+		free(z->host_devargs[h]);
 	}
 	free(z->name);
 	memset(z, 0, sizeof(*z));
@@ -200,7 +201,8 @@ static int parse_switches(struct ydoc *y, yaml_node_t *t, const char *path,
 		if (!z->sw_config[s] || !z->sw[s].name)
 			return ydoc_error(y, v, "SWITCH", "out of memory");
 		char e[1024];
-		z->sw[s].sw = compile_switch(z->sw_config[s], o->ecn_seed + s, o->policy, e, sizeof(e));
+		z->sw[s].sw = compile_switch(z->sw_config[s], o->ecn_seed + s, o->policy, o->qsbr,
+					   e, sizeof(e));
 		if (!z->sw[s].sw)
 			return ydoc_error(y, v, "SWITCH", "%s: %s", name, e);
 	}
@@ -209,14 +211,14 @@ static int parse_switches(struct ydoc *y, yaml_node_t *t, const char *path,
 
 static int parse_hosts(struct ydoc *y, yaml_node_t *t, const char *path, struct rsw_zone *z)
 {
-	static const char *const fields[] = {"pcap", "description", NULL};
+	static const char *const fields[] = {"pcap", "devargs", "description", NULL};
 	if (!t)
 		return 0;
 	if (t->type != YAML_MAPPING_NODE)
 		return ydoc_error(y, t, "HOST", "expected a mapping of host name to {pcap: FILE}");
 	YDOC_FOREACH_PAIR(y, t, pr) {
 		yaml_node_t *k = ydoc_node(y, pr->key), *v = ydoc_node(y, pr->value);
-		const char *name = ydoc_str(k), *pcap;
+		const char *name = ydoc_str(k), *pcap, *devargs = NULL;
 		if (!name || !*name || strchr(name, '|') || strchr(name, '/'))
 			return ydoc_error(y, k, "HOST", "expected a host name without '|' or '/'");
 		if (z->n_host == RSW_ZONE_MAX_HOSTS)
@@ -225,12 +227,17 @@ static int parse_hosts(struct ydoc *y, yaml_node_t *t, const char *path, struct 
 			return ydoc_error(y, k, "HOST", "name '%s' is already used", name);
 		if (v->type == YAML_SCALAR_NODE && !*ydoc_str(v))
 			pcap = NULL; /* "h0:" with nothing */
-		else if (get_field(y, v, "HOST", "pcap", &pcap, fields) < 0)
+		else if (get_field(y, v, "HOST", "pcap", &pcap, fields) < 0 ||
+			 get_field(y, v, "HOST", "devargs", &devargs, fields) < 0)
 			return -1;
-		struct rsw_replay_host *h = &z->host[z->n_host++];
+		if (devargs && (!*devargs || strlen(devargs) >= RSW_DEVARGS_MAX))
+			return ydoc_error(y, v, "HOST", "%s: devargs: expected a DPDK device of at most "
+					  "%d characters", name, RSW_DEVARGS_MAX - 1);
+		struct rsw_replay_host *h = &z->host[z->n_host];
 		h->name = strdup(name);
 		h->pcap = pcap ? resolve(path, pcap) : NULL;
-		if (!h->name || (pcap && !h->pcap))
+		z->host_devargs[z->n_host++] = devargs ? strdup(devargs) : NULL;
+		if (!h->name || (pcap && !h->pcap) || (devargs && !z->host_devargs[z->n_host - 1]))
 			return ydoc_error(y, v, "HOST", "out of memory");
 	}
 	return 0;

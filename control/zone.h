@@ -8,6 +8,8 @@
 
 #include <stdio.h>
 
+#include <rte_rcu_qsbr.h>
+
 #include "dataplane/hash/hash_policy.h"
 #include "dataplane/replay/replay.h"
 
@@ -21,6 +23,7 @@ struct rsw_zone {
 	struct rsw_replay_switch sw[RSW_ZONE_MAX_SWITCHES];
 	char *sw_config[RSW_ZONE_MAX_SWITCHES];   /* resolved path of each switch's config */
 	struct rsw_replay_host host[RSW_ZONE_MAX_HOSTS];
+	char *host_devargs[RSW_ZONE_MAX_HOSTS];   /* live: the DPDK device of the host's link, or NULL */
 	struct rsw_replay_link link[RSW_ZONE_MAX_LINKS];
 	uint32_t link_length_m[RSW_ZONE_MAX_LINKS];
 };
@@ -30,6 +33,7 @@ struct rsw_zone_opts {
 	uint64_t ecn_seed;                     /* switch i gets ecn_seed + i */
 	const struct rsw_hash_policy *policy;  /* replaces every hash policy, or NULL */
 	FILE *warnings;                        /* where to say what is odd but allowed, or NULL */
+	struct rte_rcu_qsbr *qsbr;             /* live: the workers' RCU state, or NULL */
 };
 
 /* 1 if path is a zone config (it has a SWITCH table), 0 if not, -1 with a message if it cannot be

@@ -183,7 +183,7 @@ static void serve(struct rsw_ctl *c, unsigned i)
 			reply = error_reply(id, "missing \"op\"");
 		else {
 			char err[512] = "";
-			json_t *result = rsw_ctl_handle(c, op, req, err, sizeof(err));
+			json_t *result = rsw_ctl_dispatch(c, op, req, err, sizeof(err));
 			reply = result ? json_pack("{s:i, s:O?, s:b, s:o}", "v", RSW_CTL_PROTOCOL, "id",
 						   id, "ok", 1, "result", result)
 				       : error_reply(id, "%s", err);

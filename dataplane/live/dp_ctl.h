@@ -13,6 +13,8 @@
 
 #include "dp_ctx.h"
 
+struct rsw_dp_zone;
+
 #define RSW_CTL_PROTOCOL 1
 #define RSW_CTL_MAX_REQUEST 65536      /* bytes of one request */
 #define RSW_CTL_MAX_REPLY (4u << 20)   /* bytes of one reply */
@@ -31,7 +33,8 @@ struct rsw_ctl {
 	gid_t group;                       /* (gid_t)-1: none */
 	unsigned idle_s;                   /* silent clients are let go after this */
 	struct rsw_ctl_stats stats;
-	struct rsw_dp *dp;
+	struct rsw_dp *dp;                 /* the switch a request is for */
+	struct rsw_dp_zone *zone;          /* every switch served (dp_zone_ctl.c), or NULL */
 	const char *config_path;           /* the config applied last (at start or by reload) */
 	char config_buf[4096];
 	uint64_t reloads;
@@ -48,5 +51,8 @@ void rsw_ctl_close(struct rsw_ctl *c);
 
 /* One request (dp_ctl_ops.c): the reply's result, or NULL with the error in err. */
 json_t *rsw_ctl_handle(struct rsw_ctl *c, const char *op, json_t *req, char *err, size_t errlen);
+/* One request to the switch its "switch" field names (dp_zone_ctl.c), then rsw_ctl_handle. */
+json_t *rsw_ctl_dispatch(struct rsw_ctl *c, const char *op, json_t *req, char *err,
+			 size_t errlen);
 
 #endif

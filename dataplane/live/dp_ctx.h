@@ -30,9 +30,21 @@ struct rsw_dp_counters {
 	uint64_t ecmp[RSW_DP_COUNTED_GROUPS][RSW_ECMP_MAX_MEMBERS];
 } __rte_cache_aligned;
 
+/* What a switch port is cabled to. */
+enum rsw_dp_port_kind {
+	RSW_DP_PORT_ETH,  /* a DPDK port (af_packet, af_xdp, tap, memif, a NIC...) */
+	RSW_DP_PORT_LINK, /* an in-memory link to another switch of the zone (dp_link.h) */
+	RSW_DP_PORT_NONE, /* nothing: what it sends leaves the model (counted as transmitted) */
+};
+
+struct rsw_dp_link;
+
 struct rsw_dp_port {
-	uint16_t port_id;         /* DPDK port */
+	uint16_t port_id;         /* DPDK port (RSW_DP_PORT_ETH) */
 	uint16_t owner;           /* worker index that polls RX and drains TX */
+	uint8_t kind;             /* enum rsw_dp_port_kind */
+	const char *devargs;      /* RSW_DP_PORT_ETH: what was probed */
+	struct rsw_dp_link *tx_link, *rx_link; /* RSW_DP_PORT_LINK: the two directions */
 	/* Packets the traffic manager released to this port that the device has not taken yet. */
 	uint16_t n_pending;
 	struct rte_mbuf *pending[2 * RSW_DP_BURST];
@@ -49,7 +61,10 @@ struct rsw_dp_worker {
 	struct rsw_dp_counters *cnt;
 };
 
+/* One switch: its tables, traffic manager, ports and counters. A zone run live is several of
+ * these sharing the workers, the RCU state and the packet memory (dp_zone.h). */
 struct rsw_dp {
+	const char *name;       /* the switch's name in a zone; NULL for a single --config */
 	struct rsw_switch *sw;
 	struct rte_rcu_qsbr *qsbr;
 	struct rte_mempool *pool;
@@ -60,7 +75,6 @@ struct rsw_dp {
 	unsigned n_workers;
 	struct rsw_dp_worker workers[RSW_DP_MAX_WORKERS];
 	int verify_icrc;        /* count ICRC check results (off the fast path by default) */
-	volatile int stop;
 };
 
 #endif

@@ -1,5 +1,8 @@
-/* rocesw-dataplane [EAL args] -- --config F [--stats-period S] [--stats-json FILE] [--duration S]
- * The live switch: DPDK ports from the config's devargs, one worker per worker lcore. */
+/* rocesw-dataplane [EAL args] -- --config F | --zone Z [--stats-period S] [--stats-json FILE]
+ * [--duration S] ...
+ * The live switch, or every switch of a zone in one process: DPDK ports from the configs'
+ * devargs (or the zone's hosts), in-memory links between a zone's switches, the ports spread
+ * over the worker lcores. */
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,28 +26,36 @@
 #include "dp_stats.h"
 #include "dp_telemetry.h"
 #include "dp_worker.h"
+#include "dp_zone.h"
 
-static struct rsw_dp g_dp;
+static struct rsw_dp_zone g_zone;
 
 static void on_signal(int sig)
 {
 	(void)sig;
-	g_dp.stop = 1;
+	g_zone.stop = 1;
 }
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: rocesw-dataplane [EAL args] -- --config F [--stats-period S]\n"
+		"usage: rocesw-dataplane [EAL args] -- --config F | --zone Z [--stats-period S]\n"
 		"                        [--stats-json FILE] [--duration S] [--verify-icrc]\n"
-		"                        [--control-socket PATH [--control-group G]\n"
+		"                        [--mbufs N] [--control-socket PATH [--control-group G]\n"
 		"                        [--control-idle S]]\n"
 		"\n"
 		"The live switch. Ports come from the devargs of each PORT in F (af_packet, af_xdp,\n"
 		"pcap, null, ring, tap, PCI...); every EAL worker lcore (-l) runs one worker, ports\n"
-		"shared among them round-robin. Without hugepages pass --no-huge -m 1024 to EAL.\n"
+		"shared among them round-robin. Without hugepages pass --no-huge -m 1024 to EAL\n"
+		"(-m 2048 for a zone: each switch has its own tables).\n"
 		"\n"
 		"  --config F         switch config (docs/config.md); applied at start\n"
+		"  --zone Z           a zone config (docs/replay.md): every switch of Z in this\n"
+		"                     process, each with its own tables, traffic manager and\n"
+		"                     counters; links between switches are in memory at their speed\n"
+		"                     and delay; a host's link is the DPDK port of its devargs in\n"
+		"                     HOST, else af_packet on the veth rsw-HOST (scripts/lab.py)\n"
+		"  --mbufs N          packet memory in frames (default: from the ports)\n"
 		"  --stats-period S   print rx/tx packets per second per port every S seconds\n"
 		"  --stats-json FILE  write the final counters as JSON at exit\n"
 		"  --duration S       stop after S seconds (default: until SIGINT/SIGTERM)\n"
@@ -63,23 +74,6 @@ static void usage(FILE *f)
 		"On SIGINT/SIGTERM it stops, prints per-port, per-ECMP-member and per-drop-reason\n"
 		"counters and checks received = transmitted + dropped + consumed + queued; the exit\n"
 		"status is 3 if that does not hold.\n");
-}
-
-/* A backlogged port polled late may catch up by this much: a worker the kernel preempts (on a
- * small VM, for the capture tools sharing its core) does not lose its ports' sending time. */
-#define SHAPER_SLACK_NS 1000000u
-
-/* Traffic-manager events (watchdog): one line each on stderr, with the time. */
-static void log_line(void *arg, const char *line)
-{
-	(void)arg;
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	struct tm tmv;
-	char when[32];
-	gmtime_r(&ts.tv_sec, &tmv);
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tmv);
-	fprintf(stderr, "%s.%03ldZ rocesw-dataplane: %s\n", when, ts.tv_nsec / 1000000, line);
 }
 
 static double now_s(void)
@@ -109,20 +103,55 @@ static const char *rsw_dp_eal_hint(int argc, char **argv)
 	return "";
 }
 
+/* Totals of every switch; a zone's switches are printed one after the other. */
+static void sum_all(const struct rsw_dp_zone *z, struct rsw_dp_totals *t, int final)
+{
+	for (unsigned s = 0; s < z->n_sw; s++)
+		rsw_dp_stats_sum(z->dp[s], &t[s], final ? rsw_dp_queued(z->dp[s]) : 0);
+}
+
+static void print_rates(const struct rsw_dp_zone *z, const struct rsw_dp_totals *cur,
+			const struct rsw_dp_totals *prev, double s)
+{
+	for (unsigned i = 0; i < z->n_sw; i++) {
+		if (z->dp[i]->name)
+			printf("== %s\n", z->dp[i]->name);
+		rsw_dp_stats_print_rates(z->dp[i], &cur[i], &prev[i], s, stdout);
+	}
+}
+
+/* Final counters; returns 1 if some switch's conservation check fails. */
+static int print_final(const struct rsw_dp_zone *z, const struct rsw_dp_totals *t, uint64_t in_flight)
+{
+	int bad = 0;
+	for (unsigned s = 0; s < z->n_sw; s++) {
+		if (z->dp[s]->name)
+			printf("== switch %s\n", z->dp[s]->name);
+		rsw_dp_stats_print_final(z->dp[s], &t[s], stdout);
+		bad |= t[s].received != t[s].transmitted + t[s].dropped + t[s].consumed + t[s].queued;
+	}
+	if (z->model)
+		printf("zone %s: %lu frames still on in-memory links\n", z->name,
+		       (unsigned long)in_flight);
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'}, {"stats-period", required_argument, NULL, 'p'},
 		{"stats-json", required_argument, NULL, 'j'}, {"duration", required_argument, NULL, 'd'},
-		{"verify-icrc", no_argument, NULL, 'v'},
+		{"verify-icrc", no_argument, NULL, 'v'}, {"zone", required_argument, NULL, 'z'},
+		{"mbufs", required_argument, NULL, 'm'},
 		{"control-socket", required_argument, NULL, 'S'},
 		{"control-group", required_argument, NULL, 'G'},
 		{"control-idle", required_argument, NULL, 'I'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
-	const char *config = NULL, *json = NULL, *ctl_path = NULL, *ctl_group = NULL;
+	const char *config = NULL, *zone = NULL, *json = NULL, *ctl_path = NULL, *ctl_group = NULL;
 	double period = 0, duration = 0;
 	long idle = RSW_CTL_IDLE_S;
+	struct rsw_dp_zone_opts zo = {0};
 	char err[1024];
 	int c;
 
@@ -145,8 +174,10 @@ int main(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "c:p:j:d:vh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'v': g_dp.verify_icrc = 1; break;
+		case 'v': zo.verify_icrc = 1; break;
 		case 'c': config = optarg; break;
+		case 'z': zone = optarg; break;
+		case 'm': zo.mbufs = (unsigned)atol(optarg); break;
 		case 'p': period = atof(optarg); break;
 		case 'j': json = optarg; break;
 		case 'd': duration = atof(optarg); break;
@@ -156,118 +187,79 @@ int main(int argc, char **argv)
 		default: usage(stderr); rte_eal_cleanup(); return 2;
 		}
 	}
-	if (!config) {
-		fprintf(stderr, "rocesw-dataplane: --config is required\n");
+	if (!config == !zone) {
+		fprintf(stderr, "rocesw-dataplane: give one of --config F or --zone Z\n");
 		usage(stderr);
 		rte_eal_cleanup();
 		return 2;
 	}
-	struct rsw_dp *dp = &g_dp;
-	unsigned lc;
-	RTE_LCORE_FOREACH_WORKER(lc) {
-		if (dp->n_workers == RSW_DP_MAX_WORKERS)
-			break;
-		dp->workers[dp->n_workers].index = dp->n_workers;
-		dp->workers[dp->n_workers].lcore = lc;
-		dp->n_workers++;
-	}
-	if (dp->n_workers == 0) {
-		fprintf(stderr, "rocesw-dataplane: no worker lcore: give EAL at least two, e.g. -l 0-1\n");
-		rte_eal_cleanup();
-		return 2;
-	}
-	size_t qsz = rte_rcu_qsbr_get_memsize(dp->n_workers);
-	dp->qsbr = rte_zmalloc("rsw_qsbr", qsz, RTE_CACHE_LINE_SIZE);
-	if (!dp->qsbr || rte_rcu_qsbr_init(dp->qsbr, dp->n_workers) < 0) {
-		fprintf(stderr, "rocesw-dataplane: cannot set up RCU\n");
-		return 1;
-	}
-	dp->sw = rsw_switch_new(dp->qsbr, err, sizeof(err));
-	if (!dp->sw || rsw_config_apply(dp->sw, config, err, sizeof(err)) < 0) {
+	struct rsw_dp_zone *z = &g_zone;
+	zo.config = config;
+	zo.zone = zone;
+	if (rsw_dp_zone_open(z, &zo, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rocesw-dataplane: %s\n", err);
+		rsw_dp_zone_close(z);
 		rte_eal_cleanup();
 		return 1;
 	}
-	for (unsigned w = 0; w < dp->n_workers; w++) {
-		dp->workers[w].cnt = rte_zmalloc("rsw_cnt", sizeof(struct rsw_dp_counters),
-						 RTE_CACHE_LINE_SIZE);
-		dp->workers[w].rnd = 0x9E3779B97F4A7C15ull * (w + 1);
-		if (!dp->workers[w].cnt) {
-			fprintf(stderr, "rocesw-dataplane: out of memory for counters\n");
-			return 1;
-		}
-	}
-	if (rsw_dp_ports_start(dp, err, sizeof(err)) < 0) {
-		fprintf(stderr, "rocesw-dataplane: %s\n", err);
-		rte_eal_cleanup();
-		return 1;
-	}
-	rsw_clock_init_tsc(&dp->clock);
-	dp->tm = rsw_tm_new("rsw", dp->n_ports, dp->n_workers, rsw_switch_fib(dp->sw),
-			    SHAPER_SLACK_NS, err, sizeof(err));
-	if (!dp->tm) {
-		fprintf(stderr, "rocesw-dataplane: %s\n", err);
-		rsw_dp_ports_stop(dp);
-		rte_eal_cleanup();
-		return 1;
-	}
-	dp->tm->log = log_line;
 	static struct rsw_ctl ctl = {.listen_fd = -1};
-	if (ctl_path && rsw_ctl_open(&ctl, dp, ctl_path, ctl_group, err, sizeof(err)) < 0) {
+	if (ctl_path && rsw_ctl_open(&ctl, z->dp[0], ctl_path, ctl_group, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rocesw-dataplane: %s\n", err);
-		rsw_dp_ports_stop(dp);
+		rsw_dp_zone_close(z);
 		rte_eal_cleanup();
 		return 1;
 	}
-	ctl.config_path = config;
+	ctl.zone = z;
+	ctl.config_path = z->config[0];
 	if (idle > 0)
 		ctl.idle_s = (unsigned)idle;
-	rsw_dp_telemetry_register(dp);
+	rsw_dp_telemetry_register(z);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	rsw_dp_worker_bind(dp);
-	for (unsigned w = 0; w < dp->n_workers; w++)
-		rte_eal_remote_launch(rsw_dp_worker_main, &dp->workers[w], dp->workers[w].lcore);
-	fprintf(stderr, "rocesw-dataplane: %u ports, %u workers, forwarding\n", dp->n_ports,
-		dp->n_workers);
+	rsw_dp_zone_launch(z);
+	unsigned n_ports = 0;
+	for (unsigned s = 0; s < z->n_sw; s++)
+		n_ports += z->dp[s]->n_ports;
+	if (z->model)
+		fprintf(stderr, "rocesw-dataplane: zone %s: %u switches, %u ports, %u links, "
+			"%u workers, forwarding\n", z->name, z->n_sw, n_ports, z->n_links / 2,
+			z->n_workers);
+	else
+		fprintf(stderr, "rocesw-dataplane: %u ports, %u workers, forwarding\n", n_ports,
+			z->n_workers);
 
-	struct rsw_dp_totals prev, cur;
+	static struct rsw_dp_totals prev[RSW_ZONE_MAX_SWITCHES], cur[RSW_ZONE_MAX_SWITCHES];
 	double t0 = now_s(), last = t0;
-	rsw_dp_stats_sum(dp, &prev, 0);
-	while (!dp->stop) {
+	sum_all(z, prev, 0);
+	while (!z->stop) {
 		if (ctl.listen_fd >= 0)
 			rsw_ctl_poll(&ctl, 50);
 		else
 			usleep(50000);
-		rsw_switch_reap(dp->sw); /* after the reply: freeing old tables takes a while */
+		for (unsigned s = 0; s < z->n_sw; s++)
+			rsw_switch_reap(z->dp[s]->sw); /* after the reply: freeing old tables is slow */
 		double t = now_s();
 		if (duration > 0 && t - t0 >= duration)
-			dp->stop = 1;
+			z->stop = 1;
 		if (period > 0 && t - last >= period) {
-			rsw_dp_stats_sum(dp, &cur, 0);
-			rsw_dp_stats_print_rates(dp, &cur, &prev, t - last, stdout);
-			prev = cur;
+			sum_all(z, cur, 0);
+			print_rates(z, cur, prev, t - last);
+			memcpy(prev, cur, sizeof(prev));
 			last = t;
 		}
 	}
 	rte_eal_mp_wait_lcore();
 	rsw_ctl_close(&ctl);
 	/* the queues are drained by the workers' last rounds; what is left counts as queued */
-	rsw_dp_stats_sum(dp, &cur, rsw_dp_queued(dp));
-	rsw_dp_stats_print_final(dp, &cur, stdout);
-	int status = 0;
-	if (json && rsw_dp_stats_write_json(dp, &cur, json) < 0) {
+	sum_all(z, cur, 1);
+	uint64_t in_flight = rsw_dp_zone_in_flight(z);
+	int status = print_final(z, cur, in_flight) ? 3 : 0;
+	if (json && rsw_dp_zone_stats_write_json(z, cur, json) < 0) {
 		fprintf(stderr, "rocesw-dataplane: cannot write %s\n", json);
-		status = 1;
+		if (!status)
+			status = 1;
 	}
-	if (cur.received != cur.transmitted + cur.dropped + cur.consumed + cur.queued)
-		status = 3;
-	rsw_dp_ports_stop(dp);
-	rsw_tm_free(dp->tm);
-	for (unsigned w = 0; w < dp->n_workers; w++)
-		rte_free(dp->workers[w].cnt);
-	rsw_switch_free(dp->sw);
-	rte_free(dp->qsbr);
+	rsw_dp_zone_close(z);
 	rte_eal_cleanup();
 	return status;
 }

@@ -49,41 +49,51 @@ static int probe(const char *devargs, uint16_t *port_id, char *err, size_t errle
 	return 0;
 }
 
+struct rte_mempool *rsw_dp_pool_create(const char *name, unsigned n_mbufs, uint32_t max_mtu,
+				       char *err, size_t errlen)
+{
+	/* one segment per frame: the parser sees whole packets */
+	uint32_t room = RTE_PKTMBUF_HEADROOM + (max_mtu > 1500 ? max_mtu : 1500) + 64;
+	if (room < RTE_MBUF_DEFAULT_BUF_SIZE)
+		room = RTE_MBUF_DEFAULT_BUF_SIZE;
+	struct rte_mempool *mp = rte_pktmbuf_pool_create(name, n_mbufs, 256, 0, (uint16_t)room,
+							 (int)rte_socket_id());
+	if (!mp)
+		snprintf(err, errlen, "cannot create the mbuf pool (%u × %u bytes): %s", n_mbufs, room,
+			 rte_strerror(rte_errno));
+	return mp;
+}
+
+unsigned rsw_dp_pool_mbufs(unsigned n_eth, unsigned n_other)
+{
+	/* descriptors, pending buffers, and packets held in the VOQs; an in-memory link has no
+	 * descriptors and its frames come from the sender's share */
+	return 4096 + n_eth * (RX_DESC + TX_DESC + 4096) + n_other * 1024;
+}
+
 int rsw_dp_ports_start(struct rsw_dp *dp, char *err, size_t errlen)
 {
 	const struct rsw_state *s = dp->sw->state;
-	uint32_t max_mtu = 1500;
+	const char *sw = dp->name ? dp->name : "", *bar = dp->name ? "|" : "";
 
 	dp->n_ports = s->n_ports;
-	for (unsigned i = 0; i < s->n_ports; i++)
-		if (s->ports[i].mtu > max_mtu)
-			max_mtu = s->ports[i].mtu;
-	/* one segment per frame: the parser sees whole packets */
-	uint32_t room = RTE_PKTMBUF_HEADROOM + max_mtu + 64;
-	if (room < RTE_MBUF_DEFAULT_BUF_SIZE)
-		room = RTE_MBUF_DEFAULT_BUF_SIZE;
-	/* descriptors, pending buffers, and packets held in the VOQs */
-	unsigned n_mbufs = 4096 + s->n_ports * (RX_DESC + TX_DESC + 4096);
-	dp->pool = rte_pktmbuf_pool_create("rsw_mbufs", n_mbufs, 256, 0, (uint16_t)room,
-					   (int)rte_socket_id());
-	if (!dp->pool) {
-		snprintf(err, errlen, "cannot create the mbuf pool (%u × %u bytes): %s", n_mbufs, room,
-			 rte_strerror(rte_errno));
-		return -1;
-	}
 	for (unsigned i = 0; i < s->n_ports; i++) {
 		const struct rsw_port_cfg *pc = &s->ports[i];
 		struct rsw_dp_port *p = &dp->ports[i];
 		char e[512];
-		if (!pc->devargs[0]) {
-			snprintf(err, errlen, "%s: port %s has no devargs", pc->origin, pc->name);
+		if (p->kind != RSW_DP_PORT_ETH)
+			continue; /* no device: port_id stays RTE_MAX_ETHPORTS, its counters read 0 */
+		if (!p->devargs || !p->devargs[0]) {
+			snprintf(err, errlen, "%s: port %s%s%s has no devargs", pc->origin, sw, bar,
+				 pc->name);
 			return -1;
 		}
-		if (probe(pc->devargs, &p->port_id, e, sizeof(e)) < 0) {
-			snprintf(err, errlen, "%s: port %s: %s", pc->origin, pc->name, e);
+		uint16_t id;
+		if (probe(p->devargs, &id, e, sizeof(e)) < 0) {
+			snprintf(err, errlen, "%s: port %s%s%s: %s", pc->origin, sw, bar, pc->name, e);
 			return -1;
 		}
-		p->owner = (uint16_t)(i % dp->n_workers);
+		p->port_id = id;
 		struct rte_eth_conf conf;
 		memset(&conf, 0, sizeof(conf));
 		int rc = rte_eth_dev_configure(p->port_id, 1, 1, &conf);
@@ -97,8 +107,8 @@ int rsw_dp_ports_start(struct rsw_dp *dp, char *err, size_t errlen)
 		if (rc == 0)
 			rc = rte_eth_dev_start(p->port_id);
 		if (rc < 0) {
-			snprintf(err, errlen, "%s: port %s (%s): cannot start: %s", pc->origin, pc->name,
-				 pc->devargs, rte_strerror(-rc));
+			snprintf(err, errlen, "%s: port %s%s%s (%s): cannot start: %s", pc->origin, sw,
+				 bar, pc->name, p->devargs, rte_strerror(-rc));
 			return -1;
 		}
 		/* routed ports see frames for the router MAC; af_packet/tap need promiscuous mode */
@@ -117,8 +127,10 @@ uint64_t rsw_dp_ports_stop(struct rsw_dp *dp)
 			rte_pktmbuf_free(p->pending[k]);
 		queued += p->n_pending;
 		p->n_pending = 0;
-		rte_eth_dev_stop(p->port_id);
-		rte_eth_dev_close(p->port_id);
+		if (p->kind == RSW_DP_PORT_ETH && p->port_id < RTE_MAX_ETHPORTS) {
+			rte_eth_dev_stop(p->port_id);
+			rte_eth_dev_close(p->port_id);
+		}
 	}
 	return queued;
 }

@@ -48,6 +48,8 @@ void rsw_dp_stats_print_rates(const struct rsw_dp *dp, const struct rsw_dp_total
 static uint64_t missed(const struct rsw_dp *dp, unsigned p)
 {
 	struct rte_eth_stats es;
+	if (dp->ports[p].kind != RSW_DP_PORT_ETH)
+		return 0; /* an in-memory link or nothing: no device to ask */
 	return rte_eth_stats_get(dp->ports[p].port_id, &es) == 0 ? es.imissed : 0;
 }
 

@@ -9,40 +9,79 @@
 #include "dp_stats.h"
 #include "dp_telemetry.h"
 
-static struct rsw_dp *g_dp;
+static const struct rsw_dp_zone *g_z;
 
-static int port_of(const char *params)
+/* The switch a parameter names and what follows it: one switch takes the parameter as is; a
+ * zone's parameters start with SWITCH, then '|' and the rest (a port: "rtsw1|Ethernet0", the
+ * zone's notation). NULL if no such switch. */
+static struct rsw_dp *switch_of(const char **params)
+{
+	if (!g_z->model)
+		return g_z->dp[0];
+	const char *p = *params ? *params : "";
+	const char *bar = strchr(p, '|');
+	size_t n = bar ? (size_t)(bar - p) : strlen(p);
+	for (unsigned s = 0; s < g_z->n_sw; s++)
+		if (strlen(g_z->dp[s]->name) == n && !strncmp(g_z->dp[s]->name, p, n)) {
+			*params = bar ? bar + 1 : "";
+			return g_z->dp[s];
+		}
+	return NULL;
+}
+
+static int port_of(const struct rsw_dp *dp, const char *params)
 {
 	if (!params || !*params)
 		return -1;
-	return rsw_state_port_index(g_dp->sw->state, params);
+	return rsw_state_port_index(dp->sw->state, params);
 }
 
-static void totals(struct rsw_dp_totals *t)
+static void totals(struct rsw_dp *dp, struct rsw_dp_totals *t)
 {
-	rsw_dp_stats_sum(g_dp, t, rsw_dp_queued(g_dp));
+	rsw_dp_stats_sum(dp, t, rsw_dp_queued(dp));
+}
+
+static int cb_switches(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
+	for (unsigned s = 0; s < g_z->n_sw; s++)
+		rte_tel_data_add_array_string(d, g_z->dp[s]->name ? g_z->dp[s]->name
+								 : g_z->dp[s]->sw->state->sw.hostname);
+	return 0;
 }
 
 static int cb_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	(void)cmd;
-	(void)params;
 	rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
-	pthread_mutex_lock(&g_dp->sw->lock);
-	for (unsigned p = 0; p < g_dp->n_ports; p++)
-		rte_tel_data_add_array_string(d, g_dp->sw->state->ports[p].name);
-	pthread_mutex_unlock(&g_dp->sw->lock);
+	for (unsigned s = 0; s < g_z->n_sw; s++) {
+		struct rsw_dp *dp = g_z->dp[s];
+		if (g_z->model && params && *params && strcmp(params, dp->name))
+			continue;
+		pthread_mutex_lock(&dp->sw->lock);
+		for (unsigned p = 0; p < dp->n_ports; p++) {
+			char name[2 * RSW_NAME_MAX + 2];
+			snprintf(name, sizeof(name), "%s%s%s", dp->name ? dp->name : "",
+				 dp->name ? "|" : "", dp->sw->state->ports[p].name);
+			rte_tel_data_add_array_string(d, name);
+		}
+		pthread_mutex_unlock(&dp->sw->lock);
+	}
 	return 0;
 }
 
 static int cb_counters(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	(void)cmd;
-	(void)params;
+	struct rsw_dp *dp = switch_of(&params);
+	if (!dp || (g_z->model && params && *params))
+		return -1;
 	struct rsw_dp_totals t;
-	pthread_mutex_lock(&g_dp->sw->lock);
-	totals(&t);
-	pthread_mutex_unlock(&g_dp->sw->lock);
+	pthread_mutex_lock(&dp->sw->lock);
+	totals(dp, &t);
+	pthread_mutex_unlock(&dp->sw->lock);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "received", t.received);
 	rte_tel_data_add_dict_u64(d, "transmitted", t.transmitted);
@@ -62,15 +101,18 @@ static int cb_counters(const char *cmd, const char *params, struct rte_tel_data 
 static int cb_port_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	(void)cmd;
+	struct rsw_dp *dp = switch_of(&params);
+	if (!dp)
+		return -1;
 	struct rsw_dp_totals t;
-	pthread_mutex_lock(&g_dp->sw->lock);
-	int p = port_of(params);
+	pthread_mutex_lock(&dp->sw->lock);
+	int p = port_of(dp, params);
 	if (p >= 0)
-		totals(&t);
-	pthread_mutex_unlock(&g_dp->sw->lock);
+		totals(dp, &t);
+	pthread_mutex_unlock(&dp->sw->lock);
 	if (p < 0)
 		return -1;
-	const struct rsw_tm_port *tp = &g_dp->tm->port[p];
+	const struct rsw_tm_port *tp = &dp->tm->port[p];
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "rx_packets", t.c.rx_pkts[p]);
 	rte_tel_data_add_dict_u64(d, "rx_bytes", t.c.rx_bytes[p]);
@@ -92,6 +134,9 @@ static int cb_port_stats(const char *cmd, const char *params, struct rte_tel_dat
 static int cb_queue_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	(void)cmd;
+	struct rsw_dp *dp = switch_of(&params);
+	if (!dp)
+		return -1;
 	char name[RSW_NAME_MAX];
 	const char *comma = params ? strchr(params, ',') : NULL;
 	if (!comma || (size_t)(comma - params) >= sizeof(name))
@@ -100,12 +145,12 @@ static int cb_queue_stats(const char *cmd, const char *params, struct rte_tel_da
 	name[comma - params] = 0;
 	char *end;
 	unsigned long q = strtoul(comma + 1, &end, 10);
-	pthread_mutex_lock(&g_dp->sw->lock);
-	int p = port_of(name);
-	pthread_mutex_unlock(&g_dp->sw->lock);
+	pthread_mutex_lock(&dp->sw->lock);
+	int p = port_of(dp, name);
+	pthread_mutex_unlock(&dp->sw->lock);
 	if (p < 0 || *end || end == comma + 1 || q >= RSW_TM_QUEUES)
 		return -1;
-	const struct rsw_tm_port *tp = &g_dp->tm->port[p];
+	const struct rsw_tm_port *tp = &dp->tm->port[p];
 	const struct rsw_tm_queue_stats *s = &tp->qs[q];
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "SAI_QUEUE_STAT_PACKETS", s->packets);
@@ -118,15 +163,21 @@ static int cb_queue_stats(const char *cmd, const char *params, struct rte_tel_da
 	return 0;
 }
 
-void rsw_dp_telemetry_register(struct rsw_dp *dp)
+void rsw_dp_telemetry_register(const struct rsw_dp_zone *z)
 {
-	g_dp = dp;
-	rte_telemetry_register_cmd("/rocesw/ports", cb_ports, "Returns the port names. No parameters");
+	g_z = z;
+	rte_telemetry_register_cmd("/rocesw/switches", cb_switches,
+				   "Returns the switch names (one, or a zone's). No parameters");
+	rte_telemetry_register_cmd("/rocesw/ports", cb_ports,
+				   "Returns the port names (SWITCH|PORT in a zone). Parameters: "
+				   "none, or a zone's switch");
 	rte_telemetry_register_cmd("/rocesw/counters", cb_counters,
 				   "Returns received, transmitted, dropped (and by reason), consumed, "
-				   "queued. No parameters");
+				   "queued. Parameters: none, or a zone's switch");
 	rte_telemetry_register_cmd("/rocesw/port_stats", cb_port_stats,
-				   "Returns a port's packet and PFC counters. Parameters: port name");
+				   "Returns a port's packet and PFC counters. Parameters: port name "
+				   "(SWITCH|PORT in a zone)");
 	rte_telemetry_register_cmd("/rocesw/queue_stats", cb_queue_stats,
-				   "Returns a queue's SAI counters. Parameters: port name,queue");
+				   "Returns a queue's SAI counters. Parameters: port name,queue "
+				   "(SWITCH|PORT,queue in a zone)");
 }

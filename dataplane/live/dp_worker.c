@@ -1,7 +1,9 @@
 /* One worker: RX burst → parse → ingress tables → rewrite → traffic manager (admission into the
  * VOQ of the egress port and traffic class); then, for each port it owns, the TM's egress side:
  * watchdog, PFC generation, scheduler and shaper, TX. Burst-at-a-time like l3fwd; the tables are
- * read under RCU and a quiescent state is reported after every round. */
+ * read under RCU and a quiescent state is reported after every round. The ports a worker owns
+ * may belong to several switches of a zone; each port is a DPDK device, an in-memory link to
+ * another switch (dp_link.h) or nothing. */
 #include <string.h>
 
 #include <rte_ethdev.h>
@@ -12,14 +14,8 @@
 #include "dataplane/pkt/parse.h"
 #include "dataplane/tables/ingress.h"
 #include "dataplane/tm/pfc.h"
+#include "dp_link.h"
 #include "dp_worker.h"
-
-static struct rsw_dp *g_dp;
-
-void rsw_dp_worker_bind(struct rsw_dp *dp)
-{
-	g_dp = dp;
-}
 
 static inline void drop(struct rsw_dp_counters *c, struct rte_mbuf *m, unsigned reason)
 {
@@ -27,12 +23,40 @@ static inline void drop(struct rsw_dp_counters *c, struct rte_mbuf *m, unsigned 
 	rte_pktmbuf_free(m);
 }
 
+/* Frames to the port's far end: the device, the link, or nowhere. */
+static inline uint16_t port_tx(struct rsw_dp_port *p, struct rte_mbuf **m, uint16_t n,
+			       uint64_t now)
+{
+	switch (p->kind) {
+	case RSW_DP_PORT_ETH:
+		return rte_eth_tx_burst(p->port_id, 0, m, n);
+	case RSW_DP_PORT_LINK:
+		return rsw_dp_link_tx(p->tx_link, m, n, now);
+	default:
+		rte_pktmbuf_free_bulk(m, n);
+		return n;
+	}
+}
+
+static inline uint16_t port_rx(struct rsw_dp_port *p, struct rte_mbuf **m, uint64_t now)
+{
+	switch (p->kind) {
+	case RSW_DP_PORT_ETH:
+		return rte_eth_rx_burst(p->port_id, 0, m, RSW_DP_BURST);
+	case RSW_DP_PORT_LINK:
+		return rsw_dp_link_rx(p->rx_link, m, RSW_DP_BURST, now);
+	default:
+		return 0;
+	}
+}
+
 /* Hands pending packets to the port; what it does not take waits for the next round. */
-static void tx_flush(struct rsw_dp_port *p, struct rsw_dp_counters *c, uint16_t port)
+static void tx_flush(struct rsw_dp_port *p, struct rsw_dp_counters *c, uint16_t port,
+		     uint64_t now)
 {
 	if (p->n_pending == 0)
 		return;
-	uint16_t sent = rte_eth_tx_burst(p->port_id, 0, p->pending, p->n_pending);
+	uint16_t sent = port_tx(p, p->pending, p->n_pending, now);
 	for (uint16_t i = 0; i < sent; i++)
 		c->tx_bytes[port] += p->pending[i]->pkt_len;
 	c->tx_pkts[port] += sent;
@@ -41,15 +65,15 @@ static void tx_flush(struct rsw_dp_port *p, struct rsw_dp_counters *c, uint16_t 
 	p->n_pending = (uint16_t)(p->n_pending - sent);
 }
 
-static void rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_port,
-		    const struct rsw_fib *fib, uint64_t now)
+static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_port,
+			const struct rsw_fib *fib, uint64_t now)
 {
 	struct rte_mbuf *pkts[RSW_DP_BURST];
 	struct rsw_dp_counters *c = w->cnt;
 
-	uint16_t n = rte_eth_rx_burst(dp->ports[in_port].port_id, 0, pkts, RSW_DP_BURST);
+	uint16_t n = port_rx(&dp->ports[in_port], pkts, now);
 	if (n == 0)
-		return;
+		return 0;
 	c->rx_pkts[in_port] += n;
 
 	/* Stage by stage over the burst, as l3fwd does: the table lookups of one stage are
@@ -145,6 +169,7 @@ static void rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_port
 		for (unsigned j = k; j < n_in; j++)
 			drop(c, bin[b][j], RSW_DROP_VOQ_FULL);
 	}
+	return n;
 }
 
 /* A PFC frame out of port, ahead of its data: MAC control does not wait behind it. */
@@ -159,7 +184,7 @@ static void send_pfc(struct rsw_dp *dp, struct rsw_dp_counters *c, const struct 
 		return;
 	}
 	rsw_pfc_build(d, fib->ports[port].mac, enable, time);
-	if (rte_eth_tx_burst(dp->ports[port].port_id, 0, &m, 1) == 1) {
+	if (port_tx(&dp->ports[port], &m, 1, now) == 1) {
 		c->pfc_tx_frames[port]++;
 		rsw_shaper_send(&dp->tm->port[port].shaper, now, RSW_PFC_FRAME_LEN);
 	} else {
@@ -189,11 +214,13 @@ static void inject_storm(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t po
 	p->storm_next_ns = now + rsw_pause_ns(0xFFFF, speed) / 2;
 }
 
-static void tx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t port,
-		    const struct rsw_fib *fib, uint64_t now)
+/* Returns how many frames left the port (work done, for the worker's idle decision). */
+static uint16_t tx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t port,
+			const struct rsw_fib *fib, uint64_t now)
 {
 	struct rsw_dp_port *p = &dp->ports[port];
 	const unsigned cap = RTE_DIM(p->pending);
+	uint64_t before = w->cnt->tx_pkts[port];
 	if (fib && port < fib->n_ports) {
 		uint8_t enable;
 		uint16_t time[8];
@@ -206,46 +233,56 @@ static void tx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t port,
 				rsw_tm_dequeue(dp->tm, fib, port, now, &p->pending[p->n_pending],
 					       cap - p->n_pending));
 	}
-	tx_flush(p, w->cnt, port);
+	tx_flush(p, w->cnt, port, now);
+	return (uint16_t)(w->cnt->tx_pkts[port] - before);
+}
+
+/* What the worker still holds for one of its ports: in its queues, its pending buffer. */
+static uint64_t held(struct rsw_dp *dp, uint16_t port)
+{
+	uint64_t left = dp->ports[port].n_pending;
+	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
+		left += rsw_tm_queue_bytes(dp->tm, port, q);
+	return left;
 }
 
 int rsw_dp_worker_main(void *arg)
 {
-	struct rsw_dp_worker *w = arg;
-	struct rsw_dp *dp = g_dp;
-	uint16_t mine[RSW_MAX_PORTS], n_mine = 0;
+	struct rsw_dp_lcore *lc = arg;
+	const unsigned wi = lc->index;
 
-	for (uint16_t i = 0; i < dp->n_ports; i++)
-		if (dp->ports[i].owner == w->index)
-			mine[n_mine++] = i;
-	rte_rcu_qsbr_thread_register(dp->qsbr, w->index);
-	rte_rcu_qsbr_thread_online(dp->qsbr, w->index);
-	while (!dp->stop) {
-		const struct rsw_fib *fib = rsw_switch_fib(dp->sw);
-		uint64_t now = rsw_clock_now(&dp->clock);
-		for (uint16_t i = 0; i < n_mine; i++)
-			rx_port(dp, w, mine[i], fib, now);
-		for (uint16_t i = 0; i < n_mine; i++)
-			tx_port(dp, w, mine[i], fib, now);
-		rte_rcu_qsbr_quiescent(dp->qsbr, w->index);
+	rte_rcu_qsbr_thread_register(lc->qsbr, wi);
+	rte_rcu_qsbr_thread_online(lc->qsbr, wi);
+	while (!*lc->stop) {
+		for (unsigned i = 0; i < lc->n_items; i++) {
+			struct rsw_dp *dp = lc->items[i].dp;
+			rx_port(dp, &dp->workers[wi], lc->items[i].port, rsw_switch_fib(dp->sw),
+				rsw_clock_now(&dp->clock));
+		}
+		for (unsigned i = 0; i < lc->n_items; i++) {
+			struct rsw_dp *dp = lc->items[i].dp;
+			tx_port(dp, &dp->workers[wi], lc->items[i].port, rsw_switch_fib(dp->sw),
+				rsw_clock_now(&dp->clock));
+		}
+		rte_rcu_qsbr_quiescent(lc->qsbr, wi);
 	}
 	/* Drain what the queues hold, at the ports' speeds, for up to a second. What a paused
 	 * queue or a refusing device keeps counts as queued. */
-	uint64_t until = rsw_clock_now(&dp->clock) + 1000000000ull;
+	uint64_t until = lc->n_items ? rsw_clock_now(&lc->items[0].dp->clock) + 1000000000ull : 0;
 	for (;;) {
-		const struct rsw_fib *fib = rsw_switch_fib(dp->sw);
-		uint64_t now = rsw_clock_now(&dp->clock), left = 0;
-		for (uint16_t i = 0; i < n_mine; i++) {
-			tx_port(dp, w, mine[i], fib, now);
-			left += dp->ports[mine[i]].n_pending;
-			for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
-				left += rsw_tm_queue_bytes(dp->tm, mine[i], q);
+		uint64_t now = 0, left = 0;
+		for (unsigned i = 0; i < lc->n_items; i++) {
+			struct rsw_dp *dp = lc->items[i].dp;
+			uint16_t port = lc->items[i].port;
+			now = rsw_clock_now(&dp->clock);
+			tx_port(dp, &dp->workers[wi], port, rsw_switch_fib(dp->sw), now);
+			left += held(dp, port);
 		}
 		if (!left || now >= until)
 			break;
-		rte_rcu_qsbr_quiescent(dp->qsbr, w->index);
+		rte_rcu_qsbr_quiescent(lc->qsbr, wi);
 	}
-	rte_rcu_qsbr_thread_offline(dp->qsbr, w->index);
-	rte_rcu_qsbr_thread_unregister(dp->qsbr, w->index);
+	rte_rcu_qsbr_thread_offline(lc->qsbr, wi);
+	rte_rcu_qsbr_thread_unregister(lc->qsbr, wi);
 	return 0;
 }

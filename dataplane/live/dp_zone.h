@@ -1,0 +1,63 @@
+/* The switches one rocesw-dataplane runs: one (--config) or every switch of a zone file
+ * (--zone), each with its own tables, traffic manager, ports and counters, sharing the worker
+ * lcores, the RCU state and the packet memory. Switch-to-switch links of a zone are in-memory
+ * (dp_link.h); host links are DPDK ports (docs/dataplane.md). */
+#ifndef RSW_DP_ZONE_H
+#define RSW_DP_ZONE_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "control/zone.h"
+#include "dp_ctx.h"
+#include "dp_link.h"
+#include "dp_worker.h"
+
+struct rsw_dp_zone_opts {
+	const char *config;     /* one switch config, or */
+	const char *zone;       /* a zone config (docs/replay.md) */
+	int verify_icrc;
+	unsigned mbufs;         /* packet memory in frames; 0: from the ports */
+};
+
+struct rsw_dp_zone {
+	struct rsw_zone *model;  /* --zone: the loaded zone (it owns the switches' tables) */
+	const char *name;        /* the zone's name, or NULL for one switch */
+	unsigned n_sw;
+	struct rsw_dp *dp[RSW_ZONE_MAX_SWITCHES];
+	const char *config[RSW_ZONE_MAX_SWITCHES];  /* each switch's config file */
+	char *config_owned[RSW_ZONE_MAX_SWITCHES];  /* ... when a reload changed it */
+	unsigned n_links;                     /* directions: 2 per switch-switch link */
+	struct rsw_dp_link *link;
+	/* per link direction: the model's link, and 0 for a->b, 1 for b->a */
+	unsigned *link_of;
+	struct rte_rcu_qsbr *qsbr;
+	struct rte_mempool *pool;
+	unsigned n_workers;
+	struct rsw_dp_lcore lc[RSW_DP_MAX_WORKERS];
+	volatile int stop;
+};
+
+/* Loads the config(s), probes and starts the ports, creates links and traffic managers, and
+ * spreads the ports over the worker lcores. EAL must be up. Returns -1 with a message (what it
+ * built is freed by rsw_dp_zone_close). */
+int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, char *err,
+		     size_t errlen);
+/* Starts the workers. */
+void rsw_dp_zone_launch(struct rsw_dp_zone *z);
+/* The switch called name, or NULL. */
+struct rsw_dp *rsw_dp_zone_switch(const struct rsw_dp_zone *z, const char *name);
+/* Frames on the in-memory links. */
+uint64_t rsw_dp_zone_in_flight(const struct rsw_dp_zone *z);
+struct rsw_dp_totals;
+/* Every switch's counters, the links' and what is on them (dp_zone_stats.c). */
+json_t *rsw_dp_zone_counters_json(const struct rsw_dp_zone *z);
+/* The final counters t[switch] as JSON: one switch's document, or the zone's. */
+int rsw_dp_zone_stats_write_json(const struct rsw_dp_zone *z, const struct rsw_dp_totals *t,
+				 const char *path);
+/* After the workers stopped: closes ports, frees links (returns the frames still on them),
+ * traffic managers, tables and memory. */
+uint64_t rsw_dp_zone_close(struct rsw_dp_zone *z);
+
+#endif

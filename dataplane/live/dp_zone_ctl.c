@@ -1,0 +1,82 @@
+/* One control socket for every switch of a zone: a request names its switch ("switch": NAME);
+ * without one, a zone answers what concerns it as a whole (hello, the socket's own counters,
+ * every switch's counters) and refuses the rest with the list of switches. A single switch
+ * takes requests with no name, or its own hostname. */
+#include <string.h>
+
+#include "dp_ctl.h"
+#include "dp_stats.h"
+#include "dp_zone.h"
+
+static void switch_list(const struct rsw_dp_zone *z, char *out, size_t len)
+{
+	out[0] = 0;
+	for (unsigned s = 0; s < z->n_sw; s++)
+		snprintf(out + strlen(out), len - strlen(out), "%s%s", s ? ", " : "", z->dp[s]->name);
+}
+
+static json_t *zone_hello(const struct rsw_dp_zone *z)
+{
+	json_t *sw = json_object();
+	for (unsigned s = 0; s < z->n_sw; s++)
+		json_object_set_new(sw, z->dp[s]->name,
+				    json_pack("{s:I}", "generation", (json_int_t)z->dp[s]->sw->generation));
+	return json_pack("{s:i, s:s, s:s, s:o}", "protocol", RSW_CTL_PROTOCOL, "program",
+			 "rocesw-dataplane", "zone", z->name, "switches", sw);
+}
+
+json_t *rsw_ctl_dispatch(struct rsw_ctl *c, const char *op, json_t *req, char *err,
+			 size_t errlen)
+{
+	struct rsw_dp_zone *z = c->zone;
+	json_t *js = json_object_get(req, "switch");
+	if (js && !json_is_string(js)) {
+		snprintf(err, errlen, "\"switch\": expected a switch name");
+		return NULL;
+	}
+	const char *name = json_string_value(js);
+	if (!z || !z->model) {
+		const char *host = c->dp->sw->state->sw.hostname;
+		if (name && strcmp(name, host)) {
+			snprintf(err, errlen, "no switch '%.64s': this dataplane runs one switch (%s), "
+				 "not a zone", name, host[0] ? host : "no hostname");
+			return NULL;
+		}
+		return rsw_ctl_handle(c, op, req, err, errlen);
+	}
+	char list[1024];
+	switch_list(z, list, sizeof(list));
+	if (!name) {
+		const char *what = json_string_value(json_object_get(req, "what"));
+		if (!strcmp(op, "hello"))
+			return zone_hello(z);
+		if (!strcmp(op, "show") && what && !strcmp(what, "control"))
+			return rsw_ctl_handle(c, op, req, err, errlen);
+		if (!strcmp(op, "show") && what && !strcmp(what, "counters"))
+			return rsw_dp_zone_counters_json(z);
+		snprintf(err, errlen, "%.32s: this dataplane runs zone %s: name a switch "
+			 "(\"switch\": one of %s)", op, z->name, list);
+		return NULL;
+	}
+	unsigned s = 0;
+	while (s < z->n_sw && strcmp(z->dp[s]->name, name))
+		s++;
+	if (s == z->n_sw) {
+		snprintf(err, errlen, "no switch '%.64s' in zone %s (switches: %s)", name, z->name,
+			 list);
+		return NULL;
+	}
+	c->dp = z->dp[s];
+	c->config_path = z->config[s];
+	json_t *r = rsw_ctl_handle(c, op, req, err, errlen);
+	if (r && c->config_path != z->config[s]) {
+		/* a reload: the switch's config is the file it applied */
+		free(z->config_owned[s]);
+		z->config[s] = z->config_owned[s] = strdup(c->config_path);
+	}
+	if (r && json_is_object(r))
+		json_object_set_new(r, "switch", json_string(name));
+	c->dp = z->dp[0];
+	c->config_path = z->config[0];
+	return r;
+}

@@ -1,0 +1,66 @@
+/* A zone's counters as one document: each switch's (the document of one switch, with its name),
+ * each in-memory link's frames per direction, and what is still on the links. */
+#include <string.h>
+
+#include "dp_stats.h"
+#include "dp_zone.h"
+
+#define J(v) json_integer((json_int_t)(v))
+
+static const char *end_name(const struct rsw_dp_zone *z, const struct rsw_replay_end *e,
+			    char *buf, size_t len)
+{
+	const struct rsw_zone *m = z->model;
+	if (e->sw == RSW_REPLAY_HOST)
+		return m->host[e->idx].name;
+	snprintf(buf, len, "%s|%s", m->sw[e->sw].name, m->sw[e->sw].sw->state->ports[e->idx].name);
+	return buf;
+}
+
+static json_t *zone_json(const struct rsw_dp_zone *z, const struct rsw_dp_totals *t)
+{
+	json_t *root = json_object(), *sws = json_array(), *links = json_array();
+	for (unsigned s = 0; s < z->n_sw; s++) {
+		json_t *o = json_pack("{s:s}", "name", z->dp[s]->name);
+		json_t *doc = rsw_dp_stats_json(z->dp[s], &t[s]);
+		json_object_update(o, doc);
+		json_decref(doc);
+		json_array_append_new(sws, o);
+	}
+	for (unsigned i = 0; i + 1 < z->n_links; i += 2) {
+		const struct rsw_replay_link *l = &z->model->link[z->link_of[i]];
+		char a[128], b[128];
+		json_array_append_new(links, json_pack(
+			"{s:s, s:s, s:I, s:I, s:{s:I, s:I}, s:{s:I, s:I}}",
+			"a", end_name(z, &l->a, a, sizeof(a)), "b", end_name(z, &l->b, b, sizeof(b)),
+			"speed", (json_int_t)l->speed_mbps, "delay_ns", (json_int_t)l->delay_ns,
+			"a_to_b", "frames", (json_int_t)z->link[i].frames, "bytes",
+			(json_int_t)z->link[i].bytes,
+			"b_to_a", "frames", (json_int_t)z->link[i + 1].frames, "bytes",
+			(json_int_t)z->link[i + 1].bytes));
+	}
+	json_object_set_new(root, "zone", json_string(z->name));
+	json_object_set_new(root, "switches", sws);
+	json_object_set_new(root, "links", links);
+	json_object_set_new(root, "in_flight", J(rsw_dp_zone_in_flight(z)));
+	return root;
+}
+
+json_t *rsw_dp_zone_counters_json(const struct rsw_dp_zone *z)
+{
+	static struct rsw_dp_totals t[RSW_ZONE_MAX_SWITCHES];
+	for (unsigned s = 0; s < z->n_sw; s++)
+		rsw_dp_stats_sum(z->dp[s], &t[s], rsw_dp_queued(z->dp[s]));
+	return zone_json(z, t);
+}
+
+int rsw_dp_zone_stats_write_json(const struct rsw_dp_zone *z, const struct rsw_dp_totals *t,
+				 const char *path)
+{
+	if (!z->model)
+		return rsw_dp_stats_write_json(z->dp[0], &t[0], path);
+	json_t *root = zone_json(z, t);
+	int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	return rc;
+}
