@@ -84,12 +84,52 @@ static int pool_index(const struct rsw_tm_pools *tp, const char *name)
 	return -1;
 }
 
-static int first_pool(const struct rsw_tm_pools *tp, unsigned type)
+/* The pools SONiC's default profiles name, by role (docs/config.md, "Traffic-manager defaults"). */
+enum pool_role { ROLE_INGRESS = 0, ROLE_EGRESS_LOSSY, ROLE_EGRESS_LOSSLESS };
+static const struct {
+	const char *name, *what;
+	uint8_t type, dynamic;
+} role_pool[] = {
+	[ROLE_INGRESS] = {"ingress_lossless_pool", "the priority groups", RSW_POOL_INGRESS, 1},
+	[ROLE_EGRESS_LOSSY] = {"egress_lossy_pool", "the lossy queues", RSW_POOL_EGRESS, 1},
+	[ROLE_EGRESS_LOSSLESS] = {"egress_lossless_pool", "the lossless queues", RSW_POOL_EGRESS, 0},
+};
+
+static void add_default_pool(struct rsw_tm_pools *tp, enum pool_role role)
 {
-	for (unsigned i = 0; i < tp->n_pools; i++)
-		if (tp->pool[i].type == type)
-			return (int)i;
-	return -1;
+	unsigned i = tp->n_pools++;
+	snprintf(tp->name[i], RSW_TM_NAME_MAX, "%s", role_pool[role].name);
+	tp->pool[i].size = DEFAULT_POOL_BYTES;
+	tp->pool[i].type = role_pool[role].type;
+	tp->pool[i].dynamic = role_pool[role].dynamic;
+}
+
+/* The pool a default profile of this role uses: the one of the role's name, whatever the order
+ * of BUFFER_POOL; filled in with its default when the file has none (a file's BUFFER_POOL adds
+ * to the defaults as every other table does, it does not remove them). -1 with a message when
+ * it cannot be. */
+static int pool_for_role(struct tm_cc *t, enum pool_role role)
+{
+	struct cc *c = t->c;
+	struct rsw_tm_pools *tp = &c->sw.tm;
+	int i = pool_index(tp, role_pool[role].name);
+	if (i >= 0) {
+		if (tp->pool[i].type != role_pool[role].type)
+			return ydoc_error(&c->y, c->tables[T_BUFPOOL], "BUFFER_POOL",
+					  "pool '%s' is %s; the default profiles of %s need it %s",
+					  role_pool[role].name,
+					  tp->pool[i].type == RSW_POOL_INGRESS ? "ingress" : "egress",
+					  role_pool[role].what,
+					  role_pool[role].type == RSW_POOL_INGRESS ? "ingress" : "egress");
+		return i;
+	}
+	if (tp->n_pools == RSW_BUF_POOLS)
+		return ydoc_error(&c->y, c->tables[T_BUFPOOL], "BUFFER_POOL",
+				  "no pool '%s' for the default profiles of %s, and no room to add "
+				  "it (at most %u pools): define it, or give them profiles",
+				  role_pool[role].name, role_pool[role].what, RSW_BUF_POOLS);
+	add_default_pool(tp, role);
+	return (int)tp->n_pools - 1;
 }
 
 static int parse_pools(struct tm_cc *t, yaml_node_t *n)
@@ -97,15 +137,9 @@ static int parse_pools(struct tm_cc *t, yaml_node_t *n)
 	struct cc *c = t->c;
 	struct rsw_tm_pools *tp = &c->sw.tm;
 	if (!n) {
-		static const char *const names[] = {"ingress_lossless_pool", "egress_lossy_pool",
-						    "egress_lossless_pool"};
-		for (unsigned i = 0; i < 3; i++) {
-			snprintf(tp->name[i], RSW_TM_NAME_MAX, "%s", names[i]);
-			tp->pool[i].size = DEFAULT_POOL_BYTES;
-			tp->pool[i].type = i == 0 ? RSW_POOL_INGRESS : RSW_POOL_EGRESS;
-			tp->pool[i].dynamic = i != 2;
-		}
-		tp->n_pools = 3;
+		/* all three, in this order, so `show` lists the same pools for every config */
+		for (unsigned r = 0; r < sizeof(role_pool) / sizeof(role_pool[0]); r++)
+			add_default_pool(tp, (enum pool_role)r);
 		return 0;
 	}
 	if (rsw_cc_want_map(c, n, "BUFFER_POOL") < 0)
@@ -159,9 +193,6 @@ static int parse_pools(struct tm_cc *t, yaml_node_t *n)
 			return ydoc_error(&c->y, k, key, "missing '%s'", have_size ? "type" : "size");
 		tp->n_pools++;
 	}
-	if (first_pool(tp, RSW_POOL_INGRESS) < 0 || first_pool(tp, RSW_POOL_EGRESS) < 0)
-		return ydoc_error(&c->y, n, "BUFFER_POOL",
-				  "expected at least one ingress and one egress pool");
 	return 0;
 }
 
@@ -645,16 +676,12 @@ static int parse_pfcwd(struct tm_cc *t, yaml_node_t *n)
 }
 
 /* Everything the file did not set, per port (docs/config.md, "Traffic-manager defaults"). */
-static void port_defaults(struct tm_cc *t, unsigned pi)
+static int port_defaults(struct tm_cc *t, unsigned pi)
 {
 	struct cc *c = t->c;
 	struct rsw_port_cfg *p = &c->ports[pi];
 	struct rsw_tm_port_cfg *tm = &p->tm;
 	const struct rsw_tm_pools *tp = &c->sw.tm;
-	int in_pool = first_pool(tp, RSW_POOL_INGRESS), lossy_pool = first_pool(tp, RSW_POOL_EGRESS);
-	int lossless_pool = pool_index(tp, "egress_lossless_pool");
-	if (lossless_pool < 0 || tp->pool[lossless_pool].type != RSW_POOL_EGRESS)
-		lossless_pool = lossy_pool;
 
 	tm->pfc_enable = p->pfc_enable;
 	if (!tm->pfcwd_set)
@@ -665,6 +692,9 @@ static void port_defaults(struct tm_cc *t, unsigned pi)
 		int lossless = (p->pfc_enable >> i) & 1;
 		if (!(t->pg_set[pi] & (1u << i))) {
 			struct rsw_buf_profile_cfg *g = &tm->pg[i];
+			int in_pool = pool_for_role(t, ROLE_INGRESS);
+			if (in_pool < 0)
+				return -1;
 			memset(g, 0, sizeof(*g));
 			g->pool = (uint8_t)in_pool;
 			g->dynamic = tp->pool[in_pool].dynamic;
@@ -687,9 +717,12 @@ static void port_defaults(struct tm_cc *t, unsigned pi)
 		}
 		if (!(t->queue_set[pi] & (1u << i))) {
 			struct rsw_buf_profile_cfg *q = &tm->queue[i];
+			int qpool = pool_for_role(t, lossless ? ROLE_EGRESS_LOSSLESS : ROLE_EGRESS_LOSSY);
+			if (qpool < 0)
+				return -1;
 			memset(q, 0, sizeof(*q));
 			q->lossless = (uint8_t)lossless;
-			q->pool = (uint8_t)(lossless ? lossless_pool : lossy_pool);
+			q->pool = (uint8_t)qpool;
 			if (lossless) {
 				q->dynamic = 0;
 				q->static_th = tp->pool[q->pool].size;
@@ -726,6 +759,7 @@ static void port_defaults(struct tm_cc *t, unsigned pi)
 							   .restoration_ns = 200ull * 1000000u};
 		tm->wd[i].enabled = (uint8_t)((tm->pfcwd_enable >> i) & 1);
 	}
+	return 0;
 }
 
 int rsw_cc_tm(struct cc *c)
@@ -745,7 +779,8 @@ int rsw_cc_tm(struct cc *c)
 	    parse_queues(t, c->tables[T_QUEUE]) < 0 || parse_pfcwd(t, c->tables[T_PFCWD]) < 0)
 		goto out;
 	for (unsigned i = 0; i < c->n_ports; i++)
-		port_defaults(t, i);
+		if (port_defaults(t, i) < 0)
+			goto out;
 	rc = 0;
 out:
 	free(t);

@@ -33,6 +33,9 @@ static json_t *ports_json(const struct rsw_fib *fib, const struct rsw_replay_swi
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
 			json_t *x = json_object();
 			json_object_set_new(x, "queue", json_integer(q));
+			if (fib->tm_pools.n_pools)
+				json_object_set_new(x, "pool", json_string(
+					fib->tm_pools.name[fib->tm[p].queue[q].pool]));
 			json_object_set_new(x, "packets", J(tp->qs[q].packets));
 			json_object_set_new(x, "max_depth_bytes", J(tp->q[q].peak));
 			json_object_set_new(x, "ecn_marked_packets", J(tp->qs[q].ecn_marked_packets));
@@ -43,6 +46,24 @@ static json_t *ports_json(const struct rsw_fib *fib, const struct rsw_replay_swi
 		json_array_append_new(ports, o);
 	}
 	return ports;
+}
+
+/* Each buffer pool with the most shared bytes it held: which pool a queue's or PG's bytes were
+ * charged to is seen here, not only in the config. */
+static json_t *pools_json(const struct rsw_fib *fib, const struct rsw_replay_switch_result *r)
+{
+	json_t *pools = json_array();
+	for (unsigned i = 0; i < fib->tm_pools.n_pools; i++) {
+		const struct rsw_buf_pool_cfg *pc = &fib->tm_pools.pool[i];
+		json_t *o = json_object();
+		json_object_set_new(o, "name", json_string(fib->tm_pools.name[i]));
+		json_object_set_new(o, "type", json_string(pc->type == RSW_POOL_INGRESS ? "ingress"
+										: "egress"));
+		json_object_set_new(o, "size", J(pc->size));
+		json_object_set_new(o, "peak_bytes", J(r->tm->pool_peak[i]));
+		json_array_append_new(pools, o);
+	}
+	return pools;
 }
 
 static json_t *drops_json(const uint64_t *drops)
@@ -318,6 +339,7 @@ json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
 	if (!zone) {
 		const struct rsw_fib *fib = rsw_switch_fib(z->sw[0].sw);
 		json_object_set_new(root, "ports", ports_json(fib, &r->sw[0]));
+		json_object_set_new(root, "pools", pools_json(fib, &r->sw[0]));
 		json_object_set_new(root, "drops", drops_json(r->sw[0].drops));
 		json_object_set_new(root, "flows", flows_json(r));
 		json_object_set_new(root, "conservation", switch_conservation(&r->sw[0]));
@@ -329,6 +351,7 @@ json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
 		json_t *o = json_object();
 		json_object_set_new(o, "name", json_string(z->sw[s].name));
 		json_object_set_new(o, "ports", ports_json(rsw_switch_fib(z->sw[s].sw), &r->sw[s]));
+		json_object_set_new(o, "pools", pools_json(rsw_switch_fib(z->sw[s].sw), &r->sw[s]));
 		json_object_set_new(o, "drops", drops_json(r->sw[s].drops));
 		json_object_set_new(o, "conservation", switch_conservation(&r->sw[s]));
 		json_array_append_new(sws, o);
