@@ -52,6 +52,9 @@ struct rsw_dp_port {
 	 * peer kept sending PFC XOFF; set by the control socket, read by the owner. */
 	uint8_t storm;
 	uint64_t storm_next_ns;   /* owner only */
+	/* the previous RX poll (owner only): what a poll finds arrived since then, which after a
+	 * stall of the worker is long before the poll (the PFC watchdog's pause continuity) */
+	uint64_t rx_polled_ns;
 };
 
 struct rsw_dp_worker {

@@ -71,6 +71,8 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 	struct rte_mbuf *pkts[RSW_DP_BURST];
 	struct rsw_dp_counters *c = w->cnt;
 
+	uint64_t since = dp->ports[in_port].rx_polled_ns;
+	dp->ports[in_port].rx_polled_ns = now;
 	uint16_t n = port_rx(&dp->ports[in_port], pkts, now);
 	if (n == 0)
 		return 0;
@@ -102,7 +104,7 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 			else
 				c->pause_rx[in_port]++;
 			if (fib && in_port < fib->n_ports)
-				rsw_tm_pause_rx(dp->tm, fib, in_port, m, now);
+				rsw_tm_pause_rx(dp->tm, fib, in_port, m, since, now);
 			rte_pktmbuf_free(mb);
 			continue;
 		}
@@ -200,7 +202,11 @@ static void inject_storm(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t po
 {
 	struct rsw_dp_port *p = &dp->ports[port];
 	uint8_t storm = __atomic_load_n(&p->storm, __ATOMIC_ACQUIRE);
-	if (!storm || now < p->storm_next_ns)
+	if (!storm) {
+		p->storm_next_ns = 0; /* a later storm starts afresh */
+		return;
+	}
+	if (now < p->storm_next_ns)
 		return;
 	struct rsw_pkt_meta m;
 	memset(&m, 0, sizeof(m));
@@ -208,7 +214,8 @@ static void inject_storm(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t po
 	m.pfc_class_enable = storm;
 	for (unsigned i = 0; i < 8; i++)
 		m.pfc_time[i] = storm >> i & 1 ? 0xFFFF : 0;
-	rsw_tm_pause_rx(dp->tm, fib, port, &m, now);
+	/* the peer sent it when it was due, however late this worker looks */
+	rsw_tm_pause_rx(dp->tm, fib, port, &m, p->storm_next_ns ? p->storm_next_ns : now, now);
 	w->cnt->pfc_injected[port]++;
 	uint32_t speed = fib->ports[port].speed_mbps ? fib->ports[port].speed_mbps : 100000;
 	p->storm_next_ns = now + rsw_pause_ns(0xFFFF, speed) / 2;

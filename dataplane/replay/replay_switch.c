@@ -63,7 +63,7 @@ void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct r
 			ps->pfc_rx_frames++;
 		else
 			ps->pause_rx_frames++;
-		rsw_tm_pause_rx(n->tm, n->fib, port, &m, t);
+		rsw_tm_pause_rx(n->tm, n->fib, port, &m, t, t); /* arrivals are exact */
 		if (r->events)
 			rp_event_pfc(r, t, m.l2_kind == RSW_L2_PFC ? "pfc_rx" : "pause_rx",
 				     r->model->zone ? "switch" : NULL, n->name, port_name(n, port),

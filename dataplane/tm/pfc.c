@@ -43,6 +43,12 @@ void rsw_pause_clear(struct rsw_pause_state *ps, unsigned i, uint64_t now_ns)
 void rsw_pause_rx(struct rsw_pause_state *ps, uint8_t class_enable, const uint16_t time[8],
 		  int pause, uint64_t now_ns, uint32_t speed_mbps)
 {
+	rsw_pause_rx_since(ps, class_enable, time, pause, now_ns, now_ns, speed_mbps);
+}
+
+void rsw_pause_rx_since(struct rsw_pause_state *ps, uint8_t class_enable, const uint16_t time[8],
+			int pause, uint64_t arrived_after_ns, uint64_t now_ns, uint32_t speed_mbps)
+{
 	if (pause)
 		ps->pause_rx_frames++;
 	for (unsigned i = 0; i < RSW_PFC_PRIOS; i++) {
@@ -57,9 +63,13 @@ void rsw_pause_rx(struct rsw_pause_state *ps, uint8_t class_enable, const uint16
 			rsw_pause_clear(ps, i, now_ns);
 			continue;
 		}
-		settle(ps, i, now_ns);
-		if (now_ns >= ps->until_ns[i]) /* a new pause; otherwise the current one goes on */
+		/* the current pause goes on if the frame may have come before it ran out: only a
+		 * look at the port after the expiry that found no frame proves a gap */
+		int goes_on = ps->until_ns[i] > ps->start_ns[i] && arrived_after_ns < ps->until_ns[i];
+		if (!goes_on) {
+			settle(ps, i, now_ns);
 			ps->start_ns[i] = now_ns;
+		}
 		ps->until_ns[i] = now_ns + rsw_pause_ns(t, speed_mbps);
 	}
 }

@@ -37,6 +37,12 @@ struct rsw_pause_state {
  * time[0] to every priority. Priorities in ignore_mask are counted but not paused. */
 void rsw_pause_rx(struct rsw_pause_state *ps, uint8_t class_enable, const uint16_t time[8],
 		  int pause, uint64_t now_ns, uint32_t speed_mbps);
+/* The same for a frame seen at now that arrived at some time since arrived_after_ns (the
+ * previous look at the port: a worker that stalled reads at once what arrived over the stall).
+ * A frame that may have arrived before the current pause ran out continues it: the pause's start
+ * (the watchdog's paused-since) is kept, and the gap counts as paused. */
+void rsw_pause_rx_since(struct rsw_pause_state *ps, uint8_t class_enable, const uint16_t time[8],
+			int pause, uint64_t arrived_after_ns, uint64_t now_ns, uint32_t speed_mbps);
 
 static inline int rsw_pause_active(const struct rsw_pause_state *ps, unsigned prio,
 				   uint64_t now_ns)

@@ -318,7 +318,7 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t p
 }
 
 void rsw_tm_pause_rx(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
-		     const struct rsw_pkt_meta *meta, uint64_t now_ns)
+		     const struct rsw_pkt_meta *meta, uint64_t arrived_after_ns, uint64_t now_ns)
 {
 	struct rsw_tm_port *ep = &tm->port[port];
 	int pause = meta->l2_kind == RSW_L2_PAUSE;
@@ -331,7 +331,8 @@ void rsw_tm_pause_rx(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port
 	ep->pause.ignore_mask = ep->wd_ignore;
 	if (!pause)
 		ep->pause.ignore_mask |= (uint8_t)~fib->tm[port].pfc_enable;
-	rsw_pause_rx(&ep->pause, enable, meta->pfc_time, pause, now_ns, fib->ports[port].speed_mbps);
+	rsw_pause_rx_since(&ep->pause, enable, meta->pfc_time, pause, arrived_after_ns, now_ns,
+			   fib->ports[port].speed_mbps);
 }
 
 /* XOFF refresh at half the pause time: the peer never resumes while we are above XON */

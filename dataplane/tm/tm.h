@@ -125,9 +125,10 @@ unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_fib *fib, uint
 unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
 			uint64_t now_ns, struct rte_mbuf **out, unsigned max);
 
-/* A PFC or PAUSE frame received on port (meta from the parser). */
+/* A PFC or PAUSE frame received on port (meta from the parser), seen at now, arrived since
+ * arrived_after_ns (live: the previous RX poll of the port; replay: now). */
 void rsw_tm_pause_rx(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
-		     const struct rsw_pkt_meta *meta, uint64_t now_ns);
+		     const struct rsw_pkt_meta *meta, uint64_t arrived_after_ns, uint64_t now_ns);
 
 /* PFC generation for port as an ingress port: 1 with the frame's class-enable vector and times
  * when a frame is due now (XOFF, refresh or XON for any of its lossless PGs). */
