@@ -18,6 +18,7 @@
 #include "zone.h"
 
 #define MAX_INPUTS 1024
+#define MAX_FAULTS 256
 
 static void usage(FILE *f)
 {
@@ -52,6 +53,12 @@ static void usage(FILE *f)
 		"                   dcqcn (on|off), dcqcn-g, -k, -t, -b, -f, -rai, -rhai, -min,\n"
 		"                   cnp-interval, cnp-dscp, ce (HOST@N: leaves CE-marked),\n"
 		"                   ip-base, ip-stride, router-mac\n"
+		"  --fail WHAT@T    zone: at virtual time T (ns, or with a us/ms/s suffix) WHAT fails:\n"
+		"                   a switch (every link it has), SWITCH|PORT or a host (its link);\n"
+		"                   the ports go down through the tables as `rocesw set port` does\n"
+		"                   (ECMP groups drop the member, pinned routes fall back);\n"
+		"                   frames put on a down link are lost; repeatable\n"
+		"  --recover WHAT@T the same comes back up; repeatable\n"
 		"  --hash-policy FILE[:NAME]\n"
 		"                   replace every switch's ECMP hash policy with policy NAME of FILE\n"
 		"                   (HASH_POLICY or SWITCH_HASH, read as 'default'; NAME may be omitted\n"
@@ -160,6 +167,60 @@ static int place_inputs(struct rsw_zone *z, int zone, char **in_arg, unsigned n_
 	return 0;
 }
 
+/* WHAT@T of --fail / --recover: a switch, SWITCH|PORT (the link at that port) or a host (its
+ * link), and a time in ns or with a us, ms or s suffix. */
+static int parse_fault(const struct rsw_zone *z, const char *opt, const char *arg, int up,
+		       struct rsw_replay_fault *f)
+{
+	char what[512];
+	snprintf(what, sizeof(what), "%s", arg);
+	char *at = strrchr(what, '@'), *end;
+	if (!at) {
+		fprintf(stderr, "rocesw replay: --%s expects WHAT@T, got '%s'\n", opt, arg);
+		return -1;
+	}
+	*at = 0;
+	double v = strtod(at + 1, &end);
+	double mul = !strcmp(end, "") || !strcmp(end, "ns") ? 1 : !strcmp(end, "us") ? 1e3
+		     : !strcmp(end, "ms") ? 1e6 : !strcmp(end, "s") ? 1e9 : -1;
+	if (end == at + 1 || mul < 0 || v < 0 || v * mul > 1e18) {
+		fprintf(stderr, "rocesw replay: --%s %s: the time must be ns, or end in us, ms or s\n",
+			opt, arg);
+		return -1;
+	}
+	f->t = (uint64_t)(v * mul + 0.5);
+	f->up = up;
+	for (unsigned s = 0; s < z->n_sw; s++)
+		if (!strcmp(z->sw[s].name, what)) {
+			f->kind = RSW_FAULT_SWITCH;
+			f->idx = s;
+			return 0;
+		}
+	struct rsw_replay_end e;
+	int h = rsw_zone_host_index(z, what);
+	unsigned sw;
+	uint16_t port;
+	if (h >= 0) {
+		e = (struct rsw_replay_end){.sw = RSW_REPLAY_HOST, .idx = (uint16_t)h};
+	} else if (strchr(what, '|') && rsw_zone_port(z, what, &sw, &port) == 0) {
+		e = (struct rsw_replay_end){.sw = (int)sw, .idx = port};
+	} else {
+		fprintf(stderr, "rocesw replay: --%s %s: no switch, host or SWITCH|PORT named '%s'\n",
+			opt, arg, what);
+		return -1;
+	}
+	for (unsigned i = 0; i < z->n_link; i++) {
+		const struct rsw_replay_link *l = &z->link[i];
+		if ((l->a.sw == e.sw && l->a.idx == e.idx) || (l->b.sw == e.sw && l->b.idx == e.idx)) {
+			f->kind = RSW_FAULT_LINK;
+			f->idx = i;
+			return 0;
+		}
+	}
+	fprintf(stderr, "rocesw replay: --%s %s: '%s' has no link\n", opt, arg, what);
+	return -1;
+}
+
 /* An input inside the output directory could be overwritten while it is read. */
 static int input_safe(const char *out, const char *path)
 {
@@ -203,12 +264,14 @@ int rsw_cmd_replay(int argc, char **argv)
 		{"sample-ns", required_argument, NULL, 'S'}, {"quiet", no_argument, NULL, 'q'},
 		{"hash-policy", required_argument, NULL, 'P'},
 		{"collective", required_argument, NULL, 'C'},
+		{"fail", required_argument, NULL, 'F'}, {"recover", required_argument, NULL, 'R'},
 		{"hosts-ignore-pfc", no_argument, NULL, 'I'}, {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *config = NULL, *out = NULL, *in_dir = NULL, *policy_arg = NULL, *coll_arg = NULL;
-	static char *in_arg[MAX_INPUTS];
-	unsigned n_in = 0;
+	static char *in_arg[MAX_INPUTS], *fault_arg[MAX_FAULTS];
+	static int fault_up[MAX_FAULTS];
+	unsigned n_in = 0, n_fault = 0;
 	unsigned long long seed = 1, until = 0, sample = 1000;
 	int c, ignore_pfc = 0, quiet = 0;
 
@@ -220,6 +283,15 @@ int rsw_cmd_replay(int argc, char **argv)
 		case 'D': in_dir = optarg; break;
 		case 'P': policy_arg = optarg; break;
 		case 'C': coll_arg = optarg; break;
+		case 'F':
+		case 'R':
+			if (n_fault == MAX_FAULTS) {
+				fprintf(stderr, "rocesw replay: at most %d --fail/--recover\n", MAX_FAULTS);
+				return 2;
+			}
+			fault_up[n_fault] = c == 'R';
+			fault_arg[n_fault++] = optarg;
+			break;
 		case 'I': ignore_pfc = 1; break;
 		case 'q': quiet = 1; break;
 		case 'i':
@@ -257,6 +329,10 @@ int rsw_cmd_replay(int argc, char **argv)
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
+	if (n_fault && !zone) {
+		fprintf(stderr, "rocesw replay: --fail and --recover need a zone config (links)\n");
+		return 2;
+	}
 	if (coll_arg && (!zone || n_in || in_dir)) {
 		fprintf(stderr, "rocesw replay: --collective needs a zone config (hosts) and no "
 			"--in or --in-dir\n");
@@ -292,6 +368,20 @@ int rsw_cmd_replay(int argc, char **argv)
 		rsw_zone_free(&z);
 		return 2;
 	}
+	static struct rsw_replay_fault faults[MAX_FAULTS];
+	for (unsigned i = 0; i < n_fault; i++)
+		if (parse_fault(&z, fault_up[i] ? "recover" : "fail", fault_arg[i], fault_up[i],
+				&faults[i]) < 0) {
+			rsw_zone_free(&z);
+			return 2;
+		}
+	/* in time order; at equal times in the order given (an insertion sort is stable) */
+	for (unsigned i = 1; i < n_fault; i++)
+		for (unsigned j = i; j > 0 && faults[j - 1].t > faults[j].t; j--) {
+			struct rsw_replay_fault tmp = faults[j];
+			faults[j] = faults[j - 1];
+			faults[j - 1] = tmp;
+		}
 	int safe = 1;
 	mkdir(out, 0755);
 	for (unsigned i = 0; i < n_direct; i++)
@@ -306,7 +396,8 @@ int rsw_cmd_replay(int argc, char **argv)
 	struct rsw_replay_model model = {
 		.sw = z.sw, .n_sw = z.n_sw, .host = z.host, .n_host = z.n_host, .link = z.link,
 		.n_link = z.n_link, .in = in, .n_in = n_direct, .zone = zone,
-		.hosts_ignore_pfc = ignore_pfc, .coll = coll_arg ? &coll : NULL};
+		.hosts_ignore_pfc = ignore_pfc, .coll = coll_arg ? &coll : NULL, .fault = faults,
+		.n_fault = n_fault};
 	char evpath[4096];
 	snprintf(evpath, sizeof(evpath), "%s/events.jsonl", out);
 	FILE *ev = fopen(evpath, "w");

@@ -826,13 +826,18 @@ static int parse_routes(struct cc *c, yaml_node_t *t, int pbr)
 					n_targets++;
 					r->target = RSW_TGT_BLACKHOLE;
 				}
+			} else if (pbr && !strcmp(name, "fallback")) {
+				int b;
+				if (rsw_cc_get_bool(c, fv, fkey, &b) < 0)
+					return -1;
+				r->keep_when_down = (uint8_t)!b;
 			} else if (!strcmp(name, "ifname") || !strcmp(name, "distance") ||
 				   !strcmp(name, "advertise")) {
 				/* SONiC fields with no effect here: the neighbour gives the port */
 			} else {
 				return ydoc_error(&c->y, fk, key,
 						  "unknown field '%s' (expected nexthop, nexthop_group, "
-						  "blackhole)", name);
+						  "blackhole%s)", name, pbr ? ", fallback" : "");
 			}
 		}
 		if (n_targets != 1)

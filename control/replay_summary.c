@@ -182,6 +182,8 @@ static json_t *links_json(const struct rsw_zone *z, const struct rsw_replay_resu
 			json_object_set_new(x, "to", json_string(end_name(z, to[d], b, sizeof(b))));
 			json_object_set_new(x, "frames", J(frames));
 			json_object_set_new(x, "bytes", J(bytes));
+			if (r->link_lost) /* with --fail: frames put on it while it was down */
+				json_object_set_new(x, "lost_link_down", J(r->link_lost[2 * i + d]));
 			/* wire bits (frame + FCS, preamble, gap) over the run's span at the link speed */
 			double bits = (double)(bytes + frames * RSW_WIRE_OVERHEAD) * 8;
 			json_object_set_new(x, "utilization",

@@ -182,6 +182,12 @@ static void tm_log(void *arg, const char *line)
 void rp_link_send(struct replay *r, int dir, uint64_t t_start, struct rte_mbuf *m)
 {
 	struct link_dir *l = &r->link[dir];
+	if (l->down) {
+		l->lost++;
+		r->res->dropped++;
+		rte_pktmbuf_free(m);
+		return;
+	}
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 64;
 		struct in_flight *q = malloc(cap * sizeof(*q));
@@ -329,7 +335,8 @@ static int build(struct replay *r, char *err, size_t errlen)
 	r->id_link = r->id_host + md->n_host;
 	r->id_port = r->id_link + 2 * md->n_link;
 	r->id_ctrl = r->id_port + md->n_sw * RSW_MAX_PORTS;
-	if (rsw_event_heap_init(&r->q, r->id_ctrl + md->n_sw * RSW_MAX_PORTS) < 0)
+	r->id_fault = r->id_ctrl + md->n_sw * RSW_MAX_PORTS;
+	if (rsw_event_heap_init(&r->q, r->id_fault + 1) < 0)
 		goto oom;
 	for (unsigned s = 0; s < md->n_sw; s++) {
 		struct sw_node *n = &r->sw[s];
@@ -417,6 +424,7 @@ void rsw_replay_result_free(struct rsw_replay_result *res, unsigned n_sw)
 	if (res->coll)
 		free(res->coll->qp);
 	free(res->coll);
+	free(res->link_lost);
 	memset(res, 0, sizeof(*res));
 }
 
@@ -441,6 +449,11 @@ static void finish(struct replay *r)
 	}
 	for (unsigned i = 0; i < 2 * md->n_link; i++)
 		res->in_flight += r->link[i].n;
+	if (md->n_fault) {
+		res->link_lost = calloc(2 * md->n_link + 1, sizeof(*res->link_lost));
+		for (unsigned i = 0; res->link_lost && i < 2 * md->n_link; i++)
+			res->link_lost[i] = r->link[i].lost;
+	}
 	for (unsigned h = 0; h < md->n_host; h++)
 		host_finish(r, h, res->end_ns);
 	if (r->loop)
@@ -516,6 +529,8 @@ static void dispatch(struct replay *r, const struct rsw_wake *w)
 		unsigned s = (id - r->id_port) / RSW_MAX_PORTS, p = (id - r->id_port) % RSW_MAX_PORTS;
 		sw_service(r, s, (uint16_t)p, t);
 		sw_settle(r, s, t);
+	} else if (id == r->id_fault) {
+		rp_fault_due(r, t);
 	} else {
 		unsigned s = (id - r->id_ctrl) / RSW_MAX_PORTS, p = (id - r->id_ctrl) % RSW_MAX_PORTS;
 		r->sw[s].dirty_ctrl |= 1ull << p;
@@ -546,6 +561,7 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 			goto out;
 		loop_start(&r);
 	}
+	rp_fault_start(&r);
 	for (unsigned h = 0; h < model->n_host; h++) {
 		struct host_node *hn = &r.host[h];
 		if (!hn->has_in || model->coll)

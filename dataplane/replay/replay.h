@@ -44,6 +44,16 @@ struct rsw_replay_input {
 	const char *path;
 };
 
+enum rsw_fault_kind { RSW_FAULT_LINK = 0, RSW_FAULT_SWITCH };
+
+/* A link (index into link[]) or a switch (index into sw[]) fails or recovers at t. */
+struct rsw_replay_fault {
+	uint64_t t;
+	unsigned kind;       /* enum rsw_fault_kind */
+	unsigned idx;
+	int up;              /* 1: recovery */
+};
+
 struct rsw_replay_model {
 	const struct rsw_replay_switch *sw;
 	unsigned n_sw;
@@ -56,6 +66,8 @@ struct rsw_replay_model {
 	int zone;              /* outputs DIR/<switch>/<port>.pcap and DIR/<host>.pcap */
 	int hosts_ignore_pfc;  /* hosts send at the captured times whatever they receive */
 	const struct rsw_coll *coll; /* closed-loop hosts run this collective (no captures) */
+	const struct rsw_replay_fault *fault; /* in time order */
+	unsigned n_fault;
 };
 
 struct rsw_replay_port_stats {
@@ -104,6 +116,8 @@ struct rsw_replay_result {
 	struct rsw_flow_key *flow_key; /* by flow, in order of first arrival */
 	struct rsw_replay_flow *flow;
 	struct rsw_coll_result *coll; /* closed loop: what the collective did, or NULL */
+	uint64_t *link_lost;          /* with faults: per link direction, frames put on it while
+				       * it was down (lost, counted in dropped); else NULL */
 };
 
 /* Frees what a result holds. */

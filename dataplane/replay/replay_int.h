@@ -41,6 +41,8 @@ struct link_dir {
 	struct in_flight *q;
 	size_t head, n, cap;
 	uint64_t last_t;
+	int down;                    /* failed: what is put on it is lost */
+	uint64_t lost;
 };
 
 struct sw_node {
@@ -87,6 +89,8 @@ struct replay {
 	int flow_field;              /* mbuf dynamic field: the frame's flow index */
 	struct rsw_event_heap q;
 	uint32_t id_host, id_link, id_port, id_ctrl; /* first entity id of each kind */
+	uint32_t id_fault;           /* the failure agenda */
+	unsigned next_fault;
 	struct cap_in *in;
 	struct sw_node *sw;
 	struct host_node *host;
@@ -128,6 +132,10 @@ void rp_event(struct replay *r, uint64_t t, const char *kind, const char *node_k
 	      const char *node, const char *port, json_t *fields);
 void rp_event_pfc(struct replay *r, uint64_t t, const char *kind, const char *node_key,
 		  const char *node, const char *port, uint8_t enable, const uint16_t time[8]);
+
+/* replay_fault.c */
+void rp_fault_start(struct replay *r);
+void rp_fault_due(struct replay *r, uint64_t t);
 
 /* replay_switch.c */
 void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *m,

@@ -152,6 +152,24 @@ static int route_value(struct rsw_fib *f, const struct rsw_state *s, const struc
 	return 0;
 }
 
+/* A policy route whose next hop is unreachable (its neighbour's port down, or every member of
+ * its group unusable) is left out, so its packets take the main table's route, as when a
+ * controller withdraws it; unless it is to be kept (then they are dropped at the down port). */
+static int policy_route_down(const struct rsw_fib *f, const struct rsw_state *s,
+			     const struct rsw_route *r)
+{
+	if (r->in_port < 0 || r->keep_when_down || r->target == RSW_TGT_BLACKHOLE)
+		return 0;
+	if (r->target == RSW_TGT_GROUP) {
+		for (uint32_t g = 0; g < f->n_groups; g++)
+			if (strcmp(f->groups[g].name, r->group) == 0)
+				return f->groups[g].n_active == 0;
+		return 0;
+	}
+	const struct rsw_neighbor *n = rsw_state_resolve(s, &r->nexthop);
+	return n && !s->ports[n->port].admin_up;
+}
+
 static uint32_t ip4_host(const uint8_t *a)
 {
 	return (uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 | (uint32_t)a[2] << 8 | a[3];
@@ -281,6 +299,8 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 	for (size_t i = 0; i < s->n_routes; i++) {
 		const struct rsw_route *r = &s->routes[i];
 		uint32_t val;
+		if (policy_route_down(f, s, r))
+			continue;
 		if (route_value(f, s, r, &nh_cap, &val) < 0) {
 			snprintf(err, errlen, "%s: route cannot be compiled (too many next hops?)",
 				 r->origin);

@@ -100,6 +100,8 @@ struct rsw_route {
 	struct rsw_prefix prefix;
 	int32_t in_port;        /* -1: the main table; else a policy route for this ingress port */
 	uint8_t target;         /* enum rsw_route_target */
+	uint8_t keep_when_down; /* policy route: stays when its next hop is down (else the packets
+				 * fall back to the main table, as if the route were withdrawn) */
 	struct rsw_ip nexthop;
 	char group[RSW_NAME_MAX];
 	char origin[RSW_ORIGIN_MAX];

@@ -15,7 +15,61 @@ import unittest
 from scapy.utils import RawPcapReader
 
 import rocepkt
-from common import ROCESW, tmpdir
+from common import ROCESW, ROOT, tmpdir
+
+ZONE2 = os.path.join(ROOT, "config", "zone-2stage.yaml")
+
+# Two switches joined by two links; h0 on sw1, h1 on sw2. sw1 spreads traffic to h1 over both
+# links by ECMP; a POLICY_ROUTE pins what enters from h0 to the first link.
+PIN_SW1 = """
+DEVICE_METADATA:
+  localhost: {hostname: sw1, mac: "02:00:00:00:01:00"}
+PORT:
+  Ethernet0: {speed: 100000, role: host, mtu: 9100}
+  Ethernet8: {speed: 100000, role: uplink, mtu: 9100, mac: "02:00:00:00:11:08"}
+  Ethernet16: {speed: 100000, role: uplink, mtu: 9100, mac: "02:00:00:00:11:10"}
+NEIGH:
+  "Ethernet0|10.1.0.1": {neigh: "02:00:00:01:00:00"}
+  "Ethernet8|10.254.0.1": {neigh: "02:00:00:00:21:08"}
+  "Ethernet16|10.254.0.3": {neigh: "02:00:00:00:21:10"}
+NEXTHOP_GROUP:
+  up: {nexthop: "10.254.0.1,10.254.0.3", buckets: 256, resilient: true}
+STATIC_ROUTE:
+  "10.1.0.1/32": {nexthop: "10.1.0.1"}
+  "10.1.0.3/32": {nexthop_group: up}
+POLICY_ROUTE:
+  "Ethernet0|10.1.0.3/32": {nexthop: "10.254.0.1"%s}
+"""
+PIN_SW2 = """
+DEVICE_METADATA:
+  localhost: {hostname: sw2, mac: "02:00:00:00:01:00"}
+PORT:
+  Ethernet0: {speed: 100000, role: host, mtu: 9100}
+  Ethernet8: {speed: 100000, role: uplink, mtu: 9100, mac: "02:00:00:00:21:08"}
+  Ethernet16: {speed: 100000, role: uplink, mtu: 9100, mac: "02:00:00:00:21:10"}
+NEIGH:
+  "Ethernet0|10.1.0.3": {neigh: "02:00:00:01:00:01"}
+  "Ethernet8|10.254.0.0": {neigh: "02:00:00:00:11:08"}
+  "Ethernet16|10.254.0.2": {neigh: "02:00:00:00:11:10"}
+NEXTHOP_GROUP:
+  up: {nexthop: "10.254.0.0,10.254.0.2", buckets: 256, resilient: true}
+STATIC_ROUTE:
+  "10.1.0.3/32": {nexthop: "10.1.0.3"}
+  "10.1.0.1/32": {nexthop_group: up}
+"""
+PIN_ZONE = """
+SWITCH:
+  sw1: {config: sw1.yaml}
+  sw2: {config: sw2.yaml}
+HOST:
+  h0: {}
+  h1: {}
+LINK:
+  - {a: h0, b: "sw1|Ethernet0", length: 3m}
+  - {a: h1, b: "sw2|Ethernet0", length: 3m}
+  - {a: "sw1|Ethernet8", b: "sw2|Ethernet8", length: 3m}
+  - {a: "sw1|Ethernet16", b: "sw2|Ethernet16", length: 3m}
+"""
 
 SPEED = 100000  # Mb/s
 CABLE_M = 3
@@ -338,6 +392,87 @@ class Loop(unittest.TestCase):
         self.assertGreater(checked, 100)
         self.assertIn("2 CNPs, 2 rate cuts", stdout)
 
+    def flows_by_port(self, path):
+        """UDP source port and dest QP of every data frame in a capture, with its time."""
+        out = []
+        for t, raw in read(path):
+            h = bth(raw)
+            if h and h[0] in (6, 7, 8, 10):
+                out.append((t, (raw[26:34], struct.unpack(">H", raw[34:36])[0], h[1])))
+        return out
+
+    def test_switch_failure_reroutes_through_resilient_buckets(self):
+        spec = "ring,size=8M,qps=4"
+        fail_t = 50000
+        base, sb, _ = self.run_coll("fail-base", 8, spec, config=ZONE2)
+        r = subprocess.run([ROCESW, "replay", "--config", ZONE2, "--collective", spec,
+                            "--fail", f"ctsw1@{fail_t // 1000}us", "--out",
+                            os.path.join(self.dir, "fail-ctsw1")], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = os.path.join(self.dir, "fail-ctsw1")
+        with open(os.path.join(out, "summary.json")) as f:
+            s = json.load(f)
+        c = s["collective"]
+        self.assertTrue(c["complete"])
+        self.assertTrue(s["conservation"]["holds"])
+        # half the spine is gone: slower than without the failure
+        self.assertGreater(c["time_ns"], sb["collective"]["time_ns"] * 1.1)
+        for rack in range(1, 5):
+            sw = os.path.join(out, f"rtsw{rack}")
+            to_ctsw1 = self.flows_by_port(os.path.join(sw, "Ethernet256.pcap"))
+            to_ctsw2 = self.flows_by_port(os.path.join(sw, "Ethernet264.pcap"))
+            # after the failure only what was queued drains into the dead link, all of it lost
+            late = sum(1 for t, _ in read(os.path.join(sw, "Ethernet256.pcap")) if t >= fail_t)
+            d = next(d for l in s["links"] for d in l["directions"]
+                     if d["from"] == f"rtsw{rack}|Ethernet256")
+            self.assertEqual(d["lost_link_down"], late, rack)
+            # resilient buckets: a flow that used ctsw2 before keeps it; ctsw1's move there
+            before2 = {k for t, k in to_ctsw2 if t < fail_t}
+            before1 = {k for t, k in to_ctsw1}
+            after2 = {k for t, k in to_ctsw2 if t >= fail_t}
+            self.assertTrue(before2 & after2, rack)
+            self.assertFalse(before2 & before1, rack)
+            self.assertTrue(after2 <= before1 | before2, rack)
+        # lost frames were recovered by go-back-N
+        self.assertGreater(c["retransmitted"], 0)
+        lost = sum(d.get("lost_link_down", 0) for l in s["links"] for d in l["directions"])
+        self.assertGreater(lost + sum(s["drops"].values()), 0)
+
+    def pin_zone(self, fallback):
+        d = os.path.join(self.dir, f"pin-{fallback}")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "sw1.yaml"), "w") as f:
+            f.write(PIN_SW1 % ("" if fallback else ", fallback: false"))
+        with open(os.path.join(d, "sw2.yaml"), "w") as f:
+            f.write(PIN_SW2)
+        with open(os.path.join(d, "zone.yaml"), "w") as f:
+            f.write(PIN_ZONE)
+        return os.path.join(d, "zone.yaml")
+
+    def test_pinned_route_falls_back_when_its_link_fails(self):
+        spec = "incast,root=1,size=1M,rto=20000,retry=2"
+        for fallback in (True, False):
+            out = os.path.join(self.dir, f"pin-out-{fallback}")
+            r = subprocess.run([ROCESW, "replay", "--config", self.pin_zone(fallback),
+                                "--collective", spec, "--fail", "sw1|Ethernet8@20us", "--out",
+                                out], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(os.path.join(out, "summary.json")) as f:
+                s = json.load(f)
+            pinned = self.flows_by_port(os.path.join(out, "sw1", "Ethernet8.pcap"))
+            other = self.flows_by_port(os.path.join(out, "sw1", "Ethernet16.pcap"))
+            # pinned to the first link while it is up
+            self.assertTrue(pinned and all(t < 20000 for t, _ in pinned))
+            if fallback:
+                # then the main table's ECMP route, through the remaining member
+                self.assertTrue(s["collective"]["complete"])
+                self.assertTrue(other and all(t >= 20000 for t, _ in other))
+            else:
+                # kept: blackholed at the down port until the QP gives up
+                self.assertFalse(s["collective"]["complete"])
+                self.assertEqual(other, [])
+                self.assertGreater(s["drops"].get("egress_port_down", 0), 0)
+
     def test_bad_specs(self):
         for spec, why in [("ring,qps=0", "qps=0: expects 1 to 64"),
                           ("wheel", "starts with a pattern"),
@@ -352,6 +487,13 @@ class Loop(unittest.TestCase):
             r = self.run_coll("bad", 2, spec, ok=False)
             self.assertEqual(r.returncode, 2, spec)
             self.assertIn(why, r.stderr, spec)
+        for fail, why in [("sw@1x", "the time must be ns"), ("nowhere@5", "no switch, host"),
+                          ("sw", "expects WHAT@T")]:
+            r = subprocess.run([ROCESW, "replay", "--config", self.zone(2), "--collective", "ring",
+                                "--fail", fail, "--out", os.path.join(self.dir, "bad")],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2, fail)
+            self.assertIn(why, r.stderr, fail)
 
 
 if __name__ == "__main__":

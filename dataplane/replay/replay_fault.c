@@ -1,0 +1,81 @@
+/* Failures during a replay (--fail / --recover): at its time a link goes down (both its switch
+ * ports administratively down, through the table-write API as the live `set port` does, so ECMP
+ * groups drop the member through their resilient bucket tables and pinned routes fall back), or
+ * a switch fails (every link it has). Frames put on a down link are lost; frames already on the
+ * wire arrive. Recovery brings the ports up again. */
+#include <string.h>
+
+#include "dataplane/tables/switch.h"
+#include "dataplane/tables/table_write.h"
+#include "replay_int.h"
+
+/* Port p of switch s up or down, as one committed table write. */
+static int set_port(struct replay *r, unsigned s, uint16_t p, int up, uint64_t t)
+{
+	struct rsw_switch *sw = r->model->sw[s].sw;
+	struct rsw_table_write w = {.op = RSW_W_MODIFY, .table = RSW_T_PORT};
+	w.u.port = sw->state->ports[p];
+	w.u.port.admin_up = (uint8_t)up;
+	snprintf(w.u.port.origin, sizeof(w.u.port.origin), "replay --%s at %llu ns",
+		 up ? "recover" : "fail", (unsigned long long)t);
+	struct rsw_txn *txn = rsw_txn_new();
+	int rc = txn && rsw_txn_add(txn, &w) == 0 ? 0 : -1;
+	if (rc == 0)
+		rc = rsw_switch_commit(sw, txn, r->err, r->errlen);
+	rsw_txn_free(txn);
+	if (rc < 0) {
+		if (!txn)
+			snprintf(r->err, r->errlen, "out of memory");
+		r->failed = 1;
+		return -1;
+	}
+	struct sw_node *n = &r->sw[s];
+	n->fib = rsw_switch_fib(sw);
+	rsw_switch_reap(sw);
+	/* every port's queues and PFC decisions may read the new tables */
+	n->dirty_tx |= n->fib->n_ports >= 64 ? ~0ull : (1ull << n->fib->n_ports) - 1;
+	n->dirty_ctrl |= 1ull << p;
+	sw_settle(r, s, t);
+	return 0;
+}
+
+static void link_state(struct replay *r, unsigned li, int up, uint64_t t)
+{
+	const struct rsw_replay_link *lk = &r->model->link[li];
+	const struct rsw_replay_end *end[2] = {&lk->a, &lk->b};
+	r->link[2 * li].down = r->link[2 * li + 1].down = !up;
+	for (unsigned e = 0; e < 2; e++)
+		if (end[e]->sw != RSW_REPLAY_HOST && set_port(r, (unsigned)end[e]->sw, end[e]->idx, up, t))
+			return;
+	if (r->events) {
+		json_t *f = json_object();
+		json_object_set_new(f, "link", json_integer(li));
+		rp_event(r, t, up ? "link_up" : "link_down", NULL, NULL, NULL, f);
+	}
+	for (unsigned e = 0; e < 2; e++) /* a host whose link came back may send again */
+		if (end[e]->sw == RSW_REPLAY_HOST)
+			host_wake(r, end[e]->idx, t);
+}
+
+void rp_fault_start(struct replay *r)
+{
+	if (r->model->n_fault)
+		rp_schedule(r, r->id_fault, r->model->fault[0].t);
+}
+
+void rp_fault_due(struct replay *r, uint64_t t)
+{
+	const struct rsw_replay_model *md = r->model;
+	while (r->next_fault < md->n_fault && md->fault[r->next_fault].t <= t && !r->failed) {
+		const struct rsw_replay_fault *f = &md->fault[r->next_fault++];
+		if (f->kind == RSW_FAULT_LINK) {
+			link_state(r, f->idx, f->up, t);
+			continue;
+		}
+		for (unsigned i = 0; i < md->n_link; i++)
+			if (md->link[i].a.sw == (int)f->idx || md->link[i].b.sw == (int)f->idx)
+				link_state(r, i, f->up, t);
+	}
+	if (r->next_fault < md->n_fault)
+		rp_schedule(r, r->id_fault, md->fault[r->next_fault].t);
+}
