@@ -19,44 +19,33 @@ from common import ROCESW, ROOT, tmpdir
 
 ZONE2 = os.path.join(ROOT, "config", "zone-2stage.yaml")
 
-# Two switches joined by two links; h0 on sw1, h1 on sw2. sw1 spreads traffic to h1 over both
-# links by ECMP; a POLICY_ROUTE pins what enters from h0 to the first link.
-PIN_SW1 = """
+# Two switches joined by two links; h0 on sw1, h1 on sw2. Each spreads traffic to the far host
+# over both links by ECMP; on sw1 a POLICY_ROUTE pins what enters from h0 to the first link.
+def pin_switch(n, fallback=True):
+    me, far = (1, 2) if n == 1 else (2, 1)
+    host_ip, far_ip = (f"10.1.0.{2 * me - 1}", f"10.1.0.{2 * far - 1}")
+    peer = [f"10.254.0.{1 - (n - 1) + 2 * k}" for k in range(2)]  # sw1 sees .1/.3, sw2 .0/.2
+    pin = "" if n == 2 else (f'POLICY_ROUTE:\n  "Ethernet0|{far_ip}/32": {{nexthop: "{peer[0]}"'
+                             + ("" if fallback else ", fallback: false") + "}\n")
+    return f"""
 DEVICE_METADATA:
-  localhost: {hostname: sw1, mac: "02:00:00:00:01:00"}
+  localhost: {{hostname: sw{n}, mac: "02:00:00:00:01:00"}}
 PORT:
-  Ethernet0: {speed: 100000, role: host, mtu: 9100}
-  Ethernet8: {speed: 100000, role: uplink, mtu: 9100, mac: "02:00:00:00:11:08"}
-  Ethernet16: {speed: 100000, role: uplink, mtu: 9100, mac: "02:00:00:00:11:10"}
+  Ethernet0: {{speed: 100000, role: host, mtu: 9100}}
+  Ethernet8: {{speed: 100000, role: uplink, mtu: 9100, mac: "02:00:00:00:{me}1:08"}}
+  Ethernet16: {{speed: 100000, role: uplink, mtu: 9100, mac: "02:00:00:00:{me}1:10"}}
 NEIGH:
-  "Ethernet0|10.1.0.1": {neigh: "02:00:00:01:00:00"}
-  "Ethernet8|10.254.0.1": {neigh: "02:00:00:00:21:08"}
-  "Ethernet16|10.254.0.3": {neigh: "02:00:00:00:21:10"}
+  "Ethernet0|{host_ip}": {{neigh: "02:00:00:01:00:0{me - 1}"}}
+  "Ethernet8|{peer[0]}": {{neigh: "02:00:00:00:{far}1:08"}}
+  "Ethernet16|{peer[1]}": {{neigh: "02:00:00:00:{far}1:10"}}
 NEXTHOP_GROUP:
-  up: {nexthop: "10.254.0.1,10.254.0.3", buckets: 256, resilient: true}
+  up: {{nexthop: "{peer[0]},{peer[1]}", buckets: 256, resilient: true}}
 STATIC_ROUTE:
-  "10.1.0.1/32": {nexthop: "10.1.0.1"}
-  "10.1.0.3/32": {nexthop_group: up}
-POLICY_ROUTE:
-  "Ethernet0|10.1.0.3/32": {nexthop: "10.254.0.1"%s}
-"""
-PIN_SW2 = """
-DEVICE_METADATA:
-  localhost: {hostname: sw2, mac: "02:00:00:00:01:00"}
-PORT:
-  Ethernet0: {speed: 100000, role: host, mtu: 9100}
-  Ethernet8: {speed: 100000, role: uplink, mtu: 9100, mac: "02:00:00:00:21:08"}
-  Ethernet16: {speed: 100000, role: uplink, mtu: 9100, mac: "02:00:00:00:21:10"}
-NEIGH:
-  "Ethernet0|10.1.0.3": {neigh: "02:00:00:01:00:01"}
-  "Ethernet8|10.254.0.0": {neigh: "02:00:00:00:11:08"}
-  "Ethernet16|10.254.0.2": {neigh: "02:00:00:00:11:10"}
-NEXTHOP_GROUP:
-  up: {nexthop: "10.254.0.0,10.254.0.2", buckets: 256, resilient: true}
-STATIC_ROUTE:
-  "10.1.0.3/32": {nexthop: "10.1.0.3"}
-  "10.1.0.1/32": {nexthop_group: up}
-"""
+  "{host_ip}/32": {{nexthop: "{host_ip}"}}
+  "{far_ip}/32": {{nexthop_group: up}}
+{pin}"""
+
+
 PIN_ZONE = """
 SWITCH:
   sw1: {config: sw1.yaml}
@@ -441,10 +430,9 @@ class Loop(unittest.TestCase):
     def pin_zone(self, fallback):
         d = os.path.join(self.dir, f"pin-{fallback}")
         os.makedirs(d, exist_ok=True)
-        with open(os.path.join(d, "sw1.yaml"), "w") as f:
-            f.write(PIN_SW1 % ("" if fallback else ", fallback: false"))
-        with open(os.path.join(d, "sw2.yaml"), "w") as f:
-            f.write(PIN_SW2)
+        for n in (1, 2):
+            with open(os.path.join(d, f"sw{n}.yaml"), "w") as f:
+                f.write(pin_switch(n, fallback))
         with open(os.path.join(d, "zone.yaml"), "w") as f:
             f.write(PIN_ZONE)
         return os.path.join(d, "zone.yaml")
