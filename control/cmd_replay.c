@@ -12,6 +12,7 @@
 #include "collective_spec.h"
 #include "config.h"
 #include "dataplane/replay/replay.h"
+#include "capture_opts.h"
 #include "eal_quiet.h"
 #include "replay_report.h"
 #include "replay_summary.h"
@@ -26,7 +27,7 @@ static void usage(FILE *f)
 		"usage: rocesw replay --config F --out DIR [--in WHERE=FILE ...] [--in-dir DIR]\n"
 		"                     [--collective SPEC] [--hash-policy FILE[:NAME]]\n"
 		"                     [--hosts-ignore-pfc] [--seed N] [--until NS] [--sample-ns NS]\n"
-		"                     [--quiet]\n"
+		"                     [--quiet] [--captures all|none] [--capture-only P ...] [--capture-...]\n"
 		"\n"
 		"Replays captures on virtual time through the switch of config F, or through the\n"
 		"switches, hosts and links of a zone config F (docs/replay.md). Switches run the live\n"
@@ -68,7 +69,8 @@ static void usage(FILE *f)
 		"                   zone uses N + i)\n"
 		"  --until NS       stop at this virtual time (ns); what is queued then counts as queued\n"
 		"  --sample-ns NS   queue-depth sampling period of the event log (default 1000)\n"
-		"  --quiet          no progress line (there is none unless stderr is a terminal)\n");
+		"  --quiet          no progress line (there is none unless stderr is a terminal)\n"
+		RSW_CAPTURE_USAGE);
 }
 
 /* The one policy of --hash-policy FILE[:NAME]. */
@@ -266,8 +268,9 @@ int rsw_cmd_replay(int argc, char **argv)
 		{"collective", required_argument, NULL, 'C'},
 		{"fail", required_argument, NULL, 'F'}, {"recover", required_argument, NULL, 'R'},
 		{"hosts-ignore-pfc", no_argument, NULL, 'I'}, {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		RSW_CAPTURE_OPTIONS, {NULL, 0, NULL, 0},
 	};
+	static struct rsw_replay_capture cap;
 	const char *config = NULL, *out = NULL, *in_dir = NULL, *policy_arg = NULL, *coll_arg = NULL;
 	static char *in_arg[MAX_INPUTS], *fault_arg[MAX_FAULTS];
 	static int fault_up[MAX_FAULTS];
@@ -315,7 +318,12 @@ int rsw_cmd_replay(int argc, char **argv)
 				return 2;
 			break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default:
+			switch (rsw_capture_opt(c, optarg, &cap)) {
+			case 1: break;
+			case 0: usage(stderr); return 2;
+			default: return 2;
+			}
 		}
 	}
 	if (!config || !out || optind < argc) {
@@ -409,7 +417,7 @@ int rsw_cmd_replay(int argc, char **argv)
 	/* a progress line rewritten with \r is for a person watching; in a log it reads like loss */
 	FILE *progress = !quiet && isatty(STDERR_FILENO) ? stderr : NULL;
 	struct rsw_replay_opts ro = {.until_ns = until, .progress = progress, .events = ev,
-				     .sample_ns = sample};
+				     .sample_ns = sample, .capture = &cap};
 	struct rsw_replay_result res;
 	int rc = rsw_replay_run(&model, out, &ro, &res, err, sizeof(err));
 	if (rc < 0)
@@ -425,6 +433,7 @@ int rsw_cmd_replay(int argc, char **argv)
 	}
 	rc = write_outputs(out, &z, zone, &res, model.coll) < 0;
 	rsw_replay_summary_print(stdout, &z, zone, &res, model.coll);
+	rsw_capture_print(stdout, &cap, out);
 	rsw_replay_result_free(&res, z.n_sw);
 	rsw_fib_process_exiting();
 	rsw_zone_free(&z);

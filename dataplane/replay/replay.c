@@ -2,6 +2,7 @@
  * timers) processed in time order; links carry frames with their serialization and propagation
  * delay; flows are followed from where they enter to where they leave. */
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -102,15 +103,32 @@ struct rte_mbuf *rp_mbuf(struct replay *r, const uint8_t *data, uint32_t len, ui
 	return m;
 }
 
-void rp_write(pcap_dumper_t *d, uint64_t t, const uint8_t *data, uint32_t len)
+/* the pcap file format's header sizes: file 24 bytes, record 16 (ts_sec, ts_frac, caplen, len) */
+#define PCAP_FILE_HDR 24
+#define PCAP_RECORD_HDR 16
+
+void rp_write(struct rp_cap *c, uint64_t t, const uint8_t *data, uint32_t len)
 {
+	if (!c->d)
+		return;
+	const struct rsw_replay_capture *cfg = c->cfg;
 	struct pcap_pkthdr h;
 	h.ts.tv_sec = (time_t)(t / 1000000000u);
 	h.ts.tv_usec = (suseconds_t)(t % 1000000000u); /* nanosecond file */
 	h.caplen = h.len = len;
-	pcap_dump((u_char *)d, &h, data);
+	if (cfg) {
+		if (t < cfg->from_ns || (cfg->to_ns && t >= cfg->to_ns))
+			return;
+		if (cfg->filter && !pcap_offline_filter(&cfg->prog, &h, data))
+			return;
+		if (cfg->every > 1 && c->seen++ % cfg->every)
+			return;
+		if (cfg->snaplen && len > cfg->snaplen)
+			h.caplen = cfg->snaplen;
+	}
+	pcap_dump((u_char *)c->d, &h, data);
+	c->bytes += PCAP_RECORD_HDR + h.caplen;
 }
-
 void rp_cap_next(struct replay *r, struct cap_in *in)
 {
 	struct pcap_pkthdr *h;
@@ -248,19 +266,47 @@ static void link_arrive(struct replay *r, unsigned dir, uint64_t t)
 
 /* ---- set-up ---- */
 
-static int open_dump(const char *path, pcap_dumper_t **out, char *err, size_t errlen)
+/* Opens the capture `name` (a host, a port, or SWITCH|PORT) at path, unless the capture settings
+ * leave it out. */
+static int open_dump(struct replay *r, const char *name, const char *path, struct rp_cap *out,
+		     char *err, size_t errlen)
 {
-	pcap_t *dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535,
-							    PCAP_TSTAMP_PRECISION_NANO);
+	const struct rsw_replay_capture *cfg = r->capture;
+	*out = (struct rp_cap){.cfg = cfg};
+	if (cfg && cfg->off)
+		return 0;
+	if (cfg && cfg->n_only) {
+		unsigned k = 0;
+		while (k < cfg->n_only && fnmatch(cfg->only[k], name, 0))
+			k++;
+		if (k == cfg->n_only)
+			return 0;
+	}
+	pcap_t *dead = pcap_open_dead_with_tstamp_precision(
+		DLT_EN10MB, cfg && cfg->snaplen ? (int)cfg->snaplen : 65535, PCAP_TSTAMP_PRECISION_NANO);
 	if (!dead) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	*out = pcap_dump_open(dead, path);
-	if (!*out)
+	out->d = pcap_dump_open(dead, path);
+	if (!out->d)
 		snprintf(err, errlen, "%s: %s", path, pcap_geterr(dead));
 	pcap_close(dead);
-	return *out ? 0 : -1;
+	out->bytes = PCAP_FILE_HDR;
+	return out->d ? 0 : -1;
+}
+
+/* Closes a capture, adding it to what the run wrote. */
+static void close_dump(struct replay *r, struct rp_cap *c)
+{
+	if (!c->d)
+		return;
+	pcap_dump_close(c->d);
+	c->d = NULL;
+	if (r->capture) {
+		r->capture->files++;
+		r->capture->bytes += c->bytes;
+	}
 }
 
 static int make_dir(const char *dir, char *err, size_t errlen)
@@ -296,24 +342,28 @@ static int open_outputs(struct replay *r, const char *dir, char *err, size_t err
 		return -1;
 	for (unsigned s = 0; s < md->n_sw; s++) {
 		struct sw_node *n = &r->sw[s];
-		if (md->zone) {
+		if (md->zone && !(r->capture && r->capture->off)) {
 			snprintf(path, sizeof(path), "%s/%s", dir, n->name);
 			if (make_dir(path, err, errlen) < 0)
 				return -1;
 		}
 		for (uint16_t p = 0; p < n->fib->n_ports; p++) {
-			if (md->zone)
-				snprintf(path, sizeof(path), "%s/%s/%s.pcap", dir, n->name,
-					 n->fib->ports[p].name);
-			else
-				snprintf(path, sizeof(path), "%s/%s.pcap", dir, n->fib->ports[p].name);
-			if (open_dump(path, &n->out[p], err, errlen) < 0)
+			char name[256];
+			const char *port = n->fib->ports[p].name;
+			if (md->zone) {
+				snprintf(path, sizeof(path), "%s/%s/%s.pcap", dir, n->name, port);
+				snprintf(name, sizeof(name), "%s|%s", n->name, port);
+			} else {
+				snprintf(path, sizeof(path), "%s/%s.pcap", dir, port);
+				snprintf(name, sizeof(name), "%s", port);
+			}
+			if (open_dump(r, name, path, &n->out[p], err, errlen) < 0)
 				return -1;
 		}
 	}
 	for (unsigned h = 0; h < md->n_host; h++) {
 		snprintf(path, sizeof(path), "%s/%s.pcap", dir, r->host[h].name);
-		if (open_dump(path, &r->host[h].out, err, errlen) < 0)
+		if (open_dump(r, r->host[h].name, path, &r->host[h].out, err, errlen) < 0)
 			return -1;
 	}
 	return 0;
@@ -474,14 +524,12 @@ static void cleanup(struct replay *r)
 	for (unsigned h = 0; r->host && h < md->n_host; h++) {
 		if (r->host[h].in.p)
 			pcap_close(r->host[h].in.p);
-		if (r->host[h].out)
-			pcap_dump_close(r->host[h].out);
+		close_dump(r, &r->host[h].out);
 		host_free_pending(&r->host[h]);
 	}
 	for (unsigned s = 0; r->sw && s < md->n_sw; s++) {
 		for (uint16_t p = 0; p < RSW_MAX_PORTS; p++)
-			if (r->sw[s].out[p])
-				pcap_dump_close(r->sw[s].out[p]);
+			close_dump(r, &r->sw[s].out[p]);
 		rsw_tm_free(r->sw[s].tm);
 	}
 	for (unsigned i = 0; r->link && i < 2 * md->n_link; i++) {
@@ -538,15 +586,36 @@ static void dispatch(struct replay *r, const struct rsw_wake *w)
 	}
 }
 
+/* The --capture-filter expression, compiled by libpcap as tcpdump would. */
+static int compile_filter(struct rsw_replay_capture *c, char *err, size_t errlen)
+{
+	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
+	if (!dead) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	int rc = pcap_compile(dead, &c->prog, c->filter, 1, PCAP_NETMASK_UNKNOWN);
+	if (rc < 0)
+		snprintf(err, errlen, "capture filter '%s': %s", c->filter, pcap_geterr(dead));
+	pcap_close(dead);
+	return rc;
+}
+
 int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 		   const struct rsw_replay_opts *opts, struct rsw_replay_result *res, char *err,
 		   size_t errlen)
 {
 	struct replay r = {.model = model, .res = res, .events = opts->events,
 			   .sample_ns = opts->sample_ns, .err = err, .errlen = errlen,
-			   .last_flow = NO_FLOW};
+			   .last_flow = NO_FLOW, .capture = opts->capture};
 	int rc = -1;
 	memset(res, 0, sizeof(*res));
+	if (r.capture) {
+		r.capture->files = 0;
+		r.capture->bytes = 0;
+		if (r.capture->filter && compile_filter(r.capture, err, errlen) < 0)
+			return -1;
+	}
 	if (build(&r, err, errlen) < 0 || open_outputs(&r, out_dir, err, errlen) < 0)
 		goto out;
 	for (unsigned s = 0; s < model->n_sw; s++)
@@ -605,6 +674,8 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 	rc = 0;
 out:
 	cleanup(&r);
+	if (r.capture && r.capture->filter)
+		pcap_freecode(&r.capture->prog);
 	if (rc < 0)
 		rsw_replay_result_free(res, 0);
 	return rc;

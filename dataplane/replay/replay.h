@@ -7,6 +7,8 @@
 #define RSW_REPLAY_H
 
 #include <stdint.h>
+
+#include <pcap/pcap.h>
 #include <stdio.h>
 
 #include "collective.h"
@@ -123,11 +125,28 @@ struct rsw_replay_result {
 /* Frees what a result holds. */
 void rsw_replay_result_free(struct rsw_replay_result *res, unsigned n_sw);
 
+/* Which captures replay writes and what goes into them (docs/replay.md, "Captures"). */
+struct rsw_replay_capture {
+	int off;                 /* no capture files at all */
+	const char *const *only; /* NULL, or fnmatch(3) patterns of the names kept: a host, a
+				    port of a single switch, or SWITCH|PORT in a zone */
+	unsigned n_only;
+	uint64_t from_ns, to_ns; /* departure-time window (to_ns 0: no end) */
+	uint32_t every;          /* keep 1 frame in N per capture (0, 1: all) */
+	uint32_t snaplen;        /* bytes kept of each frame (0: whole frames) */
+	const char *filter;      /* a pcap-filter(7) expression, or NULL */
+	struct bpf_program prog; /* compiled from filter by rsw_replay_run */
+	/* filled in by the run: what was written */
+	unsigned files;
+	uint64_t bytes;
+};
+
 struct rsw_replay_opts {
 	uint64_t until_ns;   /* 0: run to the end */
 	FILE *progress;      /* progress line, or NULL */
 	FILE *events;        /* JSON-lines event log, or NULL */
 	uint64_t sample_ns;  /* queue-depth sampling period of the event log */
+	struct rsw_replay_capture *capture; /* NULL: every port and host captured whole */
 };
 
 /* Runs the model, writing the captures into out_dir. Returns 0, or -1 with a message. */

@@ -34,7 +34,7 @@ static unsigned classify(struct replay *r, const struct host_node *hn, const uin
 static void send_frame(struct replay *r, struct host_node *hn, uint64_t t, const uint8_t *data,
 		       uint32_t len, uint32_t flow, int lost)
 {
-	rp_write(hn->out, t, data, len);
+	rp_write(&hn->out, t, data, len);
 	hn->res->tx_packets++;
 	hn->res->tx_bytes += len;
 	r->res->entered++;

@@ -28,6 +28,14 @@ struct cap_in {
 	const uint8_t *data;
 };
 
+/* One output capture: NULL dumper when this port or host is not captured. */
+struct rp_cap {
+	pcap_dumper_t *d;
+	const struct rsw_replay_capture *cfg;
+	uint64_t seen;  /* frames offered, for 1-in-N sampling */
+	uint64_t bytes; /* bytes written (records and headers) */
+};
+
 struct in_flight {
 	uint64_t t; /* its last bit reaches the far end */
 	struct rte_mbuf *m;
@@ -49,7 +57,7 @@ struct sw_node {
 	const char *name;
 	const struct rsw_fib *fib;
 	struct rsw_tm *tm;
-	pcap_dumper_t *out[RSW_MAX_PORTS];
+	struct rp_cap out[RSW_MAX_PORTS];
 	int tx_link[RSW_MAX_PORTS];   /* link direction a port transmits on, or -1 */
 	uint64_t rnd;
 	struct rsw_replay_switch_result *res;
@@ -69,7 +77,7 @@ struct host_node {
 	const char *name;
 	struct cap_in in;
 	int has_in;
-	pcap_dumper_t *out;
+	struct rp_cap out;
 	int tx_link;
 	int att_sw;                  /* switch at the far end of its link (classification) */
 	uint16_t att_port;
@@ -97,6 +105,7 @@ struct replay {
 	struct link_dir *link;       /* 2 per link: a->b, b->a */
 	FILE *events;
 	uint64_t sample_ns, next_sample;
+	struct rsw_replay_capture *capture; /* NULL: capture everything */
 	struct rsw_flow_table flows;
 	struct rsw_replay_flow *fl;
 	size_t fl_cap;
@@ -126,7 +135,9 @@ void rp_link_send(struct replay *r, int dir, uint64_t t_start, struct rte_mbuf *
  * counts as dropped (no_mbuf) at the far end, so no frame goes unaccounted. */
 void rp_link_lost(struct replay *r, int dir, uint64_t t_start, uint32_t len);
 struct rte_mbuf *rp_mbuf(struct replay *r, const uint8_t *data, uint32_t len, uint32_t flow);
-void rp_write(pcap_dumper_t *d, uint64_t t, const uint8_t *data, uint32_t len);
+/* Records a frame that departs at t in capture c, as c's settings select (window, sampling,
+ * filter, snap length). */
+void rp_write(struct rp_cap *c, uint64_t t, const uint8_t *data, uint32_t len);
 void rp_schedule(struct replay *r, uint32_t id, uint64_t t);
 void rp_event(struct replay *r, uint64_t t, const char *kind, const char *node_key,
 	      const char *node, const char *port, json_t *fields);

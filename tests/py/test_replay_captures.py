@@ -1,0 +1,124 @@
+"""What `rocesw replay` writes as captures: --captures none writes no capture and leaves
+summary.json byte-identical; --capture-only / --capture-window / --capture-filter /
+--capture-every / --capture-snaplen select exactly the files and records a Python model of each
+option selects from the full captures (read with scapy); the size printed is the size on disk;
+bad values are refused with the reason."""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import unittest
+
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+from scapy.utils import RawPcapReader
+
+from common import ROCESW, ROOT, tmpdir
+
+ZONE = os.path.join(ROOT, "config", "zone-2stage.yaml")
+
+
+def records(path):
+    """[(t_ns, caplen, wirelen, bytes)] of a nanosecond capture."""
+    r = RawPcapReader(path)
+    try:
+        return [(m.sec * 10**9 + m.usec, len(d), m.wirelen, d) for d, m in r]
+    finally:
+        r.close()
+
+
+def pcaps(d):
+    return sorted(os.path.relpath(p, d) for p in glob.glob(os.path.join(d, "**", "*.pcap"),
+                                                          recursive=True))
+
+
+class Captures(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tmpdir()
+        cls.gen = os.path.join(cls.dir, "gen")
+        subprocess.run([ROCESW, "gen", "--pattern", "ring", "--hosts", "8", "--message", "262144",
+                        "--out", cls.gen], check=True, capture_output=True)
+        cls.full = os.path.join(cls.dir, "full")
+        cls.full_out = cls.replay(cls.full)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    @classmethod
+    def replay(cls, out, *extra, check=True):
+        r = subprocess.run([ROCESW, "replay", "--config", ZONE, "--in-dir", cls.gen, "--out", out,
+                            *extra], capture_output=True, text=True)
+        if check:
+            assert r.returncode == 0, r.stderr
+            return r.stdout
+        return r
+
+    def reported_mb(self, stdout):
+        m = re.search(r"captures: (\d+) files, ([\d.]+) MB in ", stdout)
+        self.assertIsNotNone(m, stdout)
+        return int(m.group(1)), float(m.group(2))
+
+    def test_full_size_reported(self):
+        files = pcaps(self.full)
+        self.assertEqual(len(files), 8 + 6 * 4, "a capture per host and per switch port")
+        n, mb = self.reported_mb(self.full_out)
+        self.assertEqual(n, len(files))
+        on_disk = sum(os.path.getsize(os.path.join(self.full, f)) for f in files)
+        self.assertAlmostEqual(mb, on_disk / 1e6, delta=0.05)
+
+    def test_none_same_summary(self):
+        out = os.path.join(self.dir, "none")
+        stdout = self.replay(out, "--captures", "none")
+        self.assertIn("captures: none written", stdout)
+        self.assertEqual(pcaps(out), [])
+        with open(os.path.join(out, "summary.json"), "rb") as a, \
+                open(os.path.join(self.full, "summary.json"), "rb") as b:
+            self.assertEqual(a.read(), b.read())
+
+    def test_selection(self):
+        out = os.path.join(self.dir, "sel")
+        t0, t1 = 2000, 6000
+        stdout = self.replay(out, "--capture-only", "rtsw1|Ethernet26*", "--capture-only", "h1",
+                             "--capture-window", f"{t0}:{t1}", "--capture-filter",
+                             "udp and (dst host 10.1.0.5 or dst host 10.1.0.3)", "--capture-every", "3",
+                             "--capture-snaplen", "100")
+        want_files = ["h1.pcap", "rtsw1/Ethernet264.pcap"]
+        self.assertEqual(pcaps(out), want_files)
+        n, mb = self.reported_mb(stdout)
+        self.assertEqual(n, 2)
+        total = 0
+        for f in want_files:
+            full = records(os.path.join(self.full, f))
+
+            def keep(rec):
+                t, _, _, data = rec
+                e = Ether(data)
+                return (t0 <= t < t1 and UDP in e and e[IP].dst in ("10.1.0.5", "10.1.0.3"))
+            kept = [r for r in full if keep(r)]
+            self.assertGreater(len(kept), 6, f"{f}: the options must leave something to check")
+            self.assertLess(len(kept), len(full), f"{f}: and leave something out")
+            chosen = kept[::3]
+            got = records(os.path.join(out, f))
+            self.assertEqual([(t, w) for t, _, w, _ in got], [(t, w) for t, _, w, _ in chosen], f)
+            self.assertEqual([d for *_, d in got], [d[:100] for *_, d in chosen], f)
+            total += os.path.getsize(os.path.join(out, f))
+        self.assertAlmostEqual(mb, total / 1e6, delta=0.05)
+
+    def test_bad_values(self):
+        out = os.path.join(self.dir, "bad")
+        for args, msg in ((["--captures", "some"], "--captures expects all or none"),
+                          (["--capture-window", "500:100"], "TO must be after FROM"),
+                          (["--capture-window", "100"], "expects FROM:TO"),
+                          (["--capture-snaplen", "10"], "would cut the Ethernet header"),
+                          (["--capture-every", "x"], "--capture-every expects a number"),
+                          (["--capture-filter", "udp and"], "capture filter 'udp and'")):
+            r = self.replay(out, *args, check=False)
+            self.assertNotEqual(r.returncode, 0, args)
+            self.assertIn(msg, r.stderr, args)
+
+
+if __name__ == "__main__":
+    unittest.main()
