@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 ./scripts/build.sh build
 
 msg=${DEMO_MESSAGE:-4194304}
+# DEMO_CAPTURES=none keeps only summaries and reports (the captures are ~1 GB at the default size)
+captures=${DEMO_CAPTURES:-all}
 rm -rf build/demo && mkdir -p build/demo
 runs=()
 for qps in 1 4; do
@@ -19,7 +21,8 @@ for qps in 1 4; do
     run="$policy-q$qps"
     echo "== ring AllReduce, $qps QP(s) per connection, hash $policy" >&2
     ./build/rocesw replay --config config/zone-2stage.yaml --in-dir "build/demo/gen-q$qps" \
-      --hash-policy "config/hash-policies.yaml:$policy" --out "build/demo/$run" >/dev/null
+      --hash-policy "config/hash-policies.yaml:$policy" --out "build/demo/$run" \
+      --captures "$captures" | grep '^captures:' >&2
     runs+=("$run=build/demo/$run")
   done
 done
@@ -27,5 +30,8 @@ echo
 echo "ring AllReduce of $msg bytes over 8 hosts, config/zone-2stage.yaml (4 RTSW x 2 uplinks)"
 /usr/bin/python3 scripts/zone_table.py "${runs[@]}"
 echo
-echo "reports: build/demo/<run>/report.html (open in a browser); captures per port in"
-echo "build/demo/<run>/<switch>/<port>.pcap and per host in build/demo/<run>/<host>.pcap"
+echo "reports: build/demo/<run>/report.html (open in a browser)"
+if [ "$captures" != none ]; then
+  echo "captures ($(du -sh build/demo | cut -f1) in build/demo; DEMO_CAPTURES=none skips them): per port"
+  echo "build/demo/<run>/<switch>/<port>.pcap and per host build/demo/<run>/<host>.pcap"
+fi
