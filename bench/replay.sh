@@ -3,7 +3,8 @@
 # RoCE MTU 256) through one switch (bench/replay.yaml), against a plain libpcap read-and-write
 # of the same file (`tcpdump -r IN -w OUT`) in the same run, ROUNDS times alternating; reports
 # packet-hops per second of each and the median ratio. Wall time of whole commands (rocesw's
-# includes DPDK set-up). Also the packet-hop rate of a ring AllReduce on config/zone-2stage.yaml.
+# includes DPDK set-up). Also the packet-hop rate of a ring AllReduce on config/zone-2stage.yaml,
+# open loop (rocesw gen captures) and closed loop (--collective: RC transport, step dependencies).
 # Usage: bench/replay.sh [ROUNDS]    (default 3; needs ~1.1 GB in /dev/shm, else /tmp)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,12 +55,20 @@ t0=$(now)
 ./"$b"/rocesw replay --config config/zone-2stage.yaml --in-dir "$work/ring" --out "$work/zone" \
   --sample-ns 0 >/dev/null 2>&1
 t1=$(now)
-/usr/bin/python3 - "$work/zone/summary.json" "$t0" "$t1" "$s0" "$s1" <<'PY'
+c0=$(now)
+./"$b"/rocesw replay --config config/zone-2stage.yaml --collective ring,size=16M \
+  --out "$work/zone-closed" --sample-ns 0 >/dev/null 2>&1
+c1=$(now)
+hops() { # LABEL SUMMARY T0 T1
+/usr/bin/python3 - "$2" "$3" "$4" "$s0" "$s1" "$1" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 hops = sum(p["rx_packets"] for sw in s["switches"] for p in sw["ports"])
 t = float(sys.argv[3]) - float(sys.argv[2])
 setup = float(sys.argv[5]) - float(sys.argv[4])
-print(f"zone-2stage ring AllReduce: {hops} switch hops in {t:.2f} s ({setup:.2f} s of it set-up): "
-      f"{hops / (t - setup) / 1e6:.2f} M hops/s after set-up")
+print(f"zone-2stage ring AllReduce, {sys.argv[6]}: {hops} switch hops in {t:.2f} s ({setup:.2f} s "
+      f"of it set-up): {hops / (t - setup) / 1e6:.2f} M hops/s after set-up")
 PY
+}
+hops "open loop (captures)" "$work/zone/summary.json" "$t0" "$t1"
+hops "closed loop (--collective)" "$work/zone-closed/summary.json" "$c0" "$c1"

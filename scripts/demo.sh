@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The demo: set up and build, generate a ring AllReduce for the 8 hosts of
-# config/zone-2stage.yaml (1 and 4 QPs per connection), replay it through the zone with the
-# 5-tuple and with the destination-QP (E-ECMP) hash policy, print a side-by-side table and write
-# a report per run (build/demo/<run>/report.html). Works without hugepages or network.
+# The demo: set up and build, then run a ring AllReduce closed loop on the 8 hosts of
+# config/zone-2stage.yaml (each step waits for its data, RC transport; docs/replay.md) with 1, 4
+# and 16 QPs per connection, with the 5-tuple and with the destination-QP (E-ECMP) hash policy;
+# then the same with a failed CTSW, and a 7-to-1 incast with and without CTS admission. Prints a
+# side-by-side table and writes a report per run (build/demo/<run>/report.html). Works without
+# hugepages or network.
 # The live dataplane demo is scripts/demo-live.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,20 +16,28 @@ msg=${DEMO_MESSAGE:-4194304}
 captures=${DEMO_CAPTURES:-all}
 rm -rf build/demo && mkdir -p build/demo
 runs=()
-for qps in 1 4; do
-  ./build/rocesw gen --pattern ring --hosts 8 --message "$msg" --qps "$qps" --qp-mode split \
-    --out "build/demo/gen-q$qps" >/dev/null
+replay() { # RUN [replay options...]
+  local run=$1; shift
+  echo "== $run" >&2
+  ./build/rocesw replay --config config/zone-2stage.yaml --out "build/demo/$run" --sample-ns 0 \
+    --quiet --captures "$captures" "$@" | grep '^captures:' >&2
+  runs+=("$run=build/demo/$run")
+}
+for qps in 1 4 16; do
   for policy in five_tuple dest_qp; do
-    run="$policy-q$qps"
-    echo "== ring AllReduce, $qps QP(s) per connection, hash $policy" >&2
-    ./build/rocesw replay --config config/zone-2stage.yaml --in-dir "build/demo/gen-q$qps" \
-      --hash-policy "config/hash-policies.yaml:$policy" --out "build/demo/$run" \
-      --captures "$captures" | grep '^captures:' >&2
-    runs+=("$run=build/demo/$run")
+    replay "ring-$policy-q$qps" --collective "ring,size=$msg,qps=$qps,split=even" \
+      --hash-policy "config/hash-policies.yaml:$policy"
   done
 done
+for policy in five_tuple dest_qp; do
+  replay "ring-$policy-q4-ctsw1-fails" --collective "ring,size=$msg,qps=4,split=even" \
+    --hash-policy "config/hash-policies.yaml:$policy" --fail ctsw1@20us
+done
+replay "incast-7to1" --collective "incast,size=$msg,root=0,chunk=262144"
+replay "incast-7to1-cts2" --collective "incast,size=$msg,root=0,chunk=262144,cts=2"
 echo
-echo "ring AllReduce of $msg bytes over 8 hosts, config/zone-2stage.yaml (4 RTSW x 2 uplinks)"
+echo "closed-loop collectives of $msg bytes over the 8 hosts of config/zone-2stage.yaml"
+echo "(4 RTSW x 2 uplinks to 2 CTSW, 400G; busbw as NCCL's tests compute it)"
 /usr/bin/python3 scripts/zone_table.py "${runs[@]}"
 echo
 echo "reports: build/demo/<run>/report.html (open in a browser)"
