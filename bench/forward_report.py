@@ -1,22 +1,49 @@
 """Reads the logs of bench/forward.sh and prints Mpps, cycles per packet and the ratio per round
-and their medians. Usage: forward_report.py WORKDIR ROUNDS"""
+and their medians. Usage: forward_report.py WORKDIR ROUNDS, or forward_report.py --steady testpmd|rocesw LOG (exit 0
+once the log shows STEADY_PERIODS one-second rates within STEADY_SPREAD of their median)."""
 import re
 import statistics
 import sys
 
 
+STEADY_PERIODS = 5
+STEADY_SPREAD = 0.05
+
+
+def periods(v):
+    """The per-second rates after start-up (the first two non-zero periods are start-up)."""
+    return [x for x in v if x > 0][2:]
+
+
+def is_steady(v):
+    """The last STEADY_PERIODS periods agree within STEADY_SPREAD of their median."""
+    v = periods(v)[-STEADY_PERIODS:]
+    if len(v) < STEADY_PERIODS:
+        return False
+    m = statistics.median(v)
+    return m > 0 and (max(v) - min(v)) / m <= STEADY_SPREAD
+
+
 def steady(v):
-    v = [x for x in v if x > 0][2:]  # skip start-up periods
+    v = periods(v)[-STEADY_PERIODS:]
     return statistics.median(v) if v else 0.0
 
 
-def testpmd_pps(path):
+def testpmd_rates(path):
     tx = [int(x) for x in re.findall(r"Tx-pps:\s+(\d+)", open(path).read())]
     # testpmd prints port 0 then port 1 each period: the forwarded rate is port 1's Tx
-    return steady([x for i, x in enumerate(tx) if i % 2 == 1])
+    return [x for i, x in enumerate(tx) if i % 2 == 1]
+
+
+def testpmd_pps(path):
+    return steady(testpmd_rates(path))
 
 
 def rocesw_pps(path):
+    return steady(rocesw_rates(path))
+
+
+def rocesw_rates(path):
     rates, cur = [], 0.0
     for line in open(path):
         m = re.match(r"(\S+)\s+rx\s+([\d.]+) pps\s+tx\s+([\d.]+) pps", line)
@@ -28,7 +55,7 @@ def rocesw_pps(path):
             cur = 0.0
         cur += float(m.group(3))
     rates.append(cur)
-    return steady(rates)
+    return rates
 
 
 def core_hz():
@@ -39,6 +66,11 @@ def core_hz():
 
 
 def main():
+    if sys.argv[1] == "--steady":
+        # bench/forward.sh waits on this: exit 0 once the log shows a steady rate
+        kind, log = sys.argv[2], sys.argv[3]
+        rates = {"testpmd": testpmd_rates, "rocesw": rocesw_rates}[kind](log)
+        sys.exit(0 if is_steady(rates) else 1)
     work, rounds = sys.argv[1], int(sys.argv[2])
     hz = core_hz()
     tps, rss, ratios = [], [], []
