@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up, build, and run every test suite: the normal build (unit, parser, pcap, live), then the unit,
-# parser and pcap suites again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# parser and pcap suites again under AddressSanitizer + UndefinedBehaviorSanitizer, and roceswd's
+# live test under them with leak detection (roceswd exits non-zero on SIGTERM if it leaked).
 # Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,4 +11,6 @@ meson test -C build --print-errorlogs --num-processes 2
 ./scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug -Db_lto=false
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite parser --suite pcap
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  meson test -C build-asan --print-errorlogs test_live_roceswd
 echo "scripts/test.sh: all suites passed"

@@ -89,6 +89,11 @@ def prom_escape(v):
     return v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
+def figure(text):
+    """A measured figure, for docs/testing.md (in the test log)."""
+    print(f"figure: {text}", file=sys.stderr, flush=True)
+
+
 def scrape(method="GET", path="/metrics"):
     r = urllib.request.Request(f"http://127.0.0.1:{PORT}{path}", method=method)
     with urllib.request.urlopen(r, timeout=30) as resp:
@@ -402,6 +407,8 @@ class LiveRoceswd(unittest.TestCase):
             # 1 s of tolerance for noticing the death
             self.assertLess(back - killed, delay + startup + 1.0,
                             f"restarted {back - killed:.2f} s after the kill")
+            figure(f"trickler held: scrape {took * 1000:.0f} ms; dataplane back "
+                   f"{back - killed:.2f} s after SIGKILL (backoff {delay} s, start-up {startup} s)")
             self.assertEqual(metric(scrape()[2], "rocesw_dataplane_restarts_total"), restarts + 1)
             # the trickler is cut at the deadline, not when it is done
             deadline = time.time() + METRICS_TIMEOUT + 10
@@ -416,6 +423,8 @@ class LiveRoceswd(unittest.TestCase):
         self.assertLess(closed - opened, METRICS_TIMEOUT + 1.5 + 0.5,
                         "cut at the deadline (its 1.5 s between bytes, 0.5 s tolerance)")
         self.assertGreater(metric(scrape()[2], "rocesw_metrics_connections_cut_total"), cut0)
+        figure(f"trickler cut after {closed - opened:.2f} s (deadline {METRICS_TIMEOUT} s), "
+               f"{sent} bytes sent")
 
     def test_08_killed_before_it_answers(self):
         """A dataplane that dies before it ever answers is restarted too, the delay doubling."""
@@ -445,6 +454,7 @@ class LiveRoceswd(unittest.TestCase):
         delays = [float(re.search(r"in ([0-9.]+) s \(death (\d+)", line).group(1))
                   for line in self.log_lines("restarting the dataplane in")[-2:]]
         self.assertEqual(delays[1], 2 * delays[0], "the backoff doubles")
+        figure(f"killed before it answered: backoff {delays[0]} s then {delays[1]} s")
         # each start came no sooner than its backoff after the death
         lines = self.log_lines("")
         for i, line in enumerate(lines):
@@ -476,6 +486,7 @@ class LiveRoceswd(unittest.TestCase):
         finally:
             os.kill(dp, signal.SIGCONT)
         self.wait_log("reloaded:", count=ok + 1)
+        figure("slow reload: " + self.log_lines("reloaded:")[-1].split(": ", 2)[-1].strip())
         m = scrape()[2]
         self.assertEqual(metric(m, 'rocesw_config_reloads_total{result="error"}'), failed)
         self.assertEqual(metric(m, "rocesw_config_reload_in_progress"), 0)
@@ -540,6 +551,7 @@ class LiveRoceswd(unittest.TestCase):
         self.assertIn("10.9.0.0/16", routes)
         self.assertNotIn("10.6.0.0/16", routes)
         self.assert_all_delivered(20000, sent)
+        figure(f"rename + in-place edit under a flood: {sent} frames, all delivered")
 
     def test_12_roceswd_restarted_reattaches(self):
         """roceswd SIGKILLed while a flood runs; a new one (under NOTIFY_SOCKET) re-attaches to
@@ -580,6 +592,8 @@ class LiveRoceswd(unittest.TestCase):
         self.assertEqual(self.dataplane_pids(), dp, "the same dataplane, and only it")
         self.assertEqual(self.log_count("started dataplane pid"), started, "none started")
         self.assert_all_delivered(40000, sent)
+        figure(f"roceswd SIGKILLed and restarted under a flood: {sent} frames, all delivered; "
+               f"watchdog gaps {min(gaps):.2f}-{max(gaps):.2f} s")
         # and it supervises what it adopted
         answers = self.log_count("dataplane answers on")
         os.kill(dp[0], signal.SIGKILL)
