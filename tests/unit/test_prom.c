@@ -1,0 +1,106 @@
+/* roceswd's metrics page (control/prom_metrics.c) against lines written here by hand from the
+ * Prometheus text exposition format: label values escape backslash, double quote and line feed;
+ * microseconds become seconds; every family has HELP and TYPE; build_info is 1. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "control/prom_metrics.h"
+
+static char *render(const char *counters_json)
+{
+	json_error_t je;
+	json_t *c = json_loads(counters_json, 0, &je);
+	assert_non_null(c);
+	struct rsw_prom_daemon d = {.restarts = 2, .reloads_ok = 3, .generation = 7};
+	size_t len = 0;
+	char *text = rsw_prom_render(c, &d, &len);
+	json_decref(c);
+	assert_non_null(text);
+	assert_int_equal(strlen(text), len);
+	return text;
+}
+
+static const char *COUNTERS =
+	"{\"ports\": [{\"name\": \"Eth\\\"0\", \"rx_packets\": 5, \"queues\": [],"
+	"  \"pfc\": {\"SAI_PORT_STAT_PFC_3_RX_PAUSE_DURATION_US\": 1500000}}],"
+	" \"drops\": {\"voq_full\": 4},"
+	" \"ecmp_groups\": [{\"name\": \"we\\\"ird\\\\grp\\nx\","
+	"   \"members\": [{\"member\": 0, \"port\": \"Ethernet8\", \"packets\": 9}]}],"
+	" \"conservation\": {\"received\": 5}}";
+
+static void hostile_labels_escaped(void **state)
+{
+	(void)state;
+	char *t = render(COUNTERS);
+	/* the group's name is we"ird\grp<LF>x: written escaped by hand */
+	assert_non_null(strstr(t, "rocesw_ecmp_member_packets_total{group=\"we\\\"ird\\\\grp\\nx\","
+				  "member=\"0\",port=\"Ethernet8\"} 9\n"));
+	assert_non_null(strstr(t, "rocesw_port_rx_packets_total{port=\"Eth\\\"0\"} 5\n"));
+	assert_non_null(strstr(t, "rocesw_drops_total{reason=\"voq_full\"} 4\n"));
+	/* no raw line feed inside any label: every line starts with '#' or 'rocesw_' */
+	for (char *line = t; *line; line = strchr(line, '\n') + 1)
+		assert_true(*line == '#' || !strncmp(line, "rocesw_", 7));
+	free(t);
+}
+
+static void base_units_and_build_info(void **state)
+{
+	(void)state;
+	char *t = render(COUNTERS);
+	assert_null(strstr(t, "microseconds"));
+	assert_non_null(strstr(t, "rocesw_pfc_rx_pause_seconds_total{port=\"Eth\\\"0\",priority=\"3\"} "
+				  "1.500000\n"));
+	assert_non_null(strstr(t, "rocesw_build_info{version=\"" RSW_VERSION "\"} 1\n"));
+	assert_non_null(strstr(t, "rocesw_dataplane_restarts_total 2\n"));
+	assert_non_null(strstr(t, "rocesw_config_generation 7\n"));
+	free(t);
+}
+
+/* Each sample's family has a HELP and a TYPE line before its first sample. */
+static void help_and_type_for_every_family(void **state)
+{
+	(void)state;
+	char *t = render(COUNTERS);
+	for (char *line = t; *line; line = strchr(line, '\n') + 1) {
+		if (*line == '#')
+			continue;
+		size_t n = strcspn(line, "{ ");
+		char help[160], type[160];
+		snprintf(help, sizeof(help), "# HELP %.*s ", (int)n, line);
+		snprintf(type, sizeof(type), "# TYPE %.*s ", (int)n, line);
+		char *h = strstr(t, help), *ty = strstr(t, type);
+		assert_non_null(h);
+		assert_non_null(ty);
+		assert_true(h < line && ty < line);
+	}
+	free(t);
+}
+
+/* The dataplane not answering: the daemon's own metrics only, up = 0. */
+static void no_dataplane(void **state)
+{
+	(void)state;
+	struct rsw_prom_daemon d = {0};
+	size_t len = 0;
+	char *t = rsw_prom_render(NULL, &d, &len);
+	assert_non_null(strstr(t, "rocesw_dataplane_up 0\n"));
+	assert_null(strstr(t, "rocesw_port_"));
+	free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(hostile_labels_escaped),
+		cmocka_unit_test(base_units_and_build_info),
+		cmocka_unit_test(help_and_type_for_every_family),
+		cmocka_unit_test(no_dataplane),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
