@@ -319,7 +319,8 @@ static int load_yaml(const char *path, const struct rsw_zone *z, struct rsw_coll
 		}
 		if (vn->type == YAML_SEQUENCE_NODE &&
 		    (!strcmp(k, "ranks") || !strcmp(k, "drop") || !strcmp(k, "ce"))) {
-			ranks_buf[0] = 0;
+			if (!strcmp(k, "ranks"))
+				ranks_buf[0] = 0;
 			YDOC_FOREACH_ITEM(&d, vn, item) {
 				const char *v = ydoc_str(ydoc_node(&d, *item));
 				if (!v) {

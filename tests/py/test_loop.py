@@ -461,6 +461,61 @@ class Loop(unittest.TestCase):
                 self.assertEqual(other, [])
                 self.assertGreater(s["drops"].get("egress_port_down", 0), 0)
 
+    def data_bytes_received(self, out, host):
+        """RDMA WRITE payload bytes that reached a host (the switch port towards it)."""
+        port = f"Ethernet{8 * int(host[1:])}"
+        total = 0
+        seen = set()
+        for _, raw in read(os.path.join(out, "sw", f"{port}.pcap")):
+            h = bth(raw)
+            if not h or h[0] not in (6, 7, 8, 10) or (h[1], h[2]) in seen:
+                continue
+            seen.add((h[1], h[2]))
+            ext = 16 if h[0] in (6, 10) else 0
+            pad = (raw[43] >> 4) & 3
+            total += len(raw) - 54 - ext - pad - 4
+        return total
+
+    def test_patterns_move_what_nccl_moves(self):
+        n, size = 4, 256 << 10
+        # bytes each rank receives (NCCL's semantics for a buffer of `size`)
+        cases = {
+            "ring": (2 * (n - 1), [2 * (n - 1) * size // n] * n),
+            "allgather": (n - 1, [(n - 1) * size // n] * n),
+            "reducescatter": (n - 1, [(n - 1) * size // n] * n),
+            "alltoall": (1, [(n - 1) * (size // n)] * n),
+            # binary tree of 4: 0 <- 1, 2; 1 <- 3. Up: 1 gets 3's, 0 gets 1's and 2's; down: 1
+            # and 2 get 0's, 3 gets 1's
+            "tree": (4, [2 * size, 2 * size, size, size]),
+            "incast": (1, [0, 0, 0, 3 * size]),
+        }
+        for pattern, (steps, per_rank) in cases.items():
+            extra = ",root=3" if pattern == "incast" else ""
+            out, s, _ = self.run_coll(f"pat-{pattern}", n,
+                                      f"{pattern},size={size},chunk=32K,qps=2{extra}")
+            c = s["collective"]
+            self.assertTrue(c["complete"], pattern)
+            self.assertEqual(len(c["step_done_ns"]), steps, pattern)
+            self.assertEqual(c["step_done_ns"], sorted(c["step_done_ns"]), pattern)
+            got = [self.data_bytes_received(out, f"h{i}") for i in range(n)]
+            self.assertEqual(got, per_rank, pattern)
+            self.assertEqual(c["busbw_factor"], {"ring": 1.5, "tree": 1.5, "incast": 1.0}.get(
+                pattern, 0.75), pattern)
+
+    def test_yaml_spec_is_the_compact_spec(self):
+        d = os.path.join(self.dir, "yaml-spec")
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "coll.yaml")
+        with open(path, "w") as f:
+            f.write("pattern: ring\nranks: [h2, h0, h1]\nsize: 96K\nqps: 2\nsplit: rr\n"
+                    "drop: [h0@3]\n")
+        a, sa, _ = self.run_coll("yaml-a", 3, path)
+        b, sb, _ = self.run_coll("yaml-b", 3, "ring,ranks=h2:h0:h1,size=96K,qps=2,split=rr,drop=h0@3")
+        self.assertEqual(sa["collective"]["ranks"], ["h2", "h0", "h1"])
+        for name in ("h0.pcap", "h1.pcap", "h2.pcap", "summary.json"):
+            self.assertTrue(filecmp.cmp(os.path.join(a, name), os.path.join(b, name), shallow=False),
+                            name)
+
     def test_bad_specs(self):
         for spec, why in [("ring,qps=0", "qps=0: expects 1 to 64"),
                           ("wheel", "starts with a pattern"),
