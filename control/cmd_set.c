@@ -17,6 +17,8 @@ static void usage(FILE *f)
 		"\n"
 		"Fault injection and quick experiments on a running rocesw-dataplane (its control\n"
 		"socket: --socket, else $ROCESW_SOCKET, else " RSW_CTL_DEFAULT_SOCKET ").\n"
+		"A dataplane running a zone needs the switch: --switch NAME, or a port written\n"
+		"SWITCH|PORT (rocesw set port rtsw1|Ethernet256 down).\n"
 		"  port NAME down   the port leaves its ECMP groups through the resilient bucket\n"
 		"                   table: only the flows that used it move; up brings it back\n"
 		"  pfc-storm        the port's egress acts as if its peer kept sending PFC XOFF for\n"
@@ -24,13 +26,20 @@ static void usage(FILE *f)
 		"  route            add or replace a main-table route; del route removes one\n");
 }
 
-/* Splits off --socket PATH wherever it is; returns the remaining argument count. */
+static const char *g_switch; /* --switch NAME: the zone's switch the request is for */
+
+/* Splits off --socket PATH and --switch NAME wherever they are; returns the remaining argument
+ * count. */
 static int take_socket(int argc, char **argv, const char **sock)
 {
 	int n = 0;
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--socket") && i + 1 < argc) {
 			*sock = argv[++i];
+			continue;
+		}
+		if (!strcmp(argv[i], "--switch") && i + 1 < argc) {
+			g_switch = argv[++i];
 			continue;
 		}
 		argv[n++] = argv[i];
@@ -53,6 +62,8 @@ static int help_or_args(int *argc, char ***argv, const char **sock)
 static int call(const char *sock, json_t *req, const char *what)
 {
 	char err[1024];
+	if (g_switch)
+		json_object_set_new(req, "switch", json_string(g_switch));
 	json_t *r = rsw_ctl_call(rsw_ctl_socket_path(sock), req, err, sizeof(err));
 	json_decref(req);
 	if (!r) {

@@ -14,12 +14,14 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rocesw show counters|ports|queues|buffers|pfc|watchdog|routes|ecmp|config|control\n"
-		"                   [--json] [--socket PATH]\n"
+		"                   [--switch NAME] [--json] [--socket PATH]\n"
 		"\n"
 		"Asks a running rocesw-dataplane over its control socket (--socket, else $ROCESW_SOCKET,\n"
 		"else " RSW_CTL_DEFAULT_SOCKET "). Counter names are SAI's (SAI_PORT_STAT_PFC_*,\n"
 		"SAI_QUEUE_STAT_*, SAI_INGRESS_PRIORITY_GROUP_STAT_*, SAI_BUFFER_POOL_STAT_*) and\n"
-		"SONiC's PFC_WD_QUEUE_STATS_*. --json prints the reply as is (docs/control.md).\n");
+		"SONiC's PFC_WD_QUEUE_STATS_*. --json prints the reply as is (docs/control.md).\n"
+		"A dataplane running a zone (--zone) answers for the switch --switch names; without\n"
+		"it, counters are printed for every switch.\n");
 }
 
 /* `show interfaces counters`-like, then the drops by reason and the conservation line. */
@@ -245,15 +247,17 @@ int rsw_cmd_show(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'}, {"socket", required_argument, NULL, 's'},
+		{"switch", required_argument, NULL, 'w'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
-	const char *sock = NULL;
+	const char *sock = NULL, *sw = NULL;
 	int json = 0, c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
 		case 's': sock = optarg; break;
+		case 'w': sw = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -265,6 +269,8 @@ int rsw_cmd_show(int argc, char **argv)
 	const char *what = argv[optind];
 	char err[1024];
 	json_t *req = json_pack("{s:s, s:s}", "op", "show", "what", what);
+	if (sw)
+		json_object_set_new(req, "switch", json_string(sw));
 	json_t *r = rsw_ctl_call(rsw_ctl_socket_path(sock), req, err, sizeof(err));
 	json_decref(req);
 	if (!r) {
@@ -274,6 +280,13 @@ int rsw_cmd_show(int argc, char **argv)
 	if (json) {
 		json_dumpf(r, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		printf("\n");
+	} else if (!strcmp(what, "counters") && json_object_get(r, "zone")) {
+		json_t *one;
+		size_t i;
+		json_array_foreach(json_object_get(r, "switches"), i, one) {
+			printf("%s== %s\n", i ? "\n" : "", S(one, "name"));
+			print_counters(one);
+		}
 	} else if (!strcmp(what, "counters")) {
 		print_counters(r);
 	} else if (!strcmp(what, "ports")) {

@@ -1,13 +1,24 @@
 #!/usr/bin/python3
-"""Builds (or removes) the lab a switch config describes: for every port whose devargs are
-`net_af_packet*,iface=IF`, a network namespace (named after the port's alias, else IF) joined to
-IF by a veth pair, with the host the config's NEIGH table puts on that port: eth0 gets the
-neighbour's MAC and IPv4 address, and a default route through the switch's MAC (the switch does
-not answer ARP, so the gateway is a static neighbour). Then `rocesw-dataplane -- --config CONFIG`
-or `roceswd --config CONFIG` forwards between the namespaces.
+"""Builds (or removes) the lab a switch or zone config describes.
+
+A switch config: for every port whose devargs are `net_af_packet*,iface=IF`, a network namespace
+(named after the port's alias, else IF) joined to IF by a veth pair, with the host the config's
+NEIGH table puts on that port: eth0 gets the neighbour's MAC and IPv4 address, and a default
+route through the switch's MAC (the switch does not answer ARP, so the gateway is a static
+neighbour). Then `rocesw-dataplane -- --config CONFIG` or `roceswd --config CONFIG` forwards
+between the namespaces.
+
+A zone config (it has a SWITCH table, docs/replay.md): a namespace per HOST, named after the
+host, joined by a veth pair to the interface its link's switch port opens (rsw-HOST by default,
+or the iface= of af_packet/af_xdp devargs in HOST), with the address and MAC of the NEIGH entry
+of that switch on that port and a default route through the port's MAC. Then
+`rocesw-dataplane -- --zone ZONE` forwards between them. Hosts it cannot build (a tap, memif or
+NIC device, no NEIGH entry, a name too long for an interface) are refused, naming the host,
+before anything is made.
 
 usage: scripts/lab.py up|down CONFIG
 Needs root. Addresses exist only inside the namespaces made here."""
+import os
 import argparse
 import re
 import subprocess
@@ -49,30 +60,35 @@ def hosts(cfg, port):
     return out
 
 
+def build_host(ns, iface, host, switch_mac):
+    """Namespace ns, its eth0 the peer of veth iface; host = (ip, mac) or None."""
+    sh("ip", "netns", "del", ns, check=False)
+    sh("ip", "link", "del", iface, check=False)
+    sh("ip", "netns", "add", ns)
+    sh("ip", "link", "add", iface, "type", "veth", "peer", "name", "eth0", "netns", ns)
+    for dev, where in ((iface, None), ("eth0", ns)):
+        sh("sysctl", "-qw", f"net.ipv6.conf.{dev}.disable_ipv6=1", ns=where, check=False)
+        # checksums and segments as a wire carries them: a veth otherwise hands the switch
+        # UDP/TCP packets with checksums left for the NIC to fill, and oversized segments
+        sh(ETHTOOL, "-K", dev, "tx", "off", "tso", "off", "gso", "off", "gro", "off",
+           ns=where, check=False)
+        sh("ip", "link", "set", dev, "up", ns=where)
+    sh("ip", "link", "set", "lo", "up", ns=ns)
+    if host:
+        ip, mac = host
+        sh("ip", "link", "set", "eth0", "address", mac, ns=ns)
+        sh("ip", "addr", "add", f"{ip}/32", "dev", "eth0", ns=ns)
+        sh("ip", "neigh", "add", GATEWAY, "lladdr", switch_mac, "dev", "eth0", "nud",
+           "permanent", ns=ns)
+        sh("ip", "route", "add", "default", "via", GATEWAY, "dev", "eth0", "onlink", ns=ns)
+
+
 def up(cfg):
     for port, iface, ns, switch_mac in ports(cfg):
         if not switch_mac:
             raise SystemExit("lab.py: no router MAC (DEVICE_METADATA|localhost mac)")
-        sh("ip", "netns", "del", ns, check=False)
-        sh("ip", "link", "del", iface, check=False)
-        sh("ip", "netns", "add", ns)
-        sh("ip", "link", "add", iface, "type", "veth", "peer", "name", "eth0", "netns", ns)
-        for dev, where in ((iface, None), ("eth0", ns)):
-            sh("sysctl", "-qw", f"net.ipv6.conf.{dev}.disable_ipv6=1", ns=where, check=False)
-            # checksums and segments as a wire carries them: a veth otherwise hands the switch
-            # UDP/TCP packets with checksums left for the NIC to fill, and oversized segments
-            sh(ETHTOOL, "-K", dev, "tx", "off", "tso", "off", "gso", "off", "gro", "off",
-               ns=where, check=False)
-            sh("ip", "link", "set", dev, "up", ns=where)
-        sh("ip", "link", "set", "lo", "up", ns=ns)
         hs = hosts(cfg, port)
-        if hs:
-            ip, mac = hs[0]
-            sh("ip", "link", "set", "eth0", "address", mac, ns=ns)
-            sh("ip", "addr", "add", f"{ip}/32", "dev", "eth0", ns=ns)
-            sh("ip", "neigh", "add", GATEWAY, "lladdr", switch_mac, "dev", "eth0", "nud",
-               "permanent", ns=ns)
-            sh("ip", "route", "add", "default", "via", GATEWAY, "dev", "eth0", "onlink", ns=ns)
+        build_host(ns, iface, hs[0] if hs else None, switch_mac)
         print(f"{ns}: eth0 <-> {iface} ({port})" + (f", {hs[0][0]} {hs[0][1]}" if hs else ""))
 
 
@@ -83,6 +99,66 @@ def down(cfg):
         print(f"{ns}: removed")
 
 
+def zone_hosts(path, zone):
+    """[(host, iface, (ip, mac), switch port MAC, "SWITCH|PORT")] of a zone config, or SystemExit
+    naming every host that cannot be built."""
+    switches = {}
+    for name, s in (zone.get("SWITCH") or {}).items():
+        cfg_path = os.path.join(os.path.dirname(os.path.abspath(path)), str(s.get("config")))
+        with open(cfg_path) as f:
+            switches[name] = yaml.safe_load(f) or {}
+    out, bad = [], []
+    links = zone.get("LINK") or []
+    for host, h in (zone.get("HOST") or {}).items():
+        h = h or {}
+        ends = [l["b"] if l.get("a") == host else l["a"] for l in links
+                if host in (l.get("a"), l.get("b"))]
+        if len(ends) != 1 or "|" not in str(ends[0]):
+            bad.append(f"host {host}: not linked to one switch port")
+            continue
+        sw, port = ends[0].split("|", 1)
+        cfg = switches.get(sw, {})
+        devargs = str(h.get("devargs") or (cfg.get("PORT", {}).get(port) or {}).get("devargs") or "")
+        if devargs:
+            m = re.match(r"net_af_(?:packet|xdp)[^,]*,(?:.*,)?iface=([^,]+)", devargs)
+            if not m:
+                bad.append(f"host {host}: devargs '{devargs}' is not an af_packet or af_xdp "
+                           "port on a veth; lab.py builds only those (make the others by hand)")
+                continue
+            iface = m.group(1)
+        else:
+            iface = f"rsw-{host}"
+        if len(iface) > 15 or len(host) > 15:
+            bad.append(f"host {host}: interface {iface} is longer than 15 characters")
+            continue
+        neigh = hosts(cfg, port)
+        if not neigh:
+            bad.append(f"host {host}: {sw} has no IPv4 NEIGH entry on {port}: no address to give it")
+            continue
+        p = cfg.get("PORT", {}).get(port) or {}
+        mac = p.get("mac") or cfg.get("DEVICE_METADATA", {}).get("localhost", {}).get("mac")
+        if not mac:
+            bad.append(f"host {host}: {sw} has no MAC for {port} (PORT mac or DEVICE_METADATA)")
+            continue
+        out.append((host, iface, neigh[0], mac, f"{sw}|{port}"))
+    if bad:
+        raise SystemExit("lab.py: " + "; ".join(bad))
+    return out
+
+
+def zone_up(path, zone):
+    for host, iface, addr, mac, end in zone_hosts(path, zone):
+        build_host(host, iface, addr, mac)
+        print(f"{host}: eth0 <-> {iface} ({end}), {addr[0]} {addr[1]}")
+
+
+def zone_down(path, zone):
+    for host, iface, _, _, _ in zone_hosts(path, zone):
+        sh("ip", "netns", "del", host, check=False)
+        sh("ip", "link", "del", iface, check=False)
+        print(f"{host}: removed")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -91,6 +167,14 @@ def main():
     a = ap.parse_args()
     with open(a.config) as f:
         cfg = yaml.safe_load(f)
+    if not isinstance(cfg, dict):
+        raise SystemExit(f"lab.py: {a.config}: not a mapping of tables")
+    if "SWITCH" in cfg:
+        (zone_up if a.action == "up" else zone_down)(a.config, cfg)
+        return 0
+    if not ports(cfg):
+        raise SystemExit(f"lab.py: {a.config}: no af_packet port (devargs net_af_packet*,"
+                         "iface=IF) and no SWITCH table: nothing to build")
     (up if a.action == "up" else down)(cfg)
     return 0
 

@@ -56,6 +56,11 @@ static void usage(FILE *f)
 		"                     and delay; a host's link is the DPDK port of its devargs in\n"
 		"                     HOST, else af_packet on the veth rsw-HOST (scripts/lab.py)\n"
 		"  --mbufs N          packet memory in frames (default: from the ports)\n"
+		"  --pin SWITCH=W     (zone) every port of SWITCH on worker W (0 = the second EAL\n"
+		"                     lcore); repeatable; other switches' ports go round-robin\n"
+		"  --idle-sleep-us U  a worker with nothing to do pauses, then sleeps from 1 us\n"
+		"                     doubling up to U (default 50) while none of its ports holds a\n"
+		"                     frame; 0: never sleep (lowest latency, one core per worker)\n"
 		"  --stats-period S   print rx/tx packets per second per port every S seconds\n"
 		"  --stats-json FILE  write the final counters as JSON at exit\n"
 		"  --duration S       stop after S seconds (default: until SIGINT/SIGTERM)\n"
@@ -142,7 +147,8 @@ int main(int argc, char **argv)
 		{"config", required_argument, NULL, 'c'}, {"stats-period", required_argument, NULL, 'p'},
 		{"stats-json", required_argument, NULL, 'j'}, {"duration", required_argument, NULL, 'd'},
 		{"verify-icrc", no_argument, NULL, 'v'}, {"zone", required_argument, NULL, 'z'},
-		{"mbufs", required_argument, NULL, 'm'},
+		{"mbufs", required_argument, NULL, 'm'}, {"pin", required_argument, NULL, 'P'},
+		{"idle-sleep-us", required_argument, NULL, 'i'},
 		{"control-socket", required_argument, NULL, 'S'},
 		{"control-group", required_argument, NULL, 'G'},
 		{"control-idle", required_argument, NULL, 'I'},
@@ -151,7 +157,8 @@ int main(int argc, char **argv)
 	const char *config = NULL, *zone = NULL, *json = NULL, *ctl_path = NULL, *ctl_group = NULL;
 	double period = 0, duration = 0;
 	long idle = RSW_CTL_IDLE_S;
-	struct rsw_dp_zone_opts zo = {0};
+	struct rsw_dp_zone_opts zo = {.idle_max_ns = RSW_DP_IDLE_MAX_NS};
+	char *end;
 	char err[1024];
 	int c;
 
@@ -178,6 +185,31 @@ int main(int argc, char **argv)
 		case 'c': config = optarg; break;
 		case 'z': zone = optarg; break;
 		case 'm': zo.mbufs = (unsigned)atol(optarg); break;
+		case 'i': {
+			double us = strtod(optarg, &end);
+			if (*end || end == optarg || us < 0 || us > 1000000) {
+				fprintf(stderr, "rocesw-dataplane: --idle-sleep-us: expected 0 to 1000000 "
+					"microseconds, got '%s'\n", optarg);
+				rte_eal_cleanup();
+				return 2;
+			}
+			zo.idle_max_ns = (uint64_t)(us * 1000);
+			break;
+		}
+		case 'P': {
+			char *eq = strchr(optarg, '=');
+			unsigned long w = eq ? strtoul(eq + 1, &end, 10) : 0;
+			if (!eq || eq == optarg || !eq[1] || *end || zo.n_pin == RSW_ZONE_MAX_SWITCHES) {
+				fprintf(stderr, "rocesw-dataplane: --pin: expected SWITCH=WORKER (a worker "
+					"number from 0), got '%s'\n", optarg);
+				rte_eal_cleanup();
+				return 2;
+			}
+			*eq = 0;
+			zo.pin[zo.n_pin].sw = optarg;
+			zo.pin[zo.n_pin++].worker = (unsigned)w;
+			break;
+		}
 		case 'p': period = atof(optarg); break;
 		case 'j': json = optarg; break;
 		case 'd': duration = atof(optarg); break;

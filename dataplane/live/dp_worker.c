@@ -5,8 +5,11 @@
  * may belong to several switches of a zone; each port is a DPDK device, an in-memory link to
  * another switch (dp_link.h) or nothing. */
 #include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
 
 #include <rte_ethdev.h>
+#include <rte_pause.h>
 #include <rte_prefetch.h>
 #include <rte_rcu_qsbr.h>
 
@@ -253,25 +256,71 @@ static uint64_t held(struct rsw_dp *dp, uint16_t port)
 	return left;
 }
 
+/* True if one of the worker's ports has a frame to send, or one on its way in over an
+ * in-memory link: time will give it work, so it must not sleep. */
+static int holding(const struct rsw_dp_lcore *lc)
+{
+	for (unsigned i = 0; i < lc->n_items; i++) {
+		struct rsw_dp *dp = lc->items[i].dp;
+		const struct rsw_dp_port *p = &dp->ports[lc->items[i].port];
+		if (held(dp, lc->items[i].port))
+			return 1;
+		if (p->kind == RSW_DP_PORT_LINK && rsw_dp_link_in_flight(p->rx_link))
+			return 1;
+	}
+	return 0;
+}
+
+/* The back-off between rounds that did nothing: pause, then sleep ever longer (up to the
+ * maximum) while nothing is held. The kernel's timer slack (50 us by default) would stretch
+ * every sleep: the worker asked for 1 ns of slack when it started. */
+static void back_off(struct rsw_dp_lcore *lc, unsigned *idle, uint64_t *sleep_ns)
+{
+	if (++*idle < RSW_DP_IDLE_SPIN || !lc->idle_max_ns || holding(lc)) {
+		rte_pause();
+		return;
+	}
+	struct timespec ts = {0, (long)*sleep_ns}, t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	nanosleep(&ts, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	__atomic_store_n(&lc->sleeps, lc->sleeps + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&lc->slept_ns, lc->slept_ns + (uint64_t)((t1.tv_sec - t0.tv_sec) *
+			 1000000000ll + t1.tv_nsec - t0.tv_nsec), __ATOMIC_RELAXED);
+	*sleep_ns = *sleep_ns * 2 < lc->idle_max_ns ? *sleep_ns * 2 : lc->idle_max_ns;
+}
+
 int rsw_dp_worker_main(void *arg)
 {
 	struct rsw_dp_lcore *lc = arg;
 	const unsigned wi = lc->index;
 
+	unsigned idle = 0;
+	uint64_t sleep_ns = RSW_DP_IDLE_MIN_NS;
+
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	rte_rcu_qsbr_thread_register(lc->qsbr, wi);
 	rte_rcu_qsbr_thread_online(lc->qsbr, wi);
 	while (!*lc->stop) {
+		unsigned work = 0;
 		for (unsigned i = 0; i < lc->n_items; i++) {
 			struct rsw_dp *dp = lc->items[i].dp;
-			rx_port(dp, &dp->workers[wi], lc->items[i].port, rsw_switch_fib(dp->sw),
-				rsw_clock_now(&dp->clock));
+			work += rx_port(dp, &dp->workers[wi], lc->items[i].port, rsw_switch_fib(dp->sw),
+					rsw_clock_now(&dp->clock));
 		}
 		for (unsigned i = 0; i < lc->n_items; i++) {
 			struct rsw_dp *dp = lc->items[i].dp;
-			tx_port(dp, &dp->workers[wi], lc->items[i].port, rsw_switch_fib(dp->sw),
-				rsw_clock_now(&dp->clock));
+			work += tx_port(dp, &dp->workers[wi], lc->items[i].port,
+					rsw_switch_fib(dp->sw), rsw_clock_now(&dp->clock));
 		}
 		rte_rcu_qsbr_quiescent(lc->qsbr, wi);
+		__atomic_store_n(&lc->rounds, lc->rounds + 1, __ATOMIC_RELAXED);
+		if (work) {
+			idle = 0;
+			sleep_ns = RSW_DP_IDLE_MIN_NS;
+		} else {
+			back_off(lc, &idle, &sleep_ns);
+		}
 	}
 	/* Drain what the queues hold, at the ports' speeds, for up to a second. What a paused
 	 * queue or a refusing device keeps counts as queued. */

@@ -19,7 +19,17 @@ struct rsw_dp_lcore {
 	struct rte_rcu_qsbr *qsbr; /* shared by every switch of the process */
 	unsigned n_items;
 	struct rsw_dp_item *items;
+	uint64_t idle_max_ns;      /* longest back-off sleep; 0: never sleep (spin) */
+	/* written by the worker, read by anyone (relaxed) */
+	uint64_t rounds, sleeps, slept_ns;
 };
+
+/* Back-off of a worker with nothing to do: after this many empty rounds it pauses (rte_pause)
+ * between rounds, then, if none of its ports holds a frame, sleeps from RSW_DP_IDLE_MIN_NS,
+ * doubling up to idle_max_ns, until a round does some work (docs/dataplane.md). */
+#define RSW_DP_IDLE_SPIN 256u
+#define RSW_DP_IDLE_MIN_NS 1000u
+#define RSW_DP_IDLE_MAX_NS 50000u /* default of idle_max_ns */
 
 /* lcore entry: arg is a struct rsw_dp_lcore. */
 int rsw_dp_worker_main(void *arg);

@@ -139,11 +139,34 @@ static int build_links(struct rsw_dp_zone *z, char *err, size_t errlen)
 	return 0;
 }
 
+/* The worker a switch is pinned to (--pin), or -1. */
+static int pinned(const struct rsw_dp_zone_opts *o, const struct rsw_dp *dp)
+{
+	for (unsigned i = 0; i < o->n_pin; i++)
+		if (dp->name && !strcmp(o->pin[i].sw, dp->name))
+			return (int)o->pin[i].worker;
+	return -1;
+}
+
 /* Ports round-robin over the workers, switch after switch: one switch's ports spread like a
- * single switch's always did. */
-static int spread(struct rsw_dp_zone *z, char *err, size_t errlen)
+ * single switch's always did. A pinned switch's ports all go to its worker. */
+static int spread(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, char *err,
+		  size_t errlen)
 {
 	unsigned total = 0, k = 0;
+	for (unsigned i = 0; i < o->n_pin; i++) {
+		if (!z->model || !rsw_dp_zone_switch(z, o->pin[i].sw)) {
+			snprintf(err, errlen, "--pin %s=%u: %s", o->pin[i].sw, o->pin[i].worker,
+				 z->model ? "no such switch in the zone" : "--pin needs --zone");
+			return -1;
+		}
+		if (o->pin[i].worker >= z->n_workers) {
+			snprintf(err, errlen, "--pin %s=%u: there are %u workers (0-%u): one per EAL "
+				 "lcore after the first", o->pin[i].sw, o->pin[i].worker, z->n_workers,
+				 z->n_workers - 1);
+			return -1;
+		}
+	}
 	for (unsigned s = 0; s < z->n_sw; s++)
 		total += z->dp[s]->n_ports;
 	for (unsigned w = 0; w < z->n_workers; w++) {
@@ -155,7 +178,8 @@ static int spread(struct rsw_dp_zone *z, char *err, size_t errlen)
 	}
 	for (unsigned s = 0; s < z->n_sw; s++)
 		for (uint16_t p = 0; p < z->dp[s]->n_ports; p++) {
-			unsigned w = k++ % z->n_workers;
+			int pw = pinned(o, z->dp[s]);
+			unsigned w = pw >= 0 ? (unsigned)pw : k++ % z->n_workers;
 			z->dp[s]->ports[p].owner = (uint16_t)w;
 			z->lc[w].items[z->lc[w].n_items++] = (struct rsw_dp_item){z->dp[s], p};
 		}
@@ -171,7 +195,8 @@ int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, ch
 		if (z->n_workers == RSW_DP_MAX_WORKERS)
 			break;
 		z->lc[z->n_workers] = (struct rsw_dp_lcore){.index = z->n_workers, .lcore = lc,
-							     .stop = &z->stop};
+							     .stop = &z->stop,
+							     .idle_max_ns = o->idle_max_ns};
 		z->n_workers++;
 	}
 	if (z->n_workers == 0) {
@@ -240,7 +265,7 @@ int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, ch
 				     max_mtu, err, errlen);
 	if (!z->pool)
 		return -1;
-	if (spread(z, err, errlen) < 0)
+	if (spread(z, o, err, errlen) < 0)
 		return -1;
 	for (unsigned s = 0; s < z->n_sw; s++) {
 		struct rsw_dp *dp = z->dp[s];

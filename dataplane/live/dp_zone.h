@@ -19,6 +19,13 @@ struct rsw_dp_zone_opts {
 	const char *zone;       /* a zone config (docs/replay.md) */
 	int verify_icrc;
 	unsigned mbufs;         /* packet memory in frames; 0: from the ports */
+	uint64_t idle_max_ns;   /* workers' longest back-off sleep (dp_worker.h); 0: spin */
+	/* --pin SWITCH=W: every port of the switch on worker W (0-based); the others round-robin */
+	unsigned n_pin;
+	struct {
+		const char *sw;
+		unsigned worker;
+	} pin[RSW_ZONE_MAX_SWITCHES];
 };
 
 struct rsw_dp_zone {

@@ -35,6 +35,21 @@ json_t *rsw_ctl_dispatch(struct rsw_ctl *c, const char *op, json_t *req, char *e
 		return NULL;
 	}
 	const char *name = json_string_value(js);
+	char sw_name[RSW_NAME_MAX];
+	if (!name && z && z->model) {
+		/* "port": "SWITCH|PORT", the zone's notation (rocesw set port rtsw1|Ethernet0 down) */
+		static const char *const keys[] = {"port", "in_port"};
+		for (unsigned k = 0; k < 2 && !name; k++) {
+			const char *v = json_string_value(json_object_get(req, keys[k]));
+			const char *bar = v ? strchr(v, '|') : NULL;
+			if (!bar || (size_t)(bar - v) >= sizeof(sw_name))
+				continue;
+			memcpy(sw_name, v, (size_t)(bar - v));
+			sw_name[bar - v] = 0;
+			name = sw_name;
+			json_object_set_new(req, keys[k], json_string(bar + 1));
+		}
+	}
 	if (!z || !z->model) {
 		const char *host = c->dp->sw->state->sw.hostname;
 		if (name && strcmp(name, host)) {

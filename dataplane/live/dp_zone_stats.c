@@ -39,7 +39,25 @@ static json_t *zone_json(const struct rsw_dp_zone *z, const struct rsw_dp_totals
 			"b_to_a", "frames", (json_int_t)z->link[i + 1].frames, "bytes",
 			(json_int_t)z->link[i + 1].bytes));
 	}
+	json_t *workers = json_array();
+	for (unsigned w = 0; w < z->n_workers; w++) {
+		const struct rsw_dp_lcore *lc = &z->lc[w];
+		json_t *ports = json_array();
+		for (unsigned i = 0; i < lc->n_items; i++) {
+			char n[128];
+			snprintf(n, sizeof(n), "%s|%s", lc->items[i].dp->name,
+				 lc->items[i].dp->sw->state->ports[lc->items[i].port].name);
+			json_array_append_new(ports, json_string(n));
+		}
+		json_array_append_new(workers, json_pack(
+			"{s:I, s:I, s:o, s:I, s:I, s:I}", "worker", (json_int_t)w, "lcore",
+			(json_int_t)lc->lcore, "ports", ports, "rounds",
+			(json_int_t)__atomic_load_n(&lc->rounds, __ATOMIC_RELAXED), "sleeps",
+			(json_int_t)__atomic_load_n(&lc->sleeps, __ATOMIC_RELAXED), "slept_us",
+			(json_int_t)(__atomic_load_n(&lc->slept_ns, __ATOMIC_RELAXED) / 1000)));
+	}
 	json_object_set_new(root, "zone", json_string(z->name));
+	json_object_set_new(root, "workers", workers);
 	json_object_set_new(root, "switches", sws);
 	json_object_set_new(root, "links", links);
 	json_object_set_new(root, "in_flight", J(rsw_dp_zone_in_flight(z)));

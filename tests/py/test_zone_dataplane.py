@@ -17,7 +17,7 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 from scapy.utils import RawPcapReader, wrpcap
 
-from common import DATAPLANE, ROOT, tmpdir
+from common import DATAPLANE, ROCESW, ROOT, tmpdir
 
 ZONE = os.path.join(ROOT, "config", "zone-2stage.yaml")
 EAL = ["--no-huge", "-m", "2048", "--no-pci", "-l", "0-1"]
@@ -153,6 +153,109 @@ class TwoStage(unittest.TestCase):
                             if k[0].startswith("rtsw1|Ethernet2")))
 
 
+def thread_cpu_s(pid, comm):
+    """CPU seconds (user + system) of the thread of pid named comm."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/comm") as f:
+            if f.read().strip() != comm:
+                continue
+        with open(f"/proc/{pid}/task/{tid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    raise AssertionError(f"no thread {comm}")
+
+
+class Workers(unittest.TestCase):
+    """The six switches of config/zone-2stage.yaml on one worker lcore (-l 0-1)."""
+
+    def start(self, d, h0_frames, *extra):
+        with open(ZONE) as f:
+            z = yaml.safe_load(f)
+        for s in z["SWITCH"].values():
+            s["config"] = os.path.join(os.path.dirname(ZONE), s["config"])
+        for h in z["HOST"]:
+            rx = os.path.join(d, f"in-{h}.pcap")
+            wrpcap(rx, h0_frames if h == "h0" else [])
+            # h0 sends its capture over and over; what hosts receive is thrown away
+            more = ",infinite_rx=1" if h == "h0" and h0_frames else ""
+            z["HOST"][h] = {"devargs": f"net_pcap_{h},rx_pcap={rx},tx_pcap=/dev/null{more}"}
+        path = os.path.join(d, "zone.yaml")
+        with open(path, "w") as f:
+            yaml.safe_dump(z, f)
+        sock = os.path.join(d, "ctl.sock")
+        p = subprocess.Popen([DATAPLANE, *EAL, "--file-prefix", "zonedpwk", "--", "--zone", path,
+                              "--control-socket", sock, *extra],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (p.terminate(), p.wait(timeout=60), p.stderr.close()))
+        c = control(sock, p)
+        self.addCleanup(c.close)
+        return p, c
+
+    def counters(self, c):
+        r = c({"op": "show", "what": "counters"})["result"]
+        return ({s["name"]: sum(q["rx_packets"] for q in s["ports"]) for s in r["switches"]},
+                r["workers"])
+
+    def test_flood_every_switch_advances(self):
+        d = tmpdir()
+        gw, h0 = "02:00:00:00:01:00", "02:00:00:01:00:00"
+        # to a host of every other rack (over both CTSWs) and to h0's rack neighbour
+        frames = [udp(h0, gw, "10.1.0.1", f"10.1.0.{dst}", 1000 + i)
+                  for i in range(16) for dst in (3, 5, 7, 9)]
+        p, c = self.start(d, frames)
+        before, _ = self.counters(c)
+        time.sleep(1)
+        after, workers = self.counters(c)
+        self.assertEqual(len(workers), 1)
+        self.assertEqual(len(workers[0]["ports"]), 24)
+        for sw in before:
+            self.assertGreater(after[sw], before[sw], f"{sw} did not forward")
+
+    def test_idle_worker_sleeps(self):
+        """Idle, the worker sleeps most of the time and uses little CPU; with
+        --idle-sleep-us 0 it never sleeps (it spins)."""
+        d = tmpdir()
+        p, c = self.start(d, [])
+        _, w0 = self.counters(c)
+        cpu0, t0 = thread_cpu_s(p.pid, "rte-worker-1"), time.monotonic()
+        time.sleep(1.5)
+        _, w1 = self.counters(c)
+        cpu1, t1 = thread_cpu_s(p.pid, "rte-worker-1"), time.monotonic()
+        slept = (w1[0]["slept_us"] - w0[0]["slept_us"]) / 1e6
+        self.assertGreater(slept, 0.5 * (t1 - t0))
+        self.assertLess(cpu1 - cpu0, 0.5 * (t1 - t0))
+        p.terminate()
+        p.wait(timeout=60)
+        p, c = self.start(tmpdir(), [], "--idle-sleep-us", "0")
+        time.sleep(0.5)
+        _, w = self.counters(c)
+        self.assertGreater(w[0]["rounds"], 0)
+        self.assertEqual(w[0]["sleeps"], 0)
+
+    def test_pin(self):
+        d = tmpdir()
+        # two workers (lcores 1 and 2 share a CPU); rtsw1 and ctsw1 on worker 1, the rest round-robin
+        global EAL
+        saved = EAL
+        EAL = ["--no-huge", "-m", "2048", "--no-pci", "--lcores", "0@0,1@1,2@1"]
+        try:
+            p, c = self.start(d, [], "--pin", "rtsw1=1", "--pin", "ctsw1=1")
+        finally:
+            EAL = saved
+        _, w = self.counters(c)
+        on1 = {n.split("|")[0] for n in w[1]["ports"]}
+        self.assertIn("rtsw1", on1)
+        self.assertNotIn("rtsw1", {n.split("|")[0] for n in w[0]["ports"]})
+        self.assertNotIn("ctsw1", {n.split("|")[0] for n in w[0]["ports"]})
+        self.assertEqual(len(w[0]["ports"]) + len(w[1]["ports"]), 24)
+        for bad, msg in ((["--pin", "nosuch=0"], "no such switch in the zone"),
+                         (["--pin", "rtsw1=1"], "there are 1 workers (0-0)"),
+                         (["--pin", "rtsw1"], "expected SWITCH=WORKER")):
+            r = run_dataplane(d, os.path.join(d, "zone.yaml"), "zonedpwk2", *bad)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn(msg, r.stderr)
+
+
 SW_A = """
 DEVICE_METADATA:
   localhost: {hostname: a, mac: "02:00:00:00:0a:00"}
@@ -262,11 +365,51 @@ class Link(unittest.TestCase):
             r = c({"op": "show", "what": "counters"})
             self.assertEqual([s["name"] for s in r["result"]["switches"]], ["a", "b"])
             self.assertEqual(len(r["result"]["links"]), 1)
+            # the CLI: SWITCH|PORT, --switch, and the zone's counters switch by switch
+            cli = [ROCESW]
+            r = subprocess.run(cli + ["set", "port", "a|Ethernet16", "up", "--socket", sock],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            r = subprocess.run(cli + ["show", "ports", "--switch", "a", "--json", "--socket", sock],
+                               capture_output=True, text=True)
+            self.assertEqual({q["name"]: q["admin_status"] for q in json.loads(r.stdout)}
+                             ["Ethernet16"], "up")
+            r = subprocess.run(cli + ["set", "port", "Ethernet16", "down", "--socket", sock],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("name a switch", r.stderr)
+            r = subprocess.run(cli + ["show", "counters", "--socket", sock], capture_output=True,
+                               text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("== a\n", r.stdout)
+            self.assertIn("== b\n", r.stdout)
             c.close()
         finally:
             p.terminate()
             p.wait(timeout=60)
             p.stderr.close()
+
+    def test_lab_refuses_what_it_cannot_build(self):
+        """scripts/lab.py names every host it cannot build and builds nothing."""
+        d = tmpdir()
+        path = self.zone(d, {"h0": {"devargs": "net_tap0,iface=t0"},
+                             "h2": {"devargs": "net_memif0,role=server"}, "h1": {}})
+        with open(os.path.join(d, "b.yaml")) as f:
+            b = f.read()
+        with open(os.path.join(d, "b.yaml"), "w") as f:  # h1's port loses its NEIGH entry
+            f.write(b.replace('  "Ethernet8|10.0.1.1": {neigh: "02:00:00:00:01:01"}\n', ""))
+        r = subprocess.run([os.path.join(ROOT, "scripts", "lab.py"), "up", path],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("host h0: devargs 'net_tap0,iface=t0' is not an af_packet or af_xdp", r.stderr)
+        self.assertIn("host h2: devargs 'net_memif0,role=server'", r.stderr)
+        self.assertIn("host h1: b has no IPv4 NEIGH entry on Ethernet8", r.stderr)
+        self.assertFalse(os.path.exists("/sys/class/net/t0"))
+        # a file with neither af_packet ports nor SWITCH: nothing to build, said so
+        r = subprocess.run([os.path.join(ROOT, "scripts", "lab.py"), "up",
+                            os.path.join(d, "a.yaml")], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("nothing to build", r.stderr)
 
     def test_refusals(self):
         d = tmpdir()
