@@ -132,6 +132,21 @@ static void seed_sweep(const struct rsw_lab_traffic *t, const struct lab_policy 
 	}
 }
 
+/* Why a sweep found every seed alike, said plainly: a CRC's initial value XORs one constant into
+ * the hash of every key of a given length (CRC is affine in its initial value), and with a
+ * power-of-two member count (and bucket count) hash mod members then only renames the members:
+ * the loads, max/mean and Jain stay the same for every seed. */
+static const char *sweep_note(const struct lab_policy *p, unsigned members, uint32_t buckets)
+{
+	int pow2 = !(members & (members - 1)) && !(buckets & (buckets - 1));
+	const char *a = rsw_hash_algo_name(p->pol.algo);
+	if (!strncmp(a, "CRC", 3) && pow2)
+		return "no seed changed anything, and none can: a CRC seed XORs the same constant into "
+		       "every hash, which with a power-of-two member count only renames the members. "
+		       "Vary the hash offset, the fields or the algorithm (per switch) instead.";
+	return "no seed changed anything on this traffic.";
+}
+
 struct fail_result {
 	size_t own, moved_resilient, moved_modulo;
 	double max_mean_resilient, max_mean_modulo;
@@ -496,16 +511,7 @@ int rsw_cmd_hash(int argc, char **argv)
 			seed_sweep(t, &pol[p], (uint16_t)in_port, seed, members, buckets, sweep, hash,
 				   member, &sr[p]);
 	}
-	if (html) {
-		const char *names[MAX_POLICIES];
-		for (unsigned p = 0; p < n_pol; p++)
-			names[p] = pol[p].name;
-		if (rsw_lab_write_html(html, names, res, n_pol, t) < 0) {
-			fprintf(stderr, "rocesw hash: cannot write %s\n", html);
-			goto out;
-		}
-	}
-	if (json) {
+	{
 		json_t *root = json_object(), *tr = json_object(), *ps = json_array();
 		json_object_set_new(tr, "packets", json_integer((json_int_t)t->n_pkts));
 		json_object_set_new(tr, "flows", json_integer((json_int_t)t->n_flows));
@@ -523,21 +529,43 @@ int rsw_cmd_hash(int argc, char **argv)
 				json_object_set_new(w, "best_max_mean", json_real(sr[p].best));
 				json_object_set_new(w, "worst_seed", json_integer(sr[p].worst_seed));
 				json_object_set_new(w, "worst_max_mean", json_real(sr[p].worst));
+				json_object_set_new(w, "changed_anything", json_boolean(sr[p].best != sr[p].worst));
+				if (sr[p].best == sr[p].worst)
+					json_object_set_new(w, "note", json_string(sweep_note(&pol[p], members, buckets)));
 				json_object_set_new(o, "seed_sweep", w);
 			}
 			json_array_append_new(ps, o);
 		}
 		json_object_set_new(root, "policies", ps);
-		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		printf("\n");
+		if (fail_mask) {
+			json_t *fm = json_array();
+			for (unsigned m = 0; m < 64; m++)
+				if (fail_mask >> m & 1)
+					json_array_append_new(fm, json_integer(m));
+			json_object_set_new(root, "fail_members", fm);
+		}
+		if (html && rsw_lab_write_html(html, root) < 0) {
+			fprintf(stderr, "rocesw hash: cannot write %s\n", html);
+			json_decref(root);
+			goto out;
+		}
+		if (json) {
+			json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+			printf("\n");
+		}
 		json_decref(root);
-	} else {
+	}
+	if (!json) {
 		print_tables(t, n_pol, pol, res, fr, fail_mask, members, buckets, n_pcaps);
 		if (sweep) {
 			printf("\nseed sweep over %lu seeds (max/mean):\n", (unsigned long)sweep);
 			for (unsigned p = 0; p < n_pol; p++)
+			{
 				printf("  %-28.28s best %.2f (seed %u), worst %.2f (seed %u)\n", pol[p].name,
 				       sr[p].best, sr[p].best_seed, sr[p].worst, sr[p].worst_seed);
+				if (sr[p].best == sr[p].worst)
+					printf("  %-28.28s %s\n", "", sweep_note(&pol[p], members, buckets));
+			}
 		}
 	}
 	rc = 0;

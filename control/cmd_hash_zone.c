@@ -5,6 +5,7 @@
 
 #include "eal_quiet.h"
 #include "hash_zone.h"
+#include "hash_lab_html.h"
 #include "html.h"
 
 static const char *const tier_name[RSW_TIERS] = {"up", "down"};
@@ -83,53 +84,45 @@ static void print_result(const char *name, const struct rsw_zone *z, const struc
 		       (unsigned long)r->flows_unplaced, (unsigned long)r->flows_looped);
 }
 
-/* One policy's section of the page: its tiers' numbers and a bar per link of each tier. */
-static void html_policy(FILE *f, const char *name, const struct rsw_zone *z,
-			const struct rsw_zone_lab *r)
+/* One policy's section of the page: its tiers' numbers and a bar per link of each tier, labelled
+ * with the link; the caller puts every chart on one y scale. */
+static json_t *html_policy(unsigned idx, const char *name, const struct rsw_zone *z,
+			   const struct rsw_zone_lab *r)
 {
-	fprintf(f, "<h2>");
-	rsw_html_esc(f, name);
-	fprintf(f, "</h2>\n<table><tr><th>tier</th><th>links</th><th>max/mean</th><th>Jain</th>"
-		   "<th>links carrying two of the largest flows</th></tr>\n");
+	json_t *s = rsw_block_section(name, NULL), *rows = json_array();
 	for (int k = 0; k < RSW_TIERS; k++)
 		if (r->tier[k].n_links)
-			fprintf(f, "<tr><td>%s</td><td>%u</td><td>%.2f</td><td>%.3f</td><td>%u of %u</td>"
-				   "</tr>\n", tier_name[k], r->tier[k].n_links, r->tier[k].max_mean,
-				r->tier[k].jain, r->tier[k].fat_links_colliding, r->tier[k].fat_n);
-	fprintf(f, "</table>\n");
+			json_array_append_new(rows, rsw_row("%s\t%u\t%.2f\t%.3f\t%u of %u", tier_name[k],
+				r->tier[k].n_links, r->tier[k].max_mean, r->tier[k].jain,
+				r->tier[k].fat_links_colliding, r->tier[k].fat_n));
+	rsw_block_add(s, rsw_block_table("tiers", json_pack("[s,s,s,s,s]", "tier", "links",
+			"max/mean", "Jain", "links carrying two of the largest flows"), rows));
 	for (int k = 0; k < RSW_TIERS; k++) {
-		uint64_t max = 1;
-		unsigned n = 0;
-		for (unsigned i = 0; i < r->n_links; i++)
-			if (r->link[i].tier == k) {
-				n++;
-				if (r->link[i].bytes > max)
-					max = r->link[i].bytes;
-			}
-		if (!n)
+		if (!r->tier[k].n_links)
 			continue;
-		const unsigned w = 22, gap = 4, h = 140;
-		fprintf(f, "<h3>%s links</h3>\n<svg width=\"%u\" height=\"%u\" role=\"img\">\n",
-			tier_name[k], n * (w + gap) + 40, h + 20);
-		unsigned x = 34;
+		char id[64], title[300];
+		snprintf(id, sizeof(id), "policy-%u-%s", idx, tier_name[k]);
+		snprintf(title, sizeof(title), "%s: %s links", name, tier_name[k]);
+		json_t *b = rsw_block_chart("bars", id, title, "link", "", "bytes", "B");
+		json_t *cats = json_array(), *d = json_array(), *flows = json_array();
 		for (unsigned i = 0; i < r->n_links; i++) {
 			if (r->link[i].tier != k)
 				continue;
 			char label[160];
 			link_name(z, &r->link[i], label, sizeof(label));
-			unsigned bh = (unsigned)((double)r->link[i].bytes / (double)max * (h - 10));
-			fprintf(f, "<rect class=\"bar\" x=\"%u\" y=\"%u\" width=\"%u\" height=\"%u\" "
-				   "data-link=\"", x, h - bh, w, bh);
-			rsw_html_esc(f, label);
-			fprintf(f, "\" data-bytes=\"%lu\"><title>", (unsigned long)r->link[i].bytes);
-			rsw_html_esc(f, label);
-			fprintf(f, ": %lu bytes, %lu flows</title></rect>\n", (unsigned long)r->link[i].bytes,
-				(unsigned long)r->link[i].flows);
-			x += w + gap;
+			json_array_append_new(cats, json_string(label));
+			json_array_append_new(d, json_integer((json_int_t)r->link[i].bytes));
+			json_array_append_new(flows, json_integer((json_int_t)r->link[i].flows));
 		}
-		fprintf(f, "<line class=\"axis\" x1=\"30\" y1=\"%u\" x2=\"%u\" y2=\"%u\"/>\n</svg>\n",
-			h, x, h);
+		json_object_set_new(b, "categories", cats);
+		json_object_set_new(b, "flows", flows);
+		json_object_set_new(b, "policy", json_string(name));
+		json_object_set_new(b, "tier", json_string(tier_name[k]));
+		json_array_append_new(json_object_get(b, "data"), d);
+		json_array_append_new(json_object_get(b, "series"), json_pack("{s:s}", "label", "bytes"));
+		rsw_block_add(s, b);
 	}
+	return s;
 }
 
 int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const char *const *names,
@@ -147,18 +140,13 @@ int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const c
 	if (rsw_eal_init_quiet("rocesw") < 0)
 		return 1;
 	json_t *root = json_object(), *ps = json_array();
-	FILE *page = html ? fopen(html, "w") : NULL;
-	if (html && !page) {
-		fprintf(stderr, "rocesw hash: cannot write %s\n", html);
-		json_decref(root);
-		json_decref(ps);
-		return 1;
-	}
-	if (page) {
-		rsw_html_begin(page, "rocesw hash lab: zone");
-		fprintf(page, "<h1>rocesw hash lab over ");
-		rsw_html_esc(page, zone);
-		fprintf(page, "</h1>\n<p>%zu packets, %zu flows</p>\n", t->n_pkts, t->n_flows);
+	json_t *page = NULL;
+	if (html) {
+		char title[600], sub[200];
+		snprintf(title, sizeof(title), "rocesw hash lab over %s", zone);
+		snprintf(sub, sizeof(sub), "%zu packets, %zu flows; every chart has the same y axis",
+			 t->n_pkts, t->n_flows);
+		page = json_pack("{s:s, s:s, s:[]}", "title", title, "subtitle", sub, "blocks");
 	}
 	if (!json)
 		printf("%-28s %-5s %6s %9s %7s %15s\n", "policy", "tier", "links", "max/mean", "Jain",
@@ -179,7 +167,7 @@ int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const c
 			break;
 		}
 		if (page)
-			html_policy(page, names[p], &z, &r);
+			rsw_block_add(page, html_policy(p, names[p], &z, &r));
 		if (json)
 			json_array_append_new(ps, result_json(names[p], &z, &r));
 		else
@@ -200,11 +188,12 @@ int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const c
 	}
 	json_decref(root);
 	if (page) {
-		fprintf(page, "</body></html>\n");
-		if (fclose(page) != 0 && rc == 0) {
+		rsw_lab_share_y(json_object_get(page, "blocks"));
+		if (rc == 0 && rsw_page_write(html, page) < 0) {
 			fprintf(stderr, "rocesw hash: cannot write %s\n", html);
 			rc = 1;
 		}
+		json_decref(page);
 	}
 	return rc;
 }

@@ -1,79 +1,91 @@
+/* The blocks of a replay's page, built from its summary.json and events.jsonl; report.html lays
+ * them out for one run, `rocesw report compare` side by side for several (report_compare.c). */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "html.h"
 #include "replay_report.h"
+#include "replay_summary.h"
 
-#define COLS 600          /* plot width in px; series are reduced to one max per column */
-#define PLOT_H 160
 #define TOP_QUEUES 6
-#define MAX_PFC_ROWS 48
-#define MAX_SPANS 4096
+#define MAX_POINTS 20000 /* samples per series handed to the chart; more are bucketed (max) */
+#define ECN_BINS 100
+#define MAX_PFC_ROWS 64
 
-static const char *const colors[TOP_QUEUES] = {"#4a7ab5", "#c0392b", "#27ae60", "#8e44ad",
-					       "#d35400", "#16a085"};
-
-struct queue_series {
-	char key[160];   /* "[switch|]port" */
+struct queue_pick {
+	char key[160]; /* "[switch|]port" */
 	unsigned queue;
 	uint64_t max;
-	uint64_t col[COLS];
 };
 
 struct pfc_row {
 	char key[160];
-	uint64_t on_since;  /* XOFF in force since, or UINT64_MAX */
-	size_t n;
-	uint64_t span[MAX_SPANS][2];
+	unsigned prio;
+	uint64_t on_since; /* XOFF in force since, or UINT64_MAX */
+	json_t *spans;
 	uint64_t frames;
 };
 
-struct report {
+struct view {
 	json_t *sum;
 	int zone;
 	uint64_t t0, t1;
-	struct queue_series q[TOP_QUEUES];
+	struct queue_pick q[TOP_QUEUES];
 	unsigned n_q;
-	struct pfc_row *rows;
+	/* queue samples: instants (every queue_depth time) and the top queues' bytes at each */
+	uint64_t *inst;
+	uint64_t *val[TOP_QUEUES];
+	size_t n_inst, cap_inst;
+	/* ECN marks: times, and the switch of each (index into names) */
+	uint64_t *ecn_t;
+	unsigned *ecn_sw;
+	size_t n_ecn, cap_ecn;
+	char names[64][64];
+	unsigned n_names;
+	struct pfc_row rows[MAX_PFC_ROWS];
 	unsigned n_rows;
-	FILE *out;
+	int oom;
 };
 
-static uint64_t ju(json_t *o, const char *k)
+static uint64_t ju(const json_t *o, const char *k)
 {
 	json_t *v = json_object_get(o, k);
 	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
 }
 
-static const char *js(json_t *o, const char *k)
+static const char *js(const json_t *o, const char *k)
 {
 	const char *s = json_string_value(json_object_get(o, k));
 	return s ? s : "";
 }
 
+static double us(uint64_t ns)
+{
+	return (double)ns / 1e3;
+}
+
 /* Calls fn for every port object of the summary with its "[switch|]port" label. */
-static void each_port(struct report *rp, void (*fn)(struct report *, const char *, json_t *))
+static void each_port(struct view *v, void (*fn)(struct view *, const char *, json_t *))
 {
 	char key[160];
 	json_t *sw, *port;
 	size_t i, j;
-	if (!rp->zone) {
-		json_array_foreach(json_object_get(rp->sum, "ports"), j, port)
-			fn(rp, js(port, "name"), port);
+	if (!v->zone) {
+		json_array_foreach(json_object_get(v->sum, "ports"), j, port)
+			fn(v, js(port, "name"), port);
 		return;
 	}
-	json_array_foreach(json_object_get(rp->sum, "switches"), i, sw)
+	json_array_foreach(json_object_get(v->sum, "switches"), i, sw)
 		json_array_foreach(json_object_get(sw, "ports"), j, port) {
 			snprintf(key, sizeof(key), "%s|%s", js(sw, "name"), js(port, "name"));
-			fn(rp, key, port);
+			fn(v, key, port);
 		}
 }
 
-/* Keeps the TOP_QUEUES deepest queues. */
-static void pick_queues(struct report *rp, const char *key, json_t *port)
+/* Keeps the TOP_QUEUES deepest queues (ties: the first met). */
+static void pick_queues(struct view *v, const char *key, json_t *port)
 {
 	size_t i;
 	json_t *q;
@@ -81,45 +93,129 @@ static void pick_queues(struct report *rp, const char *key, json_t *port)
 		uint64_t d = ju(q, "max_depth_bytes");
 		if (!d)
 			continue;
-		unsigned slot = rp->n_q < TOP_QUEUES ? rp->n_q++ : TOP_QUEUES;
+		unsigned slot = v->n_q < TOP_QUEUES ? v->n_q++ : TOP_QUEUES;
 		if (slot == TOP_QUEUES) {
 			unsigned min = 0;
 			for (unsigned k = 1; k < TOP_QUEUES; k++)
-				if (rp->q[k].max < rp->q[min].max)
+				if (v->q[k].max < v->q[min].max)
 					min = k;
-			if (rp->q[min].max >= d)
+			if (v->q[min].max >= d)
 				continue;
 			slot = min;
 		}
-		memset(&rp->q[slot], 0, sizeof(rp->q[slot]));
-		snprintf(rp->q[slot].key, sizeof(rp->q[slot].key), "%s", key);
-		rp->q[slot].queue = (unsigned)ju(q, "queue");
-		rp->q[slot].max = d;
+		snprintf(v->q[slot].key, sizeof(v->q[slot].key), "%s", key);
+		v->q[slot].queue = (unsigned)ju(q, "queue");
+		v->q[slot].max = d;
 	}
 }
 
-static unsigned col_of(const struct report *rp, uint64_t t)
+static int grow(void **p, size_t *cap, size_t n, size_t size)
 {
-	if (t <= rp->t0 || rp->t1 <= rp->t0)
+	if (n < *cap)
 		return 0;
-	uint64_t c = (t - rp->t0) * (COLS - 1) / (rp->t1 - rp->t0);
-	return c >= COLS ? COLS - 1 : (unsigned)c;
+	size_t c = *cap ? *cap * 2 : 1024;
+	void *np = realloc(*p, c * size);
+	if (!np)
+		return -1;
+	*p = np;
+	*cap = c;
+	return 0;
 }
 
-static struct pfc_row *row(struct report *rp, const char *key)
+static void sample(struct view *v, const char *key, uint64_t t, json_t *e)
 {
-	for (unsigned i = 0; i < rp->n_rows; i++)
-		if (!strcmp(rp->rows[i].key, key))
-			return &rp->rows[i];
-	if (rp->n_rows == MAX_PFC_ROWS)
+	if (!v->n_inst || v->inst[v->n_inst - 1] != t) {
+		size_t cap = v->cap_inst;
+		if (grow((void **)&v->inst, &cap, v->n_inst, sizeof(uint64_t)) < 0) {
+			v->oom = 1;
+			return;
+		}
+		for (unsigned i = 0; i < v->n_q; i++) {
+			size_t c = v->cap_inst;
+			if (grow((void **)&v->val[i], &c, v->n_inst, sizeof(uint64_t)) < 0) {
+				v->oom = 1;
+				return;
+			}
+		}
+		v->cap_inst = cap;
+		v->inst[v->n_inst] = t;
+		for (unsigned i = 0; i < v->n_q; i++)
+			v->val[i][v->n_inst] = 0; /* not listed at this instant: empty */
+		v->n_inst++;
+	}
+	unsigned q = (unsigned)ju(e, "queue");
+	for (unsigned i = 0; i < v->n_q; i++)
+		if (v->q[i].queue == q && !strcmp(v->q[i].key, key))
+			v->val[i][v->n_inst - 1] = ju(e, "bytes");
+}
+
+static unsigned name_index(struct view *v, const char *name)
+{
+	for (unsigned i = 0; i < v->n_names; i++)
+		if (!strcmp(v->names[i], name))
+			return i;
+	if (v->n_names == 64)
+		return 63;
+	snprintf(v->names[v->n_names], sizeof(v->names[0]), "%s", name);
+	return v->n_names++;
+}
+
+static void ecn(struct view *v, json_t *e, uint64_t t)
+{
+	size_t cap = v->cap_ecn;
+	if (grow((void **)&v->ecn_t, &cap, v->n_ecn, sizeof(uint64_t)) < 0) {
+		v->oom = 1;
+		return;
+	}
+	size_t c2 = v->cap_ecn;
+	if (grow((void **)&v->ecn_sw, &c2, v->n_ecn, sizeof(unsigned)) < 0) {
+		v->oom = 1;
+		return;
+	}
+	v->cap_ecn = cap;
+	v->ecn_t[v->n_ecn] = t;
+	v->ecn_sw[v->n_ecn++] = name_index(v, v->zone ? js(e, "switch") : "switch");
+}
+
+static struct pfc_row *row(struct view *v, const char *key, unsigned prio)
+{
+	for (unsigned i = 0; i < v->n_rows; i++)
+		if (v->rows[i].prio == prio && !strcmp(v->rows[i].key, key))
+			return &v->rows[i];
+	if (v->n_rows == MAX_PFC_ROWS)
 		return NULL;
-	struct pfc_row *r = &rp->rows[rp->n_rows++];
+	struct pfc_row *r = &v->rows[v->n_rows++];
 	snprintf(r->key, sizeof(r->key), "%s", key);
+	r->prio = prio;
 	r->on_since = UINT64_MAX;
+	r->spans = json_array();
 	return r;
 }
 
-static void event(struct report *rp, json_t *e)
+/* A PFC frame sent: for each priority it names (class-enable bit), a non-zero time is an XOFF
+ * (or its refresh), zero an XON. */
+static void pfc_tx(struct view *v, const char *key, uint64_t t, json_t *e)
+{
+	unsigned ce = (unsigned)ju(e, "class_enable");
+	json_t *time = json_object_get(e, "time");
+	for (unsigned p = 0; p < 8; p++) {
+		if (!(ce >> p & 1))
+			continue;
+		struct pfc_row *r = row(v, key, p);
+		if (!r)
+			continue;
+		r->frames++;
+		int xoff = json_integer_value(json_array_get(time, p)) > 0;
+		if (xoff && r->on_since == UINT64_MAX) {
+			r->on_since = t;
+		} else if (!xoff && r->on_since != UINT64_MAX) {
+			json_array_append_new(r->spans, json_pack("[f,f]", us(r->on_since), us(t)));
+			r->on_since = UINT64_MAX;
+		}
+	}
+}
+
+static void event(struct view *v, json_t *e)
 {
 	const char *kind = js(e, "event");
 	char key[160];
@@ -128,39 +224,15 @@ static void event(struct report *rp, json_t *e)
 	else
 		snprintf(key, sizeof(key), "%s", js(e, "port"));
 	uint64_t t = ju(e, "t");
-	if (!strcmp(kind, "queue_depth")) {
-		unsigned q = (unsigned)ju(e, "queue");
-		for (unsigned i = 0; i < rp->n_q; i++)
-			if (rp->q[i].queue == q && !strcmp(rp->q[i].key, key)) {
-				uint64_t b = ju(e, "bytes");
-				unsigned c = col_of(rp, t);
-				if (b > rp->q[i].col[c])
-					rp->q[i].col[c] = b;
-			}
-	} else if (!strcmp(kind, "pfc_tx")) {
-		struct pfc_row *r = row(rp, key);
-		if (!r)
-			return;
-		int xoff = 0;
-		size_t i;
-		json_t *v;
-		json_array_foreach(json_object_get(e, "time"), i, v)
-			xoff |= json_integer_value(v) > 0;
-		r->frames++;
-		if (xoff && r->on_since == UINT64_MAX) {
-			r->on_since = t;
-		} else if (!xoff && r->on_since != UINT64_MAX) {
-			if (r->n < MAX_SPANS) {
-				r->span[r->n][0] = r->on_since;
-				r->span[r->n][1] = t;
-				r->n++;
-			}
-			r->on_since = UINT64_MAX;
-		}
-	}
+	if (!strcmp(kind, "queue_depth"))
+		sample(v, key, t, e);
+	else if (!strcmp(kind, "ecn_mark"))
+		ecn(v, e, t);
+	else if (!strcmp(kind, "pfc_tx"))
+		pfc_tx(v, key, t, e);
 }
 
-static int read_events(struct report *rp, const char *path, char *err, size_t errlen)
+static int read_events(struct view *v, const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
 	if (!f) {
@@ -169,136 +241,24 @@ static int read_events(struct report *rp, const char *path, char *err, size_t er
 	}
 	char *line = NULL;
 	size_t cap = 0;
-	while (getline(&line, &cap, f) > 0) {
+	while (!v->oom && getline(&line, &cap, f) > 0) {
 		json_t *e = json_loads(line, 0, NULL);
 		if (e)
-			event(rp, e);
+			event(v, e);
 		json_decref(e);
 	}
 	free(line);
 	fclose(f);
-	return 0;
+	if (v->oom)
+		snprintf(err, errlen, "%s: out of memory", path);
+	return v->oom ? -1 : 0;
 }
 
-static double x_of(const struct report *rp, uint64_t t)
+static void append_point(json_t *data, double x, const double *y, unsigned n)
 {
-	return 50.0 + (double)col_of(rp, t);
-}
-
-static void time_axis(FILE *f, const struct report *rp, unsigned y)
-{
-	fprintf(f, "<line class=\"axis\" x1=\"50\" y1=\"%u\" x2=\"%u\" y2=\"%u\"/>\n", y, 50 + COLS, y);
-	for (unsigned k = 0; k <= 4; k++) {
-		uint64_t t = rp->t0 + (rp->t1 - rp->t0) * k / 4;
-		fprintf(f, "<text x=\"%.0f\" y=\"%u\">%.3f us</text>\n", 50 + (double)COLS * k / 4 - 15,
-			y + 12, (double)(t - rp->t0) / 1e3);
-	}
-}
-
-static void queue_plot(FILE *f, const struct report *rp)
-{
-	fprintf(f, "<h2>Queue depth over time (the %u deepest queues)</h2>\n", rp->n_q);
-	if (!rp->n_q) {
-		fprintf(f, "<p>No queue held a packet.</p>\n");
-		return;
-	}
-	uint64_t max = 1;
-	for (unsigned i = 0; i < rp->n_q; i++)
-		max = rp->q[i].max > max ? rp->q[i].max : max;
-	fprintf(f, "<svg width=\"%u\" height=\"%u\" role=\"img\" id=\"queue-depth\">\n", COLS + 70,
-		PLOT_H + 30);
-	fprintf(f, "<text x=\"0\" y=\"10\">%lu B</text>\n", (unsigned long)max);
-	for (unsigned i = 0; i < rp->n_q; i++) {
-		fprintf(f, "<polyline class=\"line\" stroke=\"%s\" data-queue=\"%s:%u\" points=\"",
-			colors[i], rp->q[i].key, rp->q[i].queue);
-		for (unsigned c = 0; c < COLS; c++)
-			fprintf(f, "%u,%.1f ", 50 + c,
-				PLOT_H - (double)rp->q[i].col[c] / (double)max * (PLOT_H - 10));
-		fprintf(f, "\"/>\n");
-	}
-	time_axis(f, rp, PLOT_H);
-	fprintf(f, "</svg>\n<table><tr><th>line</th><th>port</th><th>queue</th><th>max depth (B)"
-		   "</th></tr>\n");
-	for (unsigned i = 0; i < rp->n_q; i++) {
-		fprintf(f, "<tr><td style=\"color:%s\">&#9644;</td><td>", colors[i]);
-		rsw_html_esc(f, rp->q[i].key);
-		fprintf(f, "</td><td>%u</td><td>%lu</td></tr>\n", rp->q[i].queue,
-			(unsigned long)rp->q[i].max);
-	}
-	fprintf(f, "</table>\n");
-}
-
-static void util_bar(FILE *f, const char *label, double u)
-{
-	fprintf(f, "<tr><td style=\"text-align:left\">");
-	rsw_html_esc(f, label);
-	fprintf(f, "</td><td><svg width=\"404\" height=\"12\"><rect class=\"bar\" x=\"0\" y=\"1\" "
-		   "width=\"%.1f\" height=\"10\"/></svg></td><td>%.1f %%</td></tr>\n",
-		u > 1 ? 400 : u * 400, u * 100);
-}
-
-static void single_port_util(struct report *rp, const char *key, json_t *port)
-{
-	double span = (double)(rp->t1 - rp->t0), speed = (double)ju(port, "speed");
-	if (speed > 0 && span > 0) {
-		double bits = (double)(ju(port, "tx_bytes") + ju(port, "tx_packets") * 24) * 8;
-		util_bar(rp->out, key, bits / (span * speed / 1e3));
-	}
-}
-
-static void utilization(FILE *f, struct report *rp)
-{
-	fprintf(f, "<h2>Link utilization (transmitted, over the whole run)</h2>\n<table>\n");
-	if (rp->zone) {
-		size_t i, d;
-		json_t *l, *dir;
-		json_array_foreach(json_object_get(rp->sum, "links"), i, l)
-			json_array_foreach(json_object_get(l, "directions"), d, dir) {
-				char label[400];
-				snprintf(label, sizeof(label), "%s → %s", js(dir, "from"), js(dir, "to"));
-				util_bar(f, label, json_real_value(json_object_get(dir, "utilization")));
-			}
-	} else {
-		each_port(rp, single_port_util);
-	}
-	fprintf(f, "</table>\n");
-}
-
-static void pfc_timeline(FILE *f, const struct report *rp)
-{
-	fprintf(f, "<h2>PFC pause timeline (XOFF in force, by the port that sent it)</h2>\n");
-	if (!rp->n_rows) {
-		fprintf(f, "<p>No PFC frame was sent.</p>\n");
-		return;
-	}
-	unsigned h = rp->n_rows * 16 + 20;
-	fprintf(f, "<svg width=\"%u\" height=\"%u\" role=\"img\" id=\"pfc-timeline\">\n", COLS + 230,
-		h);
-	for (unsigned i = 0; i < rp->n_rows; i++) {
-		const struct pfc_row *r = &rp->rows[i];
-		unsigned y = i * 16;
-		fprintf(f, "<text x=\"%u\" y=\"%u\">", COLS + 60, y + 10);
-		rsw_html_esc(f, r->key);
-		fprintf(f, " (%lu frames)</text>\n", (unsigned long)r->frames);
-		for (size_t k = 0; k <= r->n; k++) {
-			uint64_t a, b;
-			if (k < r->n) {
-				a = r->span[k][0];
-				b = r->span[k][1];
-			} else if (r->on_since != UINT64_MAX) {
-				a = r->on_since;
-				b = rp->t1;
-			} else {
-				continue;
-			}
-			double x0 = x_of(rp, a), x1 = x_of(rp, b);
-			fprintf(f, "<rect class=\"xoff\" x=\"%.1f\" y=\"%u\" width=\"%.1f\" height=\"12\">"
-				   "<title>%.3f-%.3f us</title></rect>\n", x0, y, x1 - x0 < 1 ? 1 : x1 - x0,
-				(double)(a - rp->t0) / 1e3, (double)(b - rp->t0) / 1e3);
-		}
-	}
-	time_axis(f, rp, h - 18);
-	fprintf(f, "</svg>\n");
+	json_array_append_new(json_array_get(data, 0), json_real(x));
+	for (unsigned i = 0; i < n; i++)
+		json_array_append_new(json_array_get(data, i + 1), json_real(y[i]));
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -307,107 +267,534 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void completion(FILE *f, const struct report *rp)
+/* Queue depth as true steps: a sample holds until the next sampling instant. The replay samples
+ * every non-empty queue at the first event of each period, so a queue missing at an instant was
+ * empty; when no queue at all was sampled for more than two periods (the median gap), every queue
+ * was empty and the plot drops to 0 one period after the last instant. */
+static json_t *queue_block(struct view *v)
 {
-	json_t *flows = json_object_get(rp->sum, "flows"), *fl;
+	json_t *b = rsw_block_chart("xy", "queue-depth", "Queue depth over time (deepest queues)",
+				    "virtual time", "µs", "queue depth", "B");
+	json_object_set_new(b, "step", json_true());
+	json_t *data = json_object_get(b, "data");
+	json_array_append_new(data, json_array());
+	for (unsigned i = 0; i < v->n_q; i++) {
+		char label[200];
+		snprintf(label, sizeof(label), "%s q%u", v->q[i].key, v->q[i].queue);
+		json_array_append_new(json_object_get(b, "series"),
+				      json_pack("{s:s, s:s, s:i, s:I}", "label", label, "port",
+						v->q[i].key, "queue", v->q[i].queue, "max_depth_bytes",
+						(json_int_t)v->q[i].max));
+		json_array_append_new(data, json_array());
+	}
+	uint64_t gap = 0;
+	if (v->n_inst > 1) {
+		uint64_t *g = malloc((v->n_inst - 1) * sizeof(*g));
+		if (g) {
+			for (size_t i = 0; i + 1 < v->n_inst; i++)
+				g[i] = v->inst[i + 1] - v->inst[i];
+			qsort(g, v->n_inst - 1, sizeof(*g), cmp_u64);
+			gap = g[(v->n_inst - 1) / 2];
+			free(g);
+		}
+	}
+	size_t per = (v->n_inst + MAX_POINTS - 1) / MAX_POINTS;
+	per = per ? per : 1;
+	double y[TOP_QUEUES], zero[TOP_QUEUES] = {0};
+	for (size_t i = 0; i < v->n_inst; i += per) {
+		size_t end = i + per < v->n_inst ? i + per : v->n_inst;
+		for (unsigned k = 0; k < v->n_q; k++) {
+			y[k] = 0;
+			for (size_t j = i; j < end; j++)
+				y[k] = fmax(y[k], (double)v->val[k][j]);
+		}
+		append_point(data, us(v->inst[i]), y, v->n_q);
+		uint64_t last = v->inst[end - 1];
+		uint64_t next = end < v->n_inst ? v->inst[end] : v->t1;
+		if (gap && next > last + 2 * gap)
+			append_point(data, us(last + gap), zero, v->n_q);
+	}
+	if (per > 1)
+		json_object_set_new(b, "note", json_string("More samples than the chart shows: each point "
+							   "is the largest sample of its bucket."));
+	json_object_set_new(b, "sampled_instants", json_integer((json_int_t)v->n_inst));
+	if (!v->n_q)
+		json_object_set_new(b, "empty", json_string("No queue held a packet."));
+	return b;
+}
+
+/* ECN marks per µs in ECN_BINS bins over the run, one series per switch. */
+static json_t *ecn_block(struct view *v)
+{
+	json_t *b = rsw_block_chart("xy", "ecn-marks", "ECN marks over time", "virtual time", "µs",
+				    "ECN-marked packets", "/µs");
+	json_object_set_new(b, "step", json_true());
+	json_t *data = json_object_get(b, "data");
+	double span = v->t1 > v->t0 ? (double)(v->t1 - v->t0) : 1, w = span / ECN_BINS;
+	json_object_set_new(b, "bin_us", json_real(w / 1e3));
+	json_array_append_new(data, json_array());
+	for (unsigned s = 0; s < v->n_names; s++) {
+		json_array_append_new(json_object_get(b, "series"),
+				      json_pack("{s:s}", "label", v->names[s]));
+		json_array_append_new(data, json_array());
+	}
+	unsigned n = v->n_names ? v->n_names : 1;
+	double *cnt = calloc((size_t)(ECN_BINS + 1) * n, sizeof(double));
+	if (!cnt)
+		return b;
+	for (size_t i = 0; i < v->n_ecn; i++) {
+		size_t k = (size_t)((double)(v->ecn_t[i] - v->t0) / w);
+		cnt[(k < ECN_BINS ? k : ECN_BINS - 1) * n + v->ecn_sw[i]] += 1;
+	}
+	for (unsigned k = 0; k <= ECN_BINS && v->n_names; k++) {
+		double y[64];
+		for (unsigned s = 0; s < v->n_names; s++)
+			y[s] = k < ECN_BINS ? cnt[k * n + s] / (w / 1e3) : 0;
+		append_point(data, us(v->t0) + k * w / 1e3, y, v->n_names);
+	}
+	free(cnt);
+	json_object_set_new(b, "total", json_integer((json_int_t)v->n_ecn));
+	if (!v->n_ecn)
+		json_object_set_new(b, "empty", json_string("No packet was ECN-marked."));
+	return b;
+}
+
+static const char *const prio_color[8] = {"#7f7f7f", "#8c564b", "#17becf", "#d62728",
+					  "#ff7f0e", "#9467bd", "#2ca02c", "#1f77b4"};
+
+static json_t *pfc_block(struct view *v)
+{
+	json_t *rows = json_array();
+	for (unsigned i = 0; i < v->n_rows; i++) {
+		struct pfc_row *r = &v->rows[i];
+		if (r->on_since != UINT64_MAX) /* still in force at the end */
+			json_array_append_new(r->spans, json_pack("[f,f]", us(r->on_since), us(v->t1)));
+		char label[200];
+		snprintf(label, sizeof(label), "%s prio %u (%lu)", r->key, r->prio,
+			 (unsigned long)r->frames);
+		json_array_append_new(rows, json_pack("{s:s, s:s, s:i, s:I, s:s, s:O}", "label", label,
+						      "port", r->key, "priority", r->prio, "frames",
+						      (json_int_t)r->frames, "color",
+						      prio_color[r->prio], "spans", r->spans));
+		json_decref(r->spans);
+	}
+	json_t *b = json_pack("{s:s, s:s, s:s, s:{s:s, s:s}, s:[f,f], s:o}", "kind", "timeline",
+			      "id", "pfc-timeline", "title",
+			      "PFC pauses sent: XOFF in force, by port and priority (frames sent)", "x",
+			      "label", "virtual time", "unit", "µs", "xrange", us(v->t0), us(v->t1),
+			      "rows", rows);
+	if (!v->n_rows)
+		json_object_set_new(b, "empty", json_string("No PFC frame was sent."));
+	return b;
+}
+
+/* Wire utilization of a direction, in percent: its wire bits over the window from the first frame
+ * in to the end of the last frame out. end_ns is when the last frame started to leave, so the
+ * window adds the wire time of the largest frame at this speed: no direction can exceed 100 %. */
+static double util_pct(const struct view *v, uint64_t bytes, uint64_t frames, uint64_t speed_mbps)
+{
+	if (!speed_mbps)
+		return 0;
+	double win = (double)(v->t1 - v->t0) + rsw_replay_last_frame_ns(speed_mbps);
+	return (double)(bytes + frames * 24) * 8 * 1e3 / (double)speed_mbps / win * 100;
+}
+
+static int is_leaf(const struct view *v, const char *sw)
+{
+	size_t i;
+	json_t *l;
+	size_t n = strlen(sw);
+	json_array_foreach(json_object_get(v->sum, "links"), i, l) {
+		const char *a = js(l, "a"), *b = js(l, "b");
+		int ha = !strchr(a, '|'), hb = !strchr(b, '|');
+		if ((ha && !strncmp(b, sw, n) && b[n] == '|') || (hb && !strncmp(a, sw, n) && a[n] == '|'))
+			return 1;
+	}
+	return 0;
+}
+
+static void node_of(const char *end, char *out, size_t len)
+{
+	snprintf(out, len, "%s", end);
+	char *bar = strchr(out, '|');
+	if (bar)
+		*bar = 0;
+}
+
+static const char *const tier_name[5] = {"hosts → switches", "switches → hosts",
+					 "up: leaf → spine", "down: spine → leaf",
+					 "switch → switch"};
+
+static unsigned tier_of(const struct view *v, const char *from, const char *to)
+{
+	char a[128], b[128];
+	if (!strchr(from, '|'))
+		return 0;
+	if (!strchr(to, '|'))
+		return 1;
+	node_of(from, a, sizeof(a));
+	node_of(to, b, sizeof(b));
+	int la = is_leaf(v, a), lb = is_leaf(v, b);
+	return la && !lb ? 2 : !la && lb ? 3 : 4;
+}
+
+static json_t *util_blocks(struct view *v)
+{
+	json_t *out = json_array(), *tier[5] = {0};
+	if (!v->zone) {
+		json_t *b = rsw_block_chart("bars", "util-ports", "Ports: transmitted", "port", "",
+					    "utilization", "%");
+		json_array_append_new(json_object_get(b, "series"),
+				      json_pack("{s:s}", "label", "utilization"));
+		json_t *d = json_array(), *cats = json_array();
+		size_t j;
+		json_t *port;
+		json_array_foreach(json_object_get(v->sum, "ports"), j, port) {
+			json_array_append_new(cats, json_string(js(port, "name")));
+			json_array_append_new(d, json_real(util_pct(v, ju(port, "tx_bytes"),
+								     ju(port, "tx_packets"),
+								     ju(port, "speed"))));
+		}
+		json_array_append_new(json_object_get(b, "data"), d);
+		json_object_set_new(b, "categories", cats);
+		json_object_set_new(b, "ymax", json_real(100));
+		json_array_append_new(out, b);
+		return out;
+	}
+	size_t i, d;
+	json_t *l, *dir;
+	json_array_foreach(json_object_get(v->sum, "links"), i, l)
+		json_array_foreach(json_object_get(l, "directions"), d, dir) {
+			unsigned t = tier_of(v, js(dir, "from"), js(dir, "to"));
+			if (!tier[t]) {
+				char id[32];
+				snprintf(id, sizeof(id), "util-tier%u", t);
+				tier[t] = rsw_block_chart("bars", id, tier_name[t], "link", "",
+							  "utilization", "%");
+				json_object_set_new(tier[t], "tier", json_string(tier_name[t]));
+				json_object_set_new(tier[t], "categories", json_array());
+				json_object_set_new(tier[t], "ymax", json_real(100));
+				json_array_append_new(json_object_get(tier[t], "series"),
+						      json_pack("{s:s}", "label", "utilization"));
+				json_array_append_new(json_object_get(tier[t], "data"), json_array());
+			}
+			char label[300];
+			snprintf(label, sizeof(label), "%s→%s", js(dir, "from"), js(dir, "to"));
+			json_array_append_new(json_object_get(tier[t], "categories"), json_string(label));
+			json_array_append_new(json_array_get(json_object_get(tier[t], "data"), 0),
+					      json_real(util_pct(v, ju(dir, "bytes"), ju(dir, "frames"),
+								 ju(l, "speed"))));
+		}
+	for (unsigned t = 0; t < 5; t++)
+		if (tier[t])
+			json_array_append_new(out, tier[t]);
+	return out;
+}
+
+static json_t *find_port(const struct view *v, const char *end)
+{
+	char sw[128];
+	node_of(end, sw, sizeof(sw));
+	const char *pn = strchr(end, '|');
+	size_t i, j;
+	json_t *s, *p;
+	if (!pn)
+		return NULL;
+	json_array_foreach(json_object_get(v->sum, "switches"), i, s)
+		if (!strcmp(js(s, "name"), sw))
+			json_array_foreach(json_object_get(s, "ports"), j, p)
+				if (!strcmp(js(p, "name"), pn + 1))
+					return p;
+	return NULL;
+}
+
+static uint64_t pfc_sent(const json_t *port)
+{
+	uint64_t n = 0;
+	char k[48];
+	for (unsigned i = 0; i < 8; i++) {
+		snprintf(k, sizeof(k), "SAI_PORT_STAT_PFC_%u_TX_PKTS", i);
+		n += ju(json_object_get(port, "pfc"), k);
+	}
+	return n;
+}
+
+static json_t *topology_block(struct view *v)
+{
+	json_t *nodes = json_array(), *links = json_array();
+	size_t i;
+	json_t *x, *l;
+	json_array_foreach(json_object_get(v->sum, "switches"), i, x)
+		json_array_append_new(nodes, json_pack("{s:s, s:i}", "name", js(x, "name"), "tier",
+						       is_leaf(v, js(x, "name")) ? 1 : 2));
+	json_array_foreach(json_object_get(v->sum, "hosts"), i, x)
+		json_array_append_new(nodes, json_pack("{s:s, s:i}", "name", js(x, "name"), "tier", 0));
+	json_array_foreach(json_object_get(v->sum, "links"), i, l) {
+		char a[128], b[128];
+		node_of(js(l, "a"), a, sizeof(a));
+		node_of(js(l, "b"), b, sizeof(b));
+		json_t *dirs = json_object_get(l, "directions"), *u = json_array();
+		for (unsigned d = 0; d < 2; d++) {
+			json_t *dir = json_array_get(dirs, d);
+			json_array_append_new(u, json_real(util_pct(v, ju(dir, "bytes"), ju(dir, "frames"),
+								    ju(l, "speed")) / 100));
+		}
+		json_t *pa = find_port(v, js(l, "a")), *pb = find_port(v, js(l, "b"));
+		uint64_t pfc = (pa ? pfc_sent(pa) : 0) + (pb ? pfc_sent(pb) : 0);
+		json_array_append_new(links, json_pack("{s:s, s:s, s:s, s:s, s:o, s:I}", "a",
+						       js(l, "a"), "b", js(l, "b"), "a_node", a,
+						       "b_node", b, "util", u, "pfc", (json_int_t)pfc));
+	}
+	return json_pack("{s:s, s:s, s:o, s:o}", "kind", "topology", "id", "topology", "nodes", nodes,
+			 "links", links);
+}
+
+static double pct_ns(const uint64_t *c, size_t k, double p)
+{
+	size_t r = (size_t)ceil(p * (double)k); /* nearest rank */
+	return (double)c[(r ? r : 1) - 1];
+}
+
+static json_t *fct_block(struct view *v, json_t **stats)
+{
+	json_t *flows = json_object_get(v->sum, "flows"), *fl;
 	size_t n = json_array_size(flows), k = 0, i;
-	fprintf(f, "<h2>Flow completion times</h2>\n");
 	uint64_t *c = calloc(n ? n : 1, sizeof(*c));
+	json_t *b = rsw_block_chart("xy", "fct-cdf", "Flow completion times (CDF)", "completion time",
+				    "µs", "fraction of flows", "");
+	json_object_set_new(b, "step", json_true());
+	json_object_set_new(b, "ymax", json_real(1));
+	json_array_append_new(json_object_get(b, "series"), json_pack("{s:s}", "label", "flows"));
+	*stats = json_object();
 	if (!c)
-		return;
+		return b;
 	json_array_foreach(flows, i, fl)
 		if (json_is_integer(json_object_get(fl, "completion_ns")))
 			c[k++] = ju(fl, "completion_ns");
-	if (!k) {
-		fprintf(f, "<p>No flow completed.</p>\n");
-		free(c);
-		return;
+	json_object_set_new(*stats, "flows", json_integer((json_int_t)n));
+	json_object_set_new(*stats, "completed", json_integer((json_int_t)k));
+	json_t *data = json_object_get(b, "data");
+	json_array_append_new(data, json_array());
+	json_array_append_new(data, json_array());
+	if (k) {
+		qsort(c, k, sizeof(*c), cmp_u64);
+		/* the median of an even count is the mean of the two middle values */
+		double med = k % 2 ? (double)c[k / 2] : ((double)c[k / 2 - 1] + (double)c[k / 2]) / 2;
+		double p99 = pct_ns(c, k, 0.99);
+		json_object_set_new(*stats, "median_us", json_real(med / 1e3));
+		json_object_set_new(*stats, "p99_us", json_real(p99 / 1e3));
+		json_object_set_new(*stats, "max_us", json_real(us(c[k - 1])));
+		char ml[64], pl[64];
+		snprintf(ml, sizeof(ml), "median %.3f µs", med / 1e3);
+		snprintf(pl, sizeof(pl), "p99 %.3f µs", p99 / 1e3);
+		json_object_set_new(b, "marks", json_pack("[{s:f, s:s}, {s:f, s:s}]", "x", med / 1e3,
+							  "label", ml, "x", p99 / 1e3, "label", pl));
+		/* the empirical CDF at each distinct completion time, from 0 at time 0 */
+		double zero = 0;
+		append_point(data, 0, &zero, 1);
+		for (size_t j = 0; j < k; j++)
+			if (j + 1 == k || c[j + 1] != c[j]) {
+				double y = (double)(j + 1) / (double)n;
+				append_point(data, us(c[j]), &y, 1);
+			}
 	}
-	qsort(c, k, sizeof(*c), cmp_u64);
-	fprintf(f, "<p>%zu of %zu flows completed: median %.3f us, p99 %.3f us, max %.3f us.</p>\n",
-		k, n, (double)c[k / 2] / 1e3, (double)c[(k * 99) / 100 < k ? (k * 99) / 100 : k - 1] / 1e3,
-		(double)c[k - 1] / 1e3);
-	fprintf(f, "<svg width=\"%u\" height=\"%u\" role=\"img\" id=\"fct-cdf\">\n<polyline "
-		   "class=\"line\" stroke=\"#4a7ab5\" points=\"", COLS + 70, PLOT_H + 30);
-	size_t step = k > COLS ? k / COLS : 1;
-	for (size_t j = 0; j < k; j += step)
-		fprintf(f, "%.1f,%.1f ", 50 + (double)c[j] / (double)c[k - 1] * (COLS - 1),
-			PLOT_H - (double)(j + 1) / (double)k * (PLOT_H - 10));
-	fprintf(f, "%.1f,%.1f\"/>\n", 50.0 + COLS - 1, 10.0);
-	fprintf(f, "<line class=\"axis\" x1=\"50\" y1=\"%u\" x2=\"%u\" y2=\"%u\"/>\n<text x=\"0\" "
-		   "y=\"14\">100 %%</text><text x=\"50\" y=\"%u\">0</text><text x=\"%u\" y=\"%u\">"
-		   "%.3f us</text>\n</svg>\n", PLOT_H, 50 + COLS, PLOT_H, PLOT_H + 12, COLS, PLOT_H + 12,
-		(double)c[k - 1] / 1e3);
+	if (k < n)
+		json_object_set_new(b, "note", json_string("The curve ends below 1: some flows did not "
+							   "complete."));
 	free(c);
+	return b;
 }
 
-static void header(FILE *f, const struct report *rp)
+static json_t *overview_rows(struct view *v, const json_t *fct)
 {
-	json_t *cons = json_object_get(rp->sum, "conservation"), *drops;
-	const char *name = rp->zone ? js(rp->sum, "zone") : "one switch";
-	fprintf(f, "<h1>rocesw replay: ");
-	rsw_html_esc(f, name);
-	fprintf(f, "</h1>\n<table>\n<tr><td style=\"text-align:left\">virtual time</td><td>%.3f us "
-		   "to %.3f us</td></tr>\n", (double)rp->t0 / 1e3, (double)rp->t1 / 1e3);
-	json_t *coll = json_object_get(rp->sum, "collective_ns");
-	if (json_is_integer(coll))
-		fprintf(f, "<tr><td style=\"text-align:left\">all flows done in</td><td>%.3f us</td>"
-			   "</tr>\n", (double)json_integer_value(coll) / 1e3);
+	json_t *rows = json_array();
+	json_array_append_new(rows, rsw_row("virtual time\t%.3f µs to %.3f µs", us(v->t0), us(v->t1)));
+	json_t *coll = json_object_get(v->sum, "collective_ns");
+	json_array_append_new(rows, json_is_integer(coll)
+					    ? rsw_row("all flows done in\t%.3f µs",
+						      us((uint64_t)json_integer_value(coll)))
+					    : rsw_row("all flows done in\tnot all flows arrived"));
+	json_array_append_new(rows, rsw_row("flows completed\t%lld of %lld",
+					    json_integer_value(json_object_get(fct, "completed")),
+					    json_integer_value(json_object_get(fct, "flows"))));
+	if (json_object_get(fct, "median_us"))
+		json_array_append_new(
+			rows, rsw_row("completion median / p99 / max\t%.3f / %.3f / %.3f µs",
+				      json_real_value(json_object_get(fct, "median_us")),
+				      json_real_value(json_object_get(fct, "p99_us")),
+				      json_real_value(json_object_get(fct, "max_us"))));
 	const char *k;
-	json_t *v;
-	drops = json_object_get(rp->sum, "drops");
-	json_object_foreach(drops, k, v) {
-		fprintf(f, "<tr><td style=\"text-align:left\">dropped: ");
-		rsw_html_esc(f, k);
-		fprintf(f, "</td><td>%lu</td></tr>\n", (unsigned long)json_integer_value(v));
+	json_t *x;
+	json_object_foreach(json_object_get(v->sum, "drops"), k, x)
+		json_array_append_new(rows, rsw_row("dropped: %s\t%lld", k, json_integer_value(x)));
+	json_array_append_new(rows, rsw_row("ECN-marked packets\t%zu", v->n_ecn));
+	json_t *cons = json_object_get(v->sum, "conservation");
+	json_array_append_new(rows, rsw_row("conservation\t%s", json_is_true(json_object_get(cons, "holds"))
+									? "holds"
+									: "DOES NOT HOLD"));
+	return rows;
+}
+
+static json_t *conservation_block(struct view *v)
+{
+	json_t *cons = json_object_get(v->sum, "conservation"), *rows = json_array(), *x;
+	const char *k;
+	json_object_foreach(cons, k, x)
+		if (json_is_integer(x))
+			json_array_append_new(rows, rsw_row("%s\t%lld", k, json_integer_value(x)));
+	json_t *s = rsw_block_section("Conservation",
+				      v->zone ? "entered + generated = delivered + left + consumed + "
+						"dropped + queued + in_flight (frames)"
+					      : "received = transmitted + dropped + consumed + queued "
+						"(frames)");
+	rsw_block_add(s, rsw_block_table("conservation", json_pack("[s,s]", "term", "frames"), rows));
+	rsw_block_add(s, rsw_block_text(json_is_true(json_object_get(cons, "holds"))
+						? "The equation holds: every frame is accounted for."
+						: "The equation DOES NOT HOLD: frames are unaccounted for."));
+	return s;
+}
+
+/* Closed-loop runs (--collective): the collective's figures and when each step completed. */
+static json_t *closed_loop_block(struct view *v)
+{
+	json_t *c = json_object_get(v->sum, "collective");
+	if (!json_is_object(c))
+		return NULL;
+	json_t *s = rsw_block_section("Closed-loop collective", NULL), *rows = json_array();
+	json_array_append_new(rows, rsw_row("pattern\t%s over %zu ranks", js(c, "pattern"),
+					    json_array_size(json_object_get(c, "ranks"))));
+	json_array_append_new(rows, rsw_row("size\t%llu B", (unsigned long long)ju(c, "size_bytes")));
+	json_array_append_new(rows, json_is_true(json_object_get(c, "complete"))
+					    ? rsw_row("time\t%.3f µs", us(ju(c, "time_ns")))
+					    : rsw_row("time\tNOT complete"));
+	static const char *const keys[] = {"algbw_GBps", "busbw_GBps"};
+	for (unsigned i = 0; i < 2; i++) {
+		json_t *x = json_object_get(c, keys[i]);
+		json_array_append_new(rows, json_is_number(x)
+						    ? rsw_row("%s\t%.2f GB/s", keys[i], json_number_value(x))
+						    : rsw_row("%s\t–", keys[i]));
 	}
-	fprintf(f, "<tr><td style=\"text-align:left\">conservation</td><td>%s</td></tr>\n</table>\n",
-		json_is_true(json_object_get(cons, "holds")) ? "holds" : "DOES NOT HOLD");
+	static const char *const counts[] = {"retransmitted", "timeouts", "cnps", "rate_cuts",
+					     "injected_drops"};
+	for (unsigned i = 0; i < 5; i++)
+		json_array_append_new(rows, rsw_row("%s\t%llu", counts[i],
+						    (unsigned long long)ju(c, counts[i])));
+	rsw_block_add(s, rsw_block_table("collective", json_pack("[s,s]", "figure", "value"), rows));
+	json_t *b = rsw_block_chart("xy", "step-done", "Step completion", "step", "",
+				    "completed at", "µs");
+	json_object_set_new(b, "points", json_true());
+	json_array_append_new(json_object_get(b, "series"), json_pack("{s:s}", "label", "done"));
+	json_t *data = json_object_get(b, "data"), *x = json_array(), *y = json_array(), *st;
+	size_t i;
+	json_array_foreach(json_object_get(c, "step_done_ns"), i, st) {
+		json_array_append_new(x, json_integer((json_int_t)i));
+		json_array_append_new(y, json_is_integer(st) ? json_real(us((uint64_t)json_integer_value(st)))
+							     : json_null());
+	}
+	json_array_append_new(data, x);
+	json_array_append_new(data, y);
+	rsw_block_add(s, b);
+	return s;
+}
+
+json_t *rsw_replay_view(const char *dir, char *err, size_t errlen)
+{
+	char p[4096];
+	json_error_t je;
+	struct view *v = calloc(1, sizeof(*v));
+	if (!v) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	snprintf(p, sizeof(p), "%s/summary.json", dir);
+	v->sum = json_load_file(p, 0, &je);
+	if (!v->sum) {
+		snprintf(err, errlen, "%s:%d: %s", p, je.line, je.text);
+		free(v);
+		return NULL;
+	}
+	v->zone = json_object_get(v->sum, "switches") != NULL;
+	v->t0 = ju(v->sum, "start_ns");
+	v->t1 = ju(v->sum, "end_ns");
+	each_port(v, pick_queues);
+	snprintf(p, sizeof(p), "%s/events.jsonl", dir);
+	json_t *out = NULL;
+	if (read_events(v, p, err, errlen) == 0) {
+		json_t *fct_stats = NULL, *fct = fct_block(v, &fct_stats);
+		out = json_pack("{s:s, s:b, s:O}", "dir", dir, "zone", v->zone, "summary", v->sum);
+		json_object_set_new(out, "fct", fct);
+		json_object_set_new(out, "fct_stats", fct_stats);
+		json_object_set_new(out, "overview", overview_rows(v, fct_stats));
+		json_object_set_new(out, "queue", queue_block(v));
+		json_object_set_new(out, "ecn", ecn_block(v));
+		json_object_set_new(out, "pfc", pfc_block(v));
+		json_object_set_new(out, "util", util_blocks(v));
+		if (v->zone)
+			json_object_set_new(out, "topology", topology_block(v));
+		json_object_set_new(out, "conservation", conservation_block(v));
+		json_t *cl = closed_loop_block(v);
+		if (cl)
+			json_object_set_new(out, "closed_loop", cl);
+	} else {
+		for (unsigned i = 0; i < v->n_rows; i++)
+			json_decref(v->rows[i].spans);
+	}
+	for (unsigned i = 0; i < TOP_QUEUES; i++)
+		free(v->val[i]);
+	free(v->inst);
+	free(v->ecn_t);
+	free(v->ecn_sw);
+	json_decref(v->sum);
+	free(v);
+	return out;
+}
+
+static json_t *section_of(const char *title, const char *text, json_t *block)
+{
+	json_t *s = rsw_block_section(title, text);
+	rsw_block_add(s, json_incref(block));
+	return s;
 }
 
 int rsw_replay_report(const char *dir, const char *path, char *err, size_t errlen)
 {
-	char p[4096];
-	json_error_t je;
-	struct report rp = {0};
-	snprintf(p, sizeof(p), "%s/summary.json", dir);
-	rp.sum = json_load_file(p, 0, &je);
-	if (!rp.sum) {
-		snprintf(err, errlen, "%s:%d: %s", p, je.line, je.text);
+	json_t *v = rsw_replay_view(dir, err, errlen);
+	if (!v)
 		return -1;
-	}
-	rp.rows = calloc(MAX_PFC_ROWS, sizeof(*rp.rows));
-	if (!rp.rows) {
-		json_decref(rp.sum);
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	rp.zone = json_object_get(rp.sum, "switches") != NULL;
-	rp.t0 = ju(rp.sum, "start_ns");
-	rp.t1 = ju(rp.sum, "end_ns");
-	each_port(&rp, pick_queues);
-	snprintf(p, sizeof(p), "%s/events.jsonl", dir);
-	int rc = read_events(&rp, p, err, errlen);
-	FILE *f = rc == 0 ? fopen(path, "w") : NULL;
-	if (rc == 0 && !f) {
+	json_t *sum = json_object_get(v, "summary");
+	char title[300];
+	snprintf(title, sizeof(title), "rocesw replay: %s",
+		 json_is_true(json_object_get(v, "zone")) ? js(sum, "zone") : "one switch");
+	json_t *page = json_pack("{s:s, s:s, s:[]}", "title", title, "subtitle", dir, "blocks");
+	rsw_block_add(page, rsw_block_table("overview", json_pack("[s,s]", "", ""),
+					    json_incref(json_object_get(v, "overview"))));
+	if (json_object_get(v, "topology"))
+		rsw_block_add(page, section_of("Topology", "Each link is coloured by the utilization of "
+							   "its busier direction; hover a link for both.",
+					       json_object_get(v, "topology")));
+	rsw_block_add(page, section_of("Queues", NULL, json_object_get(v, "queue")));
+	json_t *cl = json_object_get(v, "closed_loop");
+	if (cl)
+		rsw_block_add(page, json_incref(cl));
+	json_t *u = rsw_block_section("Link utilization",
+				      "Wire bits (frames + FCS, preamble, gap) over the run's window, "
+				      "grouped by tier.");
+	size_t i;
+	json_t *b;
+	json_array_foreach(json_object_get(v, "util"), i, b)
+		rsw_block_add(u, json_incref(b));
+	rsw_block_add(page, u);
+	rsw_block_add(page, section_of("PFC", NULL, json_object_get(v, "pfc")));
+	rsw_block_add(page, section_of("ECN", NULL, json_object_get(v, "ecn")));
+	rsw_block_add(page, section_of("Flow completion",
+				       "Median: the middle value (the mean of the two middle values "
+				       "for an even count); p99: the nearest-rank 99th percentile.",
+				       json_object_get(v, "fct")));
+	rsw_block_add(page, json_incref(json_object_get(v, "conservation")));
+	int rc = rsw_page_write(path, page);
+	if (rc < 0)
 		snprintf(err, errlen, "%s: cannot write", path);
-		rc = -1;
-	}
-	if (f) {
-		rp.out = f;
-		rsw_html_begin(f, "rocesw replay");
-		header(f, &rp);
-		queue_plot(f, &rp);
-		utilization(f, &rp);
-		pfc_timeline(f, &rp);
-		completion(f, &rp);
-		fprintf(f, "</body></html>\n");
-		if (fclose(f) != 0) {
-			snprintf(err, errlen, "%s: cannot write", path);
-			rc = -1;
-		}
-	}
-	free(rp.rows);
-	json_decref(rp.sum);
+	json_decref(page);
+	json_decref(v);
 	return rc;
 }

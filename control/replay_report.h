@@ -1,12 +1,20 @@
-/* report.html of a replay: a self-contained page (inline SVG, no script, no network) drawn from
- * the run's summary.json and events.jsonl: queue depth over time of the busiest queues, link
- * utilization, the PFC pause timeline and flow completion times. */
+/* report.html of a replay: one self-contained page (control/html.h) drawn from the run's
+ * summary.json and events.jsonl: overview, topology of a zone, queue depth as steps, link
+ * utilization by tier, PFC pauses by port and priority, ECN marks, flow completion CDF,
+ * conservation, and a closed-loop collective's figures. */
 #ifndef RSW_REPLAY_REPORT_H
 #define RSW_REPLAY_REPORT_H
 
 #include <stddef.h>
 
+#include <jansson.h>
+
 /* Reads DIR/summary.json and DIR/events.jsonl, writes path. Returns -1 with a message. */
 int rsw_replay_report(const char *dir, const char *path, char *err, size_t errlen);
+
+/* The page blocks of one run (new reference), or NULL with a message: "summary", "overview"
+ * (table rows), "topology" (zones), "queue", "ecn", "pfc", "util" (array), "fct", "fct_stats",
+ * "conservation", "closed_loop" (when summary.json has "collective"). */
+json_t *rsw_replay_view(const char *dir, char *err, size_t errlen);
 
 #endif

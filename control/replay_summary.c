@@ -184,10 +184,14 @@ static json_t *links_json(const struct rsw_zone *z, const struct rsw_replay_resu
 			json_object_set_new(x, "bytes", J(bytes));
 			if (r->link_lost) /* with --fail: frames put on it while it was down */
 				json_object_set_new(x, "lost_link_down", J(r->link_lost[2 * i + d]));
-			/* wire bits (frame + FCS, preamble, gap) over the run's span at the link speed */
+			/* wire bits (frame + FCS, preamble, gap) over the run's window at the link
+			 * speed; end_ns is when the last frame started to leave, so the window adds
+			 * the largest frame's wire time: the link's busy time all lies inside it and
+			 * utilization cannot pass 1 */
 			double bits = (double)(bytes + frames * RSW_WIRE_OVERHEAD) * 8;
+			double win = span + rsw_replay_last_frame_ns(l->speed_mbps);
 			json_object_set_new(x, "utilization",
-					    json_real(span > 0 ? bits / (span * l->speed_mbps / 1e3) : 0));
+					    json_real(l->speed_mbps ? bits / (win * l->speed_mbps / 1e3) : 0));
 			json_array_append_new(dirs, x);
 		}
 		json_object_set_new(o, "directions", dirs);

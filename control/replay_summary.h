@@ -9,6 +9,13 @@
 #include "dataplane/replay/replay.h"
 #include "zone.h"
 
+/* The wire time (with FCS, preamble and gap) of the largest frame a replay carries (9216 bytes,
+ * docs/replay.md): what a utilization window adds after the last frame started to leave. */
+static inline double rsw_replay_last_frame_ns(uint64_t speed_mbps)
+{
+	return speed_mbps ? (9216.0 + 24.0) * 8e3 / (double)speed_mbps : 0;
+}
+
 /* summary.json: for one switch (not zone) the switch's ports, drops and conservation at the top
  * level; for a zone, switches[], hosts[] and links[] and the zone's conservation. */
 /* coll: the closed-loop collective that ran (its figures under "collective"), or NULL. */

@@ -17,6 +17,8 @@ static void usage(FILE *f)
 		"              load a switch config, print its errors or a summary\n"
 		"  replay --config F --out DIR --in WHERE=FILE [...] | --in-dir DIR\n"
 		"              captures through a switch or a zone on virtual time\n"
+		"  report compare RUN_DIR... --out FILE.html\n"
+		"              several replay runs on one page, side by side on shared axes\n"
 		"  gen --pattern ring|tree|all-to-all|incast --hosts N --out DIR [...]\n"
 		"              per-host captures of the RoCEv2 traffic of a collective\n"
 		"  hash --policy F --pcap F [--members N | --zone Z] [--fail M] [--json]\n"
@@ -39,6 +41,7 @@ static const struct {
 	{"replay", rsw_cmd_replay},   {"gen", rsw_cmd_gen},
 	{"hash", rsw_cmd_hash},       {"show", rsw_cmd_show},
 	{"set", rsw_cmd_set},         {"del", rsw_cmd_del},
+	{"report", rsw_cmd_report},
 };
 
 int main(int argc, char **argv)

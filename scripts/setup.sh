@@ -11,6 +11,7 @@ PKGS=(
   libmicrohttpd-dev libsystemd-dev # roceswd: /metrics server, sd_notify
   prometheus                      # promtool checks roceswd's metrics in the live test
   python3 python3-scapy python3-yaml tshark tcpdump iproute2 procps ethtool util-linux
+  chromium nodejs npm             # the page tests open every HTML page in headless chromium
 )
 
 missing=()
@@ -28,4 +29,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# playwright-core (tests/pages/package-lock.json pins it) drives /usr/bin/chromium in the page
+# tests; it downloads no browser.
+pages="$(cd "$(dirname "$0")/.." && pwd)/tests/pages"
+if [ ! -d "$pages/node_modules/playwright-core" ]; then
+  (cd "$pages" && npm ci --no-audit --no-fund --silent)
 fi

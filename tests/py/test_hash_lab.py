@@ -6,12 +6,12 @@ one of 8 members moves only its flows with the resilient table and more without;
 refused with a message."""
 import json
 import os
-from html.parser import HTMLParser
 import struct
 import subprocess
 import unittest
 
 import rocepkt
+from pages import blocks, open_page
 from common import ROCESW, ROOT, tmpdir, write_pcap
 from test_ingress import crc16_arc, crc16_xmodem, ip4
 
@@ -131,34 +131,53 @@ class HashLab(unittest.TestCase):
             self.assertAlmostEqual(w["best_max_mean"], min(ratios), places=6)
             self.assertAlmostEqual(w["worst_max_mean"], max(ratios), places=6)
 
+    def test_seed_sweep_says_when_it_cannot_change_anything(self):
+        """With 8 members every CRC seed gives the same loads (the Python CRCs here show it:
+        one max/mean for all 16 seeds), and the lab says so in text and JSON; with 6 members
+        seeds differ (again computed here) and no such note is printed."""
+        for members, alike in ((8, True), (6, False)):
+            got = self.lab("--pcap", self.linux, "--members", str(members), "--seed-sweep", "16")
+            text = subprocess.run([ROCESW, "hash", "--policy", POLICIES, "--pcap", self.linux,
+                                   "--members", str(members), "--seed-sweep", "16"],
+                                  capture_output=True, text=True, check=True).stdout
+            for name in ("five_tuple", "dest_qp"):
+                ratios = set()
+                for seed in range(16):
+                    loads = [b for _, _, b in expected(self.linux_frames, name, members, 4096,
+                                                       seed)]
+                    ratios.add(round(max(loads) / (sum(loads) / members), 9))
+                self.assertEqual(len(ratios) == 1, alike, (name, members, ratios))
+                w = got[name]["seed_sweep"]
+                self.assertEqual(w["changed_anything"], not alike)
+                self.assertEqual("none can" in w.get("note", ""), alike)
+            self.assertEqual(text.count("none can: a CRC seed XORs the same constant"),
+                             2 if alike else 0, text)
+
     def test_html_page(self):
-        """The page is self-contained and its bars are the members' bytes, scaled to the
-        largest (150 px), for every policy."""
+        """The page in headless chromium: a bar chart per policy whose bars are the members'
+        bytes, every chart on one y scale (the largest bar of all + 5 %), the --fail figures in
+        a table and the seed sweep's verdict."""
         page = os.path.join(self.dir, "lab.html")
-        got = self.lab("--pcap", self.linux, "--members", "8", "--html", page)
-        with open(page) as f:
-            text = f.read()
-        for ref in ("src=", "href=", "http:", "https:", "<script"):
-            self.assertNotIn(ref, text, "no external resource or script")
-        bars = {}
-
-        class Bars(HTMLParser):
-            policy = None
-
-            def handle_starttag(self, tag, attrs):
-                a = dict(attrs)
-                if tag == "svg":
-                    Bars.policy = a["data-policy"]
-                elif tag == "rect":
-                    bars.setdefault(Bars.policy, []).append(
-                        (int(a["data-member"]), int(a["data-bytes"]), int(a["height"])))
-        Bars().feed(text)
-        self.assertEqual(set(bars), set(got))
-        for name, rects in bars.items():
-            want = [m["bytes"] for m in got[name]["members"]]
-            self.assertEqual([b for _, b, _ in rects], want)
-            top = max(want)
-            self.assertEqual([h for _, _, h in rects], [int(b / top * 150) for b in want])
+        got = self.lab("--pcap", self.linux, "--members", "8", "--fail", "3", "--seed-sweep",
+                       "4", "--html", page)
+        p = open_page(self, page, "hash-lab-group")
+        charts = {b["policy"]: b for b in blocks(p["spec"]) if b.get("kind") == "bars"}
+        self.assertEqual(set(charts), set(got))
+        top = max(m["bytes"] for r in got.values() for m in r["members"])
+        for name, b in charts.items():
+            c = p["charts"][b["id"]]
+            self.assertEqual(c["data"][1], [m["bytes"] for m in got[name]["members"]])
+            self.assertEqual(b["categories"], [str(m) for m in range(8)])
+            self.assertAlmostEqual(c["y"][1], top * 1.05, delta=top * 1e-9, msg="shared y scale")
+            self.assertEqual(c["y"][0], 0)
+            self.assertEqual(c["axes"], ["member", "bytes (B)"])
+        fail = {r[0]: r[1:] for r in p["tables"]["fail"][1:]}
+        for name, r in got.items():
+            f = r["fail"]
+            self.assertEqual(fail[name][:3], [str(f["own_flows"]), str(f["moved_resilient"]),
+                                              str(f["moved_modulo"])])
+        sweep = {r[0]: r[3] for r in p["tables"]["seed-sweep"][1:]}
+        self.assertTrue(all("none can" in sweep[n] for n in got), sweep)
 
     def test_explain_one_frame(self):
         n = 5  # a frame in the middle of the capture
@@ -301,24 +320,20 @@ class HashLab(unittest.TestCase):
                 self.assertAlmostEqual(t["max_mean"], max(loads) / mean, places=9)
                 self.assertAlmostEqual(t["jain"], sum(loads) ** 2 / (8 * sum(x * x for x in loads)),
                                        places=9)
-        # the page: per policy and tier a bar per link, its bytes those of the JSON
-        class Bars(HTMLParser):
-            def __init__(self):
-                super().__init__()
-                self.bars, self.srcs = [], []
-
-            def handle_starttag(self, tag, attrs):
-                a = dict(attrs)
-                self.srcs += [v for k, v in attrs if k in ("src", "href")]
-                if tag == "rect" and "data-link" in a:
-                    self.bars.append((a["data-link"], int(a["data-bytes"])))
-        b = Bars()
-        with open(page) as f:
-            b.feed(f.read())
-        self.assertEqual(b.srcs, [])
-        want = [(x["from"], x["bytes"]) for p in ("five_tuple", "dest_qp")
-                for tier in ("up", "down") for x in got[p]["links"] if x["tier"] == tier]
-        self.assertEqual(b.bars, want)
+        # the page: per policy and tier a bar per link, labelled with the link, its bytes those
+        # of the JSON, every chart on one y scale
+        p = open_page(self, page, "hash-lab-zone")
+        bars = [b for b in blocks(p["spec"]) if b.get("kind") == "bars"]
+        self.assertEqual([(b["policy"], b["tier"]) for b in bars],
+                         [(n, t) for n in ("five_tuple", "dest_qp") for t in ("up", "down")])
+        top = max(x["bytes"] for n in ("five_tuple", "dest_qp") for x in got[n]["links"]
+                  if x["tier"] in ("up", "down"))
+        for b in bars:
+            want = [(x["from"], x["bytes"]) for x in got[b["policy"]]["links"]
+                    if x["tier"] == b["tier"]]
+            c = p["charts"][b["id"]]
+            self.assertEqual(list(zip(b["categories"], c["data"][1])), want)
+            self.assertAlmostEqual(c["y"][1], top * 1.05, delta=top * 1e-9, msg="shared y scale")
         r = self.lab(*args, "--zone", zone, "--members", "4", check=False)
         self.assertEqual(r.returncode, 2)
         self.assertIn("--zone takes ECMP groups and seeds from the zone's switch configs", r.stderr)

@@ -10,10 +10,10 @@ import os
 import shutil
 import subprocess
 import unittest
-from html.parser import HTMLParser
 
 from scapy.utils import RawPcapReader
 
+from pages import blocks, check_replay_page, open_page
 from common import ROCESW, ROOT, tmpdir
 
 ZONE = os.path.join(ROOT, "config", "zone-2stage.yaml")
@@ -113,30 +113,18 @@ class Zone(unittest.TestCase):
         self.assertEqual({h["name"]: h for h in s["hosts"]}["h0"]["delayed_packets"], 0)
 
     def test_report(self):
+        """report.html in headless chromium: no console error, nothing fetched, and every chart's
+        plotted values recomputed from summary.json and events.jsonl (tests/py/pages.py)."""
         out, s = self.run_zone("report", config=os.path.join(TWO_HOP, "zone.yaml"),
                                indir=self.incast)
-
-        class Page(HTMLParser):
-            def __init__(self):
-                super().__init__()
-                self.ids, self.srcs, self.lines, self.rects = set(), [], 0, 0
-
-            def handle_starttag(self, tag, attrs):
-                a = dict(attrs)
-                self.ids.add(a.get("id"))
-                self.srcs += [v for k, v in attrs if k in ("src", "href")]
-                self.lines += tag == "polyline" and "data-queue" in a
-                self.rects += tag == "rect" and a.get("class") == "xoff"
-
-        p = Page()
-        with open(os.path.join(out, "report.html")) as f:
-            p.feed(f.read())
-        self.assertEqual(p.srcs, [], "no external resources")
-        self.assertTrue({"queue-depth", "pfc-timeline", "fct-cdf"} <= p.ids)
-        deep = sum(1 for sw in s["switches"] for port in sw["ports"] for q in port["queues"]
-                   if q["max_depth_bytes"])
-        self.assertEqual(p.lines, min(6, deep), "one line per deep queue")
-        self.assertGreater(p.rects, 0, "XOFF spans drawn")
+        got = open_page(self, os.path.join(out, "report.html"), "replay-zone-incast")
+        check_replay_page(self, got, out)
+        self.assertEqual(len(got["topology"]), len(s["links"]), "a line per link drawn")
+        self.assertTrue(any(r["spans"] for b in blocks(got["spec"]) if b.get("kind") == "timeline"
+                            for r in b["rows"]), "XOFF spans drawn")
+        self.assertTrue(any(x["pfc"] > 0 for x in got["topology"]), "PFC drawn on a link")
+        axes = got["charts"]["queue-depth"]["axes"]
+        self.assertEqual(axes, ["virtual time (µs)", "queue depth (B)"], "axes with units")
 
     def test_check_config(self):
         """check-config loads the shipped zone: its switches, hosts and links as PyYAML counts
