@@ -765,7 +765,8 @@ int rsw_replay_report(const char *dir, const char *path, char *err, size_t errle
 	char title[300];
 	snprintf(title, sizeof(title), "rocesw replay: %s",
 		 json_is_true(json_object_get(v, "zone")) ? js(sum, "zone") : "one switch");
-	json_t *page = json_pack("{s:s, s:s, s:[]}", "title", title, "subtitle", dir, "blocks");
+	/* nothing of the run's directory: the same run gives the same page wherever it is written */
+	json_t *page = json_pack("{s:s, s:[]}", "title", title, "blocks");
 	rsw_block_add(page, rsw_block_table("overview", json_pack("[s,s]", "", ""),
 					    json_incref(json_object_get(v, "overview"))));
 	if (json_object_get(v, "topology"))
