@@ -30,7 +30,7 @@ static void usage(FILE *f)
 		"usage: rocesw hash --policy F [--policy F ...] --pcap F [--pcap F ...]\n"
 		"                   [--members N] [--buckets N | --no-resilient] [--in-port N]\n"
 		"                   [--fail M ...] [--seed N] [--json]\n"
-		"       rocesw hash --policy F ... --pcap F ... --zone Z [--json]\n"
+		"       rocesw hash --policy F ... --pcap F ... --zone Z [--switch-hash R ...] [--json]\n"
 		"\n"
 		"Hashes every IP packet of the captures with each policy (the dataplane's own hash\n"
 		"stage), spreads them over N ECMP members and compares the policies side by side:\n"
@@ -56,6 +56,10 @@ static void usage(FILE *f)
 		"                 source address's neighbour entry, each switch hashing with the policy\n"
 		"                 given (its groups, buckets and seeds from its config); judge the up\n"
 		"                 and down tiers of switch-to-switch links\n"
+		"  --switch-hash GLOB:[policy=NAME][,seed=N][,offset=N]\n"
+		"                 with --zone: switches whose name matches GLOB (e.g. 'ctsw*') hash\n"
+		"                 with policy NAME, or the compared policy with this seed and/or\n"
+		"                 offset (what hardware sets per device); repeatable, last match wins\n"
 		"  --json         one JSON document instead of tables\n"
 		"  --html FILE    also write a self-contained page with a bar chart per policy (per\n"
 		"                 tier of links with --zone)\n"
@@ -357,7 +361,7 @@ int rsw_cmd_hash(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
 		{"bench", required_argument, NULL, 'B'}, {"seed-sweep", required_argument, NULL, 'S'},
 		{"html", required_argument, NULL, 'H'}, {"gen", required_argument, NULL, 'G'},
-		{"zone", required_argument, NULL, 'Z'},
+		{"zone", required_argument, NULL, 'Z'}, {"switch-hash", required_argument, NULL, 'W'},
 		{NULL, 0, NULL, 0},
 	};
 	struct lab_policy pol[MAX_POLICIES];
@@ -365,7 +369,8 @@ int rsw_cmd_hash(int argc, char **argv)
 	unsigned n_pol = 0, n_pcaps = 0, members = 8, in_port = 0;
 	uint32_t buckets = 4096;
 	uint64_t fail_mask = 0, seed = 0, bench = 0, sweep = 0;
-	const char *html = NULL, *gen_spec = NULL, *zone = NULL;
+	const char *html = NULL, *gen_spec = NULL, *zone = NULL, *rules[16];
+	unsigned n_rules = 0;
 	int one_group_opt = 0;
 	char gen_dir[] = "/tmp/rocesw-hash-gen.XXXXXX";
 	char gen_paths[512][sizeof(gen_dir) + 16];
@@ -394,6 +399,13 @@ int rsw_cmd_hash(int argc, char **argv)
 				  c == 'S' || c == 'B';
 		switch (c) {
 		case 'Z': zone = optarg; break;
+		case 'W':
+			if (n_rules == 16) {
+				fprintf(stderr, "rocesw hash: at most 16 --switch-hash rules\n");
+				return 2;
+			}
+			rules[n_rules++] = optarg;
+			break;
 		case 'p':
 			if (load_policies(optarg, pol, &n_pol) < 0)
 				return 1;
@@ -450,6 +462,10 @@ int rsw_cmd_hash(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (n_rules && !zone) {
+		fprintf(stderr, "rocesw hash: --switch-hash needs --zone\n");
+		return 2;
+	}
 	if (zone && one_group_opt) {
 		fprintf(stderr, "rocesw hash: --zone takes ECMP groups and seeds from the zone's switch "
 			"configs; " ZONE_ONLY_OPTS " apply without it\n");
@@ -483,7 +499,8 @@ int rsw_cmd_hash(int argc, char **argv)
 			names[p] = pol[p].name;
 			pols[p] = &pol[p].pol;
 		}
-		int zrc = rsw_cmd_hash_zone(t, zone, names, pols, n_pol, json, html);
+		int zrc = rsw_cmd_hash_zone(t, zone, names, pols, n_pol, json, html, rules,
+					     n_rules);
 		rsw_lab_free(t);
 		return zrc;
 	}

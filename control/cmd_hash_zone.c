@@ -1,5 +1,7 @@
 /* `rocesw hash --zone Z`: the hash lab over a zone's two hash stages (hash_zone.h). */
+#include <fnmatch.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <jansson.h>
 
@@ -125,10 +127,94 @@ static json_t *html_policy(unsigned idx, const char *name, const struct rsw_zone
 	return s;
 }
 
+/* A --switch-hash rule: GLOB:[policy=NAME][,seed=N][,offset=N]. */
+struct switch_rule {
+	char glob[128];
+	int policy;               /* index of the policy the switches take, or -1: the compared one */
+	int has_seed, has_offset;
+	uint32_t seed;
+	uint8_t offset;
+	struct rsw_hash_policy pol; /* what the matching switches hash with, for the policy in turn */
+};
+
+struct rules {
+	struct switch_rule r[16];
+	unsigned n;
+};
+
+static int parse_rule(const char *arg, const char *const *names, unsigned n_pol,
+		      struct switch_rule *r)
+{
+	const char *colon = strchr(arg, ':');
+	memset(r, 0, sizeof(*r));
+	r->policy = -1;
+	if (!colon || colon == arg || (size_t)(colon - arg) >= sizeof(r->glob)) {
+		fprintf(stderr, "rocesw hash: --switch-hash %s: expected GLOB:[policy=NAME][,seed=N]"
+			"[,offset=N]\n", arg);
+		return -1;
+	}
+	memcpy(r->glob, arg, (size_t)(colon - arg));
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", colon + 1);
+	for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '='), *end;
+		if (!eq)
+			goto bad;
+		*eq = 0;
+		const char *v = eq + 1;
+		if (!strcmp(kv, "policy")) {
+			for (unsigned p = 0; p < n_pol; p++)
+				if (!strcmp(names[p], v))
+					r->policy = (int)p;
+			if (r->policy < 0) {
+				fprintf(stderr, "rocesw hash: --switch-hash %s: no policy %s in the --policy "
+					"files\n", arg, v);
+				return -1;
+			}
+		} else if (!strcmp(kv, "seed")) {
+			unsigned long long x = strtoull(v, &end, 0);
+			if (!*v || *end || x > 0xFFFFFFFFull)
+				goto bad;
+			r->has_seed = 1;
+			r->seed = (uint32_t)x;
+		} else if (!strcmp(kv, "offset")) {
+			unsigned long x = strtoul(v, &end, 0);
+			if (!*v || *end || x > 15) {
+				fprintf(stderr, "rocesw hash: --switch-hash %s: offset is 0 to 15 (bits the "
+					"16-bit hash is shifted right)\n", arg);
+				return -1;
+			}
+			r->has_offset = 1;
+			r->offset = (uint8_t)x;
+		} else {
+			goto bad;
+		}
+	}
+	return 0;
+bad:
+	fprintf(stderr, "rocesw hash: --switch-hash %s: expected GLOB:[policy=NAME][,seed=N]"
+		"[,offset=N]\n", arg);
+	return -1;
+}
+
+static const struct rsw_hash_policy *rule_policy(void *ctx, const char *name)
+{
+	struct rules *rs = ctx;
+	for (unsigned i = rs->n; i-- > 0;)
+		if (!fnmatch(rs->r[i].glob, name, 0))
+			return &rs->r[i].pol;
+	return NULL;
+}
+
 int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const char *const *names,
 		      const struct rsw_hash_policy *const *pols, unsigned n_pol, int json,
-		      const char *html)
+		      const char *html, const char *const *rule_args, unsigned n_rules)
 {
+	static struct rules rules;
+	rules.n = n_rules;
+	for (unsigned i = 0; i < n_rules; i++)
+		if (parse_rule(rule_args[i], names, n_pol, &rules.r[i]) < 0)
+			return 2;
 	char err[2048];
 	static struct rsw_zone z;
 	static struct rsw_zone_lab r;
@@ -146,14 +232,30 @@ int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const c
 		snprintf(title, sizeof(title), "rocesw hash lab over %s", zone);
 		snprintf(sub, sizeof(sub), "%zu packets, %zu flows; every chart has the same y axis",
 			 t->n_pkts, t->n_flows);
+		for (unsigned i = 0; i < n_rules; i++)
+			snprintf(sub + strlen(sub), sizeof(sub) - strlen(sub), "; switches %s",
+				 rule_args[i]);
 		page = json_pack("{s:s, s:s, s:[]}", "title", title, "subtitle", sub, "blocks");
 	}
+	if (!json)
+		for (unsigned i = 0; i < n_rules; i++)
+			printf("switches %s\n", rule_args[i]);
 	if (!json)
 		printf("%-28s %-5s %6s %9s %7s %15s\n", "policy", "tier", "links", "max/mean", "Jain",
 		       "fat collisions");
 	int rc = 0;
 	for (unsigned p = 0; p < n_pol && rc == 0; p++) {
-		struct rsw_zone_opts o = {.ecn_seed = 1, .policy = pols[p]};
+		struct rsw_zone_opts o = {.ecn_seed = 1, .policy = pols[p],
+					  .switch_policy = n_rules ? rule_policy : NULL,
+					  .switch_policy_ctx = &rules};
+		for (unsigned i = 0; i < n_rules; i++) {
+			struct switch_rule *sr = &rules.r[i];
+			sr->pol = *pols[sr->policy >= 0 ? (unsigned)sr->policy : p];
+			if (sr->has_seed)
+				sr->pol.seed = sr->seed;
+			if (sr->has_offset)
+				sr->pol.offset = sr->offset;
+		}
 		err[0] = 0;
 		if (rsw_zone_load(zone, &o, &z, err, sizeof(err)) < 0) {
 			fprintf(stderr, "%s\n", err);
@@ -176,6 +278,10 @@ int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const c
 	}
 	if (rc == 0 && json) {
 		json_object_set_new(root, "zone", json_string(zone));
+		json_t *sh = json_array();
+		for (unsigned i = 0; i < n_rules; i++)
+			json_array_append_new(sh, json_string(rule_args[i]));
+		json_object_set_new(root, "switch_hash", sh);
 		json_object_set_new(root, "packets", json_integer((json_int_t)t->n_pkts));
 		json_object_set_new(root, "flows", json_integer((json_int_t)t->n_flows));
 		json_object_set_new(root, "policies", ps);

@@ -39,9 +39,12 @@ int rsw_lab_zone(const struct rsw_lab_traffic *t, const struct rsw_zone *z, stru
 
 /* `rocesw hash --zone Z`: each policy in turn on every switch of Z (its configs compiled with the
  * policy), tables or JSON on stdout, and if html a page with a bar chart of each tier's links
- * per policy. Returns the command's exit code. */
+ * per policy. rules: --switch-hash GLOB:[policy=NAME][,seed=N][,offset=N], what the switches
+ * whose name matches GLOB (fnmatch; the last matching rule wins) hash with instead: another of
+ * the policies, and/or the compared policy with its own seed or offset, as hardware sets them
+ * per device. Returns the command's exit code. */
 int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const char *const *names,
 		      const struct rsw_hash_policy *const *pols, unsigned n_pol, int json,
-		      const char *html);
+		      const char *html, const char *const *rules, unsigned n_rules);
 
 #endif

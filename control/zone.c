@@ -201,8 +201,10 @@ static int parse_switches(struct ydoc *y, yaml_node_t *t, const char *path,
 		if (!z->sw_config[s] || !z->sw[s].name)
 			return ydoc_error(y, v, "SWITCH", "out of memory");
 		char e[1024];
-		z->sw[s].sw = compile_switch(z->sw_config[s], o->ecn_seed + s, o->policy, o->qsbr,
-					   e, sizeof(e));
+		const struct rsw_hash_policy *own =
+			o->switch_policy ? o->switch_policy(o->switch_policy_ctx, name) : NULL;
+		z->sw[s].sw = compile_switch(z->sw_config[s], o->ecn_seed + s, own ? own : o->policy,
+					   o->qsbr, e, sizeof(e));
 		if (!z->sw[s].sw)
 			return ydoc_error(y, v, "SWITCH", "%s: %s", name, e);
 	}

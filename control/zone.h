@@ -32,6 +32,10 @@ struct rsw_zone {
 struct rsw_zone_opts {
 	uint64_t ecn_seed;                     /* switch i gets ecn_seed + i */
 	const struct rsw_hash_policy *policy;  /* replaces every hash policy, or NULL */
+	/* per switch (by name): the policy replacing that switch's hash policies instead of policy,
+	 * or NULL for policy (the hash lab's --switch-hash) */
+	const struct rsw_hash_policy *(*switch_policy)(void *ctx, const char *name);
+	void *switch_policy_ctx;
 	FILE *warnings;                        /* where to say what is odd but allowed, or NULL */
 	struct rte_rcu_qsbr *qsbr;             /* live: the workers' RCU state, or NULL */
 };

@@ -3,8 +3,9 @@
 # config/zone-2stage.yaml (each step waits for its data, RC transport; docs/replay.md) with 1, 4
 # and 16 QPs per connection, with the 5-tuple and with the destination-QP (E-ECMP) hash policy;
 # then the same with a failed CTSW, and a 7-to-1 incast with and without CTS admission. Prints a
-# side-by-side table and writes a report per run (build/demo/<run>/report.html). Works without
-# hugepages or network.
+# side-by-side table, writes a report per run (build/demo/<run>/report.html) and one page with
+# every run side by side on shared axes (build/demo/compare.html). Works without hugepages or
+# network.
 # The live dataplane demo is scripts/demo-live.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,8 +40,10 @@ echo
 echo "closed-loop collectives of $msg bytes over the 8 hosts of config/zone-2stage.yaml"
 echo "(4 RTSW x 2 uplinks to 2 CTSW, 400G; busbw as NCCL's tests compute it)"
 /usr/bin/python3 scripts/zone_table.py "${runs[@]}"
+./build/rocesw report compare "${runs[@]}" --out build/demo/compare.html
 echo
-echo "reports: build/demo/<run>/report.html (open in a browser)"
+echo "every run side by side on shared axes: build/demo/compare.html (one file, open it in a"
+echo "browser); reports per run: build/demo/<run>/report.html"
 if [ "$captures" != none ]; then
   echo "captures ($(du -sh build/demo | cut -f1) in build/demo; DEMO_CAPTURES=none skips them): per port"
   echo "build/demo/<run>/<switch>/<port>.pcap and per host build/demo/<run>/<host>.pcap"

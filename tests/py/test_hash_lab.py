@@ -338,6 +338,68 @@ class HashLab(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("--zone takes ECMP groups and seeds from the zone's switch configs", r.stderr)
 
+    def test_zone_switch_hash(self):
+        """--switch-hash gives the CTSW stage its own offset, seed or policy; each link's bytes
+        equal a Python prediction of both stages (as test_zone_two_stages), the CTSW's hash
+        being CRC(key, init = its seed) >> its offset over its own policy's key. With the RTSW's
+        policy and seed the down tier repeats the up tier (max/mean equal, polarization); the
+        seed alone leaves it so (a CRC seed XORs a constant: the parallel link stays a function
+        of the up choice), the offset breaks it on this traffic."""
+        from scapy.utils import RawPcapReader
+        zone = os.path.join(ROOT, "tests", "configs", "zone-ecmp2", "zone.yaml")
+        d = tmpdir()
+        subprocess.run([ROCESW, "gen", "--out", d, "--pattern", "ring", "--hosts", "4", "--qps",
+                        "8", "--qp-mode", "split", "--message", "262144"], check=True,
+                       capture_output=True)
+        pcaps = [os.path.join(d, f"h{h}.pcap") for h in range(4)]
+        args = [a for p in pcaps for a in ("--pcap", p)]
+
+        def h_of(raw, policy, seed=0):
+            if policy == "five_tuple":
+                return crc16_arc(raw[26:34] + bytes([raw[23]]) + raw[34:38], seed)
+            return crc16_xmodem(raw[14 + 20 + 8 + 5:14 + 20 + 8 + 8], seed)
+
+        def predict(policy, ct_policy, ct_seed, ct_offset):
+            want = {}
+            for path in pcaps:
+                r = RawPcapReader(path)
+                for raw, _ in r:
+                    src_rack, dst_rack = (raw[29] // 2) % 2, (raw[33] // 2) % 2
+                    m1 = (h_of(raw, policy) % 1024) % 4
+                    h2 = h_of(raw, ct_policy, ct_seed) >> ct_offset
+                    up = f"rtsw{src_rack + 1}|Ethernet{256 + 8 * m1}"
+                    down = f"ctsw{m1 // 2 + 1}|Ethernet{8 * (dst_rack * 2 + (h2 % 1024) % 2)}"
+                    for link in (up, down):
+                        want[link] = want.get(link, 0) + len(raw)
+                r.close()
+            return want
+
+        cases = [(["ctsw*:offset=3"], "dest_qp", 0, 3), (["ctsw*:seed=5"], "dest_qp", 5, 0),
+                 (["ctsw*:policy=five_tuple"], "five_tuple", 0, 0),
+                 (["rtsw*:offset=0", "ctsw*:seed=5,offset=3"], "dest_qp", 5, 3)]
+        base = self.lab(*args, "--zone", zone)["dest_qp"]
+        self.assertAlmostEqual(base["tiers"]["up"]["max_mean"], base["tiers"]["down"]["max_mean"])
+        for rules, ct_policy, ct_seed, ct_offset in cases:
+            rule_args = [a for r in rules for a in ("--switch-hash", r)]
+            got = self.lab(*args, "--zone", zone, *rule_args)["dest_qp"]
+            links = {x["from"]: x["bytes"] for x in got["links"] if x["tier"] != "host"}
+            self.assertEqual({k: v for k, v in links.items() if v},
+                             predict("dest_qp", ct_policy, ct_seed, ct_offset), rules)
+            t = got["tiers"]
+            if rules == ["ctsw*:seed=5"]:
+                self.assertAlmostEqual(t["up"]["max_mean"], t["down"]["max_mean"], msg=rules)
+            if rules == ["ctsw*:offset=3"]:
+                self.assertNotAlmostEqual(t["up"]["max_mean"], t["down"]["max_mean"], msg=rules)
+        for bad, msg in ((["ctsw*:offset=16"], "offset is 0 to 15"),
+                         (["ctsw*:policy=nope"], "no policy nope"),
+                         (["ctsw*"], "expected GLOB:")):
+            r = self.lab(*args, "--zone", zone, "--switch-hash", bad[0], check=False)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn(msg, r.stderr)
+        r = self.lab(*args, "--switch-hash", "ctsw*:seed=1", check=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--switch-hash needs --zone", r.stderr)
+
     def test_bad_inputs(self):
         cut = os.path.join(self.dir, "cut.pcap")
         with open(self.fixed, "rb") as src, open(cut, "wb") as dst:
