@@ -51,6 +51,18 @@ def expected(frames, policy, members, buckets, seed=0):
     return [[len(s), p, b] for s, p, b in per]
 
 
+def ecmp2_ring():
+    """tests/configs/zone-ecmp2 and a ring of its 4 hosts with 8 QPs each: (zone, dir, captures,
+    their --pcap arguments)."""
+    zone = os.path.join(ROOT, "tests", "configs", "zone-ecmp2", "zone.yaml")
+    d = tmpdir()
+    subprocess.run([ROCESW, "gen", "--out", d, "--pattern", "ring", "--hosts", "4", "--qps",
+                    "8", "--qp-mode", "split", "--message", "262144"], check=True,
+                   capture_output=True)
+    pcaps = [os.path.join(d, f"h{h}.pcap") for h in range(4)]
+    return zone, d, pcaps, [a for p in pcaps for a in ("--pcap", p)]
+
+
 class HashLab(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -284,13 +296,7 @@ class HashLab(unittest.TestCase):
         (2 parallel links), both predicted here with the Python CRCs and the fresh resilient table
         (bucket = hash mod 1024, member = bucket mod n); tiers judged over those bytes."""
         from scapy.utils import RawPcapReader
-        zone = os.path.join(ROOT, "tests", "configs", "zone-ecmp2", "zone.yaml")
-        d = tmpdir()
-        subprocess.run([ROCESW, "gen", "--out", d, "--pattern", "ring", "--hosts", "4", "--qps",
-                        "8", "--qp-mode", "split", "--message", "262144"], check=True,
-                       capture_output=True)
-        pcaps = [os.path.join(d, f"h{h}.pcap") for h in range(4)]
-        args = [a for p in pcaps for a in ("--pcap", p)]
+        zone, d, pcaps, args = ecmp2_ring()
         page = os.path.join(d, "zone.html")
         got = self.lab(*args, "--zone", zone, "--html", page)
         for policy in ("five_tuple", "dest_qp"):
@@ -346,13 +352,7 @@ class HashLab(unittest.TestCase):
         seed alone leaves it so (a CRC seed XORs a constant: the parallel link stays a function
         of the up choice), the offset breaks it on this traffic."""
         from scapy.utils import RawPcapReader
-        zone = os.path.join(ROOT, "tests", "configs", "zone-ecmp2", "zone.yaml")
-        d = tmpdir()
-        subprocess.run([ROCESW, "gen", "--out", d, "--pattern", "ring", "--hosts", "4", "--qps",
-                        "8", "--qp-mode", "split", "--message", "262144"], check=True,
-                       capture_output=True)
-        pcaps = [os.path.join(d, f"h{h}.pcap") for h in range(4)]
-        args = [a for p in pcaps for a in ("--pcap", p)]
+        zone, d, pcaps, args = ecmp2_ring()
 
         def h_of(raw, policy, seed=0):
             if policy == "five_tuple":
