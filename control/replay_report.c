@@ -318,8 +318,16 @@ static json_t *queue_block(struct view *v)
 		json_object_set_new(b, "note", json_string("More samples than the chart shows: each point "
 							   "is the largest sample of its bucket."));
 	json_object_set_new(b, "sampled_instants", json_integer((json_int_t)v->n_inst));
-	if (!v->n_q)
+	if (!v->n_q) {
 		json_object_set_new(b, "empty", json_string("No queue held a packet."));
+	} else if (!v->n_inst) {
+		char t[1200];
+		int n = snprintf(t, sizeof(t), "Not sampled (replay --sample-ns 0). Peak depths:");
+		for (unsigned i = 0; i < v->n_q && n > 0 && (size_t)n < sizeof(t); i++)
+			n += snprintf(t + n, sizeof(t) - (size_t)n, "%s %s q%u %llu B", i ? "," : "",
+				      v->q[i].key, v->q[i].queue, (unsigned long long)v->q[i].max);
+		json_object_set_new(b, "empty", json_string(t));
+	}
 	return b;
 }
 

@@ -18,20 +18,24 @@
     return e;
   }
 
+  /* "1.50" → "1.5", "2.00" → "2"; digits before the point are never touched */
+  function trim(s) { return s.indexOf(".") < 0 || /e/.test(s) ? s : s.replace(/\.?0+$/, ""); }
+
   /* Numbers with SI or binary prefixes and the unit, as an axis or a legend shows them. */
   function fmt(v, unit) {
     if (v === null || v === undefined || isNaN(v)) return "–";
     var a = Math.abs(v);
     if (unit === "B") {
-      var u = ["B", "KiB", "MiB", "GiB"], i = 0;
-      while (a >= 1024 && i < 3) { a /= 1024; v /= 1024; i++; }
-      return (i ? v.toFixed(a < 10 ? 2 : a < 100 ? 1 : 0) : v.toFixed(0)) + " " + u[i];
+      /* decimal prefixes (kB = 1000 B), so the axis ticks uPlot picks read as round numbers */
+      var u = ["B", "kB", "MB", "GB"], i = 0;
+      while (a >= 1000 && i < 3) { a /= 1000; v /= 1000; i++; }
+      return (i ? trim(v.toFixed(a < 10 ? 2 : a < 100 ? 1 : 0)) : v.toFixed(0)) + " " + u[i];
     }
     if (unit === "%") return v.toFixed(a < 10 ? 2 : 1) + " %";
-    var p = "";
-    if (unit !== "" && unit !== undefined && a >= 1e6) { v /= 1e6; p = "M"; }
-    else if (unit !== "" && unit !== undefined && a >= 1e4) { v /= 1e3; p = "k"; }
-    var s = Number.isInteger(v) ? String(v) : v.toPrecision(4).replace(/\.?0+$/, "");
+    var p = "", prefixed = unit && unit !== "µs"; /* times stay in µs, as their axis */
+    if (prefixed && a >= 1e6) { v /= 1e6; p = "M"; }
+    else if (prefixed && a >= 1e4) { v /= 1e3; p = "k"; }
+    var s = Number.isInteger(v) ? String(v) : trim(v.toPrecision(4));
     return s + (unit ? " " + p + unit : p);
   }
   page.fmt = fmt;

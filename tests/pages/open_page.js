@@ -35,6 +35,8 @@ const path = require("path");
       }
       return r;
     });
+    out.fmt = await page.evaluate(() => window.rswPage && [[1199.99, ""], [1500, "B"], [2000, "B"],
+      [120, "B"], [45.5, "%"], [25000, "µs"]].map(([v, u]) => window.rswPage.fmt(v, u)));
     out.spec = await page.evaluate(() => window.rswPage && window.rswPage.spec);
     out.topology = await page.evaluate(() => Array.from(document.querySelectorAll("line.link"))
       .map((l) => ({ util: +l.getAttribute("data-util"), pfc: +l.getAttribute("data-pfc"),

@@ -76,6 +76,8 @@ class Pages(unittest.TestCase):
                     self.assertEqual(want, 0)
                 else:
                     self.assertAlmostEqual(y, want)
+        # axis and legend numbers: trailing zeros of a fraction dropped, never an integer's
+        self.assertEqual(got["fmt"], ["1200", "1.5 kB", "2 kB", "120 B", "45.5 %", "25000 µs"])
         head = got["tables"]["overview"][0]
         self.assertEqual(head[1:], [n for n, _ in self.runs])
 
