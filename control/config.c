@@ -849,10 +849,55 @@ static int parse_routes(struct cc *c, yaml_node_t *t, int pbr)
 	return 0;
 }
 
-/* Loads path and finds its tables (unknown or repeated ones are errors). */
-static int load_tables(struct cc *c, const char *path, char *err, size_t errlen)
+/* Edit distance of two short names (0..UINT_MAX if either is long). */
+static unsigned edit_distance(const char *a, const char *b)
 {
-	if (ydoc_load(&c->y, path, err, errlen) < 0)
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned row[40];
+	if (la >= 40 || lb >= 40)
+		return ~0u;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned diag = row[0];
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+/* An unknown top-level key is not quoted: the file may be something else than a config (a
+ * password file named by mistake or on purpose), and its first line would be the key. A close
+ * miss of a table name is named instead, which says nothing the table list does not. */
+static int unknown_table(struct cc *c, yaml_node_t *k, const char *name)
+{
+	const char *near = NULL;
+	for (int i = 0; name && known_tables[i] && !near; i++)
+		if (edit_distance(name, known_tables[i]) <= 2)
+			near = known_tables[i];
+	return ydoc_error(&c->y, k, "(top level)",
+			  "unknown table%s%s%s (expected DEVICE_METADATA, PORT, CABLE_LENGTH, "
+			  "DSCP_TO_TC_MAP, TC_TO_PRIORITY_GROUP_MAP, PORT_QOS_MAP, SWITCH_HASH, "
+			  "HASH_POLICY, NEIGH, NEXTHOP_GROUP, STATIC_ROUTE, POLICY_ROUTE, "
+			  "BUFFER_POOL, BUFFER_PROFILE, BUFFER_PG, BUFFER_QUEUE, WRED_PROFILE, "
+			  "SCHEDULER, QUEUE, PFC_WD, CLASSIFIER, ROCESWD)",
+			  near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
+}
+
+/* Loads path (or, with fd >= 0, the file open on fd, path naming it in messages) and finds its
+ * tables (unknown or repeated ones are errors). */
+static int load_tables(struct cc *c, const char *path, int fd, char *err, size_t errlen)
+{
+	if ((fd >= 0 ? ydoc_load_fd(&c->y, fd, path, err, errlen)
+		     : ydoc_load(&c->y, path, err, errlen)) < 0)
 		return -1;
 	yaml_node_t *root = ydoc_root(&c->y);
 	if (root->type != YAML_MAPPING_NODE)
@@ -865,12 +910,7 @@ static int load_tables(struct cc *c, const char *path, char *err, size_t errlen)
 			if (name && !strcmp(name, known_tables[i]))
 				break;
 		if (!known_tables[i])
-			return ydoc_error(&c->y, k, name ? name : "?",
-				   "unknown table (expected DEVICE_METADATA, PORT, CABLE_LENGTH, "
-				   "DSCP_TO_TC_MAP, TC_TO_PRIORITY_GROUP_MAP, PORT_QOS_MAP, SWITCH_HASH, "
-				   "HASH_POLICY, NEIGH, NEXTHOP_GROUP, STATIC_ROUTE, POLICY_ROUTE, "
-				   "BUFFER_POOL, BUFFER_PROFILE, BUFFER_PG, BUFFER_QUEUE, WRED_PROFILE, "
-				   "SCHEDULER, QUEUE, PFC_WD, CLASSIFIER, ROCESWD)");
+			return unknown_table(c, k, name);
 		if (c->tables[i])
 			return ydoc_error(&c->y, k, name, "table appears twice");
 		c->tables[i] = ydoc_node(&c->y, pr->value);
@@ -886,7 +926,7 @@ int rsw_config_hash_policies(const char *path, struct rsw_txn *txn, char *err, s
 		return -1;
 	}
 	c->txn = txn;
-	int rc = load_tables(c, path, err, errlen);
+	int rc = load_tables(c, path, -1, err, errlen);
 	if (rc == 0 && !c->tables[T_SWHASH] && !c->tables[T_HASHPOL])
 		rc = ydoc_error(&c->y, ydoc_root(&c->y), "(top level)",
 				"no SWITCH_HASH or HASH_POLICY table: no hash policy to read");
@@ -899,6 +939,11 @@ int rsw_config_hash_policies(const char *path, struct rsw_txn *txn, char *err, s
 
 int rsw_config_compile(const char *path, struct rsw_txn *txn, char *err, size_t errlen)
 {
+	return rsw_config_compile_fd(-1, path, txn, err, errlen);
+}
+
+int rsw_config_compile_fd(int fd, const char *name, struct rsw_txn *txn, char *err, size_t errlen)
+{
 	struct cc *c = calloc(1, sizeof(*c));
 	int rc = -1;
 
@@ -907,7 +952,7 @@ int rsw_config_compile(const char *path, struct rsw_txn *txn, char *err, size_t 
 		return -1;
 	}
 	c->txn = txn;
-	if (load_tables(c, path, err, errlen) < 0)
+	if (load_tables(c, name, fd, err, errlen) < 0)
 		goto out;
 	struct rsw_daemon_cfg daemon; /* checked here, used by roceswd */
 	rsw_daemon_cfg_defaults(&daemon);

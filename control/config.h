@@ -10,6 +10,9 @@
 /* Compile path into writes appended to txn (nothing is applied). Returns -1 with
  * "FILE:LINE: KEY: what was wrong, what was expected" in err. */
 int rsw_config_compile(const char *path, struct rsw_txn *txn, char *err, size_t errlen);
+/* The same for the file open on fd (see ydoc_load_fd: a regular file, read into memory, never
+ * reopened by name); name is used in messages only. With fd < 0, name is opened as a path. */
+int rsw_config_compile_fd(int fd, const char *name, struct rsw_txn *txn, char *err, size_t errlen);
 
 /* Only the hash policies of a file (SWITCH_HASH|GLOBAL as "default", and HASH_POLICY): writes
  * to RSW_T_HASH_POLICY appended to txn. Any other table is checked by name and ignored, so a

@@ -1,4 +1,6 @@
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +20,17 @@ const char *rsw_ctl_socket_path(const char *arg)
 	return env && *env ? env : RSW_CTL_DEFAULT_SOCKET;
 }
 
-int rsw_ctl_send(const char *path, json_t *req, int pass_fd, char *err, size_t errlen)
+int rsw_ctl_send_fds(const char *path, json_t *req, const int *fds, unsigned n_fds, char *err,
+		     size_t errlen)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof(a.sun_path)) {
 		snprintf(err, errlen, "%s: socket path too long", path);
+		return -1;
+	}
+	if (n_fds > RSW_CTL_CLIENT_MAX_FDS) {
+		snprintf(err, errlen, "%u files in one request; at most %d", n_fds,
+			 RSW_CTL_CLIENT_MAX_FDS);
 		return -1;
 	}
 	strcpy(a.sun_path, path);
@@ -37,19 +45,22 @@ int rsw_ctl_send(const char *path, json_t *req, int pass_fd, char *err, size_t e
 	json_object_set_new(req, "v", json_integer(1));
 	char *text = json_dumps(req, JSON_COMPACT);
 	struct iovec iov = {.iov_base = text, .iov_len = text ? strlen(text) : 0};
+	/* files travel open, as SCM_RIGHTS beside the request: the dataplane reads them with the
+	 * rights this process had when it opened them */
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(int) * RSW_CTL_CLIENT_MAX_FDS)];
 		struct cmsghdr align;
 	} u;
+	memset(&u, 0, sizeof(u));
 	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
-	if (pass_fd >= 0) {
+	if (n_fds) {
 		m.msg_control = u.buf;
-		m.msg_controllen = sizeof(u.buf);
+		m.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
 		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+		c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
 	}
 	if (!text || sendmsg(fd, &m, MSG_NOSIGNAL) < 0) {
 		snprintf(err, errlen, "%s: %s", path, text ? strerror(errno) : "out of memory");
@@ -57,6 +68,30 @@ int rsw_ctl_send(const char *path, json_t *req, int pass_fd, char *err, size_t e
 		fd = -1;
 	}
 	free(text);
+	return fd;
+}
+
+int rsw_ctl_send(const char *path, json_t *req, int pass_fd, char *err, size_t errlen)
+{
+	return rsw_ctl_send_fds(path, req, &pass_fd, pass_fd >= 0, err, errlen);
+}
+
+int rsw_ctl_send_reload(const char *path, const char *file, const char *name, char *err,
+			size_t errlen)
+{
+	/* opened as the caller, without blocking on a FIFO; the dataplane fstat()s what it gets
+	 * and reads only a regular file */
+	int cfd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (cfd < 0) {
+		snprintf(err, errlen, "%s: cannot open: %s", name, strerror(errno));
+		return -1;
+	}
+	json_t *req = json_pack("{s:s, s:[s]}", "op", "reload", "files", name);
+	int fd = req ? rsw_ctl_send(path, req, cfd, err, errlen) : -1;
+	if (!req)
+		snprintf(err, errlen, "out of memory");
+	json_decref(req);
+	close(cfd); /* the message holds its own reference until the dataplane takes it */
 	return fd;
 }
 

@@ -28,6 +28,8 @@ static void usage(FILE *f)
 		"  set port NAME up|down | pfc-storm PORT PRIO on|off | route PREFIX ...\n"
 		"  del route PREFIX\n"
 		"              fault injection and quick changes on a running dataplane\n"
+		"  reload CONFIG\n"
+		"              apply a config to a running dataplane (the file is passed open)\n"
 		"\n"
 		"rocesw COMMAND --help describes a command; rocesw --version prints the version.\n");
 }
@@ -42,6 +44,7 @@ static const struct {
 	{"hash", rsw_cmd_hash},       {"show", rsw_cmd_show},
 	{"set", rsw_cmd_set},         {"del", rsw_cmd_del},
 	{"report", rsw_cmd_report},
+	{"reload", rsw_cmd_reload},
 };
 
 int main(int argc, char **argv)

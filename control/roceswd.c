@@ -124,9 +124,9 @@ static void reload_send(struct roceswd *d)
 		rsw_log(LOG_ERR, "reload refused, the running config stays: %s", err);
 		return;
 	}
-	json_t *req = json_pack("{s:s, s:s}", "op", "reload", "config", d->next);
-	d->reload_fd = rsw_ctl_send(d->cfg.control_socket, req, -1, err, sizeof(err));
-	json_decref(req);
+	/* the snapshot travels open (SCM_RIGHTS): the dataplane opens no path for a client */
+	d->reload_fd = rsw_ctl_send_reload(d->cfg.control_socket, d->next, d->config, err,
+					   sizeof(err));
 	if (d->reload_fd < 0) {
 		reload_done(d, 0);
 		rsw_log(LOG_ERR, "reload not sent, the running config stays: %s", err);

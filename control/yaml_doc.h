@@ -13,8 +13,23 @@ struct ydoc {
 	int loaded;
 };
 
-/* Loads the first document of path. Returns -1 with "FILE:LINE:COL: problem" in err. */
+/* The largest config file read: a million routes fit with room to spare; a bound on what a
+ * control client can make the dataplane allocate. */
+#define YDOC_MAX_BYTES (512u << 20)
+
+/* Loads the first document of path (opened without blocking; only a regular file is read).
+ * Returns -1 with "FILE:LINE:COL: problem" in err. */
 int ydoc_load(struct ydoc *d, const char *path, char *err, size_t errlen);
+/* The same from an open descriptor (e.g. one a control client passed): fstat()ed, only a regular
+ * file of at most YDOC_MAX_BYTES, read from offset 0 without moving the descriptor's offset.
+ * name is for messages only and must outlive d. */
+int ydoc_load_fd(struct ydoc *d, int fd, const char *name, char *err, size_t errlen);
+/* The same from memory: buf holds len bytes of YAML. */
+int ydoc_load_buffer(struct ydoc *d, const char *name, const char *buf, size_t len, char *err,
+		     size_t errlen);
+/* Reads a whole regular file from fd into a malloc()ed, NUL-terminated *out (the checks of
+ * ydoc_load_fd). Returns -1 with "NAME: why" in err. */
+int ydoc_read_fd(int fd, const char *name, char **out, size_t *len, char *err, size_t errlen);
 void ydoc_free(struct ydoc *d);
 yaml_node_t *ydoc_root(struct ydoc *d);
 yaml_node_t *ydoc_node(struct ydoc *d, int id);

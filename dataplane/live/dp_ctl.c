@@ -64,7 +64,7 @@ int rsw_ctl_open(struct rsw_ctl *c, struct rsw_dp *dp, const char *path, const c
 	mode_t old = umask(0117);
 	int rc = c->listen_fd < 0 ? -1 : bind(c->listen_fd, (struct sockaddr *)&a, sizeof(a));
 	umask(old);
-	if (rc < 0 || listen(c->listen_fd, RSW_CTL_MAX_CLIENTS) < 0 ||
+	if (rc < 0 || listen(c->listen_fd, RSW_CTL_BACKLOG) < 0 ||
 	    (c->group != (gid_t)-1 && chown(path, (uid_t)-1, c->group) < 0)) {
 		snprintf(err, errlen, "--control-socket %s: %s", path, strerror(errno));
 		rsw_ctl_close(c);
@@ -88,7 +88,8 @@ void rsw_ctl_close(struct rsw_ctl *c)
 }
 
 /* Root, our own user, or a member (primary or supplementary) of the control group. */
-static int peer_allowed(const struct rsw_ctl *c, int fd, char *why, size_t len)
+static int peer_allowed(const struct rsw_ctl *c, int fd, struct rsw_ctl_peer *peer, char *why,
+			size_t len)
 {
 	struct ucred cr;
 	socklen_t sl = sizeof(cr);
@@ -96,6 +97,7 @@ static int peer_allowed(const struct rsw_ctl *c, int fd, char *why, size_t len)
 		snprintf(why, len, "cannot read the peer's credentials");
 		return 0;
 	}
+	*peer = (struct rsw_ctl_peer){.uid = cr.uid, .gid = cr.gid, .pid = cr.pid};
 	if (cr.uid == 0 || cr.uid == geteuid())
 		return 1;
 	if (c->group != (gid_t)-1) {
@@ -119,26 +121,6 @@ static void drop_client(struct rsw_ctl *c, unsigned i)
 	c->client[i] = -1;
 }
 
-/* Sends a reply without waiting: a client that does not read its replies is dropped. */
-static void send_reply(struct rsw_ctl *c, unsigned i, json_t *reply)
-{
-	char *text = json_dumps(reply, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	if (text && strlen(text) > RSW_CTL_MAX_REPLY) {
-		free(text);
-		json_t *id = json_object_get(reply, "id");
-		json_t *e = json_pack("{s:i, s:O?, s:b, s:s}", "v", RSW_CTL_PROTOCOL, "id", id, "ok", 0,
-				      "error", "reply larger than the 4 MiB limit");
-		text = e ? json_dumps(e, JSON_COMPACT) : NULL;
-		json_decref(e);
-	}
-	if (!text || send(c->client[i], text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EMSGSIZE)
-			c->stats.slow_clients++;
-		drop_client(c, i);
-	}
-	free(text);
-}
-
 static json_t *error_reply(json_t *id, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static json_t *error_reply(json_t *id, const char *fmt, ...)
 {
@@ -151,49 +133,175 @@ static json_t *error_reply(json_t *id, const char *fmt, ...)
 			 msg);
 }
 
+/* Sends a reply without waiting: a client that does not read its replies is dropped. */
+static void send_reply(struct rsw_ctl *c, unsigned i, json_t *reply)
+{
+	char *text = json_dumps(reply, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (text && strlen(text) > RSW_CTL_MAX_REPLY) {
+		free(text);
+		json_t *e = error_reply(json_object_get(reply, "id"), "reply larger than the 4 MiB limit");
+		text = e ? json_dumps(e, JSON_COMPACT) : NULL;
+		json_decref(e);
+	}
+	if (!text || send(c->client[i], text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EMSGSIZE)
+			c->stats.slow_clients++;
+		drop_client(c, i);
+	}
+	free(text);
+}
+
+/* An error reply to a connection that gets no slot, then closed: the client reads why. */
+static void turn_away(int fd, const char *why)
+{
+	json_t *r = error_reply(NULL, "%s", why);
+	char *text = r ? json_dumps(r, JSON_COMPACT) : NULL;
+	if (text)
+		(void)!send(fd, text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL);
+	free(text);
+	json_decref(r);
+	close(fd);
+}
+
+/* For SOCK_SEQPACKET, recv() returns 0 both for an empty message and at the end: the peer's
+ * hang-up tells them apart. */
+static int peer_gone(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/* The descriptors of the message's SCM_RIGHTS, kept for the request (the rest closed). */
+static void take_fds(struct rsw_ctl *c, struct msghdr *mh)
+{
+	c->n_req_fd = 0;
+	c->req_fd_truncated = !!(mh->msg_flags & MSG_CTRUNC);
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t k = 0; k < n; k++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(cm) + k * sizeof(int), sizeof(int));
+			if (c->n_req_fd < RSW_CTL_MAX_FDS)
+				c->req_fd[c->n_req_fd++] = fd;
+			else {
+				close(fd);
+				c->req_fd_truncated = 1;
+			}
+		}
+	}
+}
+
+static void close_fds(struct rsw_ctl *c)
+{
+	for (unsigned k = 0; k < c->n_req_fd; k++)
+		close(c->req_fd[k]);
+	c->n_req_fd = 0;
+	c->req_fd_truncated = 0;
+}
+
+static json_t *handle_message(struct rsw_ctl *c, unsigned i, ssize_t n)
+{
+	if (n > RSW_CTL_MAX_REQUEST) {
+		c->stats.oversized++;
+		return error_reply(NULL, "request of %zd bytes exceeds the limit of %d", n,
+				   RSW_CTL_MAX_REQUEST);
+	}
+	if (n == 0)
+		return error_reply(NULL, "empty request: send one JSON object per message, like "
+				   "{\"v\": 1, \"op\": \"hello\"}");
+	json_error_t je;
+	json_t *reply, *req = json_loadb(c->buf, (size_t)n, JSON_REJECT_DUPLICATES, &je);
+	json_t *id = req ? json_object_get(req, "id") : NULL;
+	json_t *v = req ? json_object_get(req, "v") : NULL;
+	const char *op = req ? json_string_value(json_object_get(req, "op")) : NULL;
+	if (!req)
+		reply = error_reply(NULL, "not JSON: %s at byte %d", je.text, je.position);
+	else if (!json_is_object(req))
+		reply = error_reply(NULL, "a request is a JSON object");
+	else if (!json_is_integer(v) || json_integer_value(v) != RSW_CTL_PROTOCOL)
+		reply = error_reply(id, "protocol version: expected \"v\": %d", RSW_CTL_PROTOCOL);
+	else if (!op)
+		reply = error_reply(id, "missing \"op\"");
+	else {
+		char err[1024] = "";
+		c->req_peer = &c->peer[i];
+		json_t *result = rsw_ctl_dispatch(c, op, req, err, sizeof(err));
+		c->req_peer = NULL;
+		reply = result ? json_pack("{s:i, s:O?, s:b, s:o}", "v", RSW_CTL_PROTOCOL, "id", id,
+					   "ok", 1, "result", result)
+			       : error_reply(id, "%s", err);
+	}
+	json_decref(req);
+	return reply;
+}
+
 static void serve(struct rsw_ctl *c, unsigned i)
 {
 	c->last_seen[i] = time(NULL);
-	ssize_t n = recv(c->client[i], c->buf, RSW_CTL_MAX_REQUEST + 1, MSG_DONTWAIT | MSG_TRUNC);
-	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int) * RSW_CTL_MAX_FDS)];
+	} cbuf;
+	struct iovec iov = {.iov_base = c->buf, .iov_len = RSW_CTL_MAX_REQUEST + 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.b,
+			    .msg_controllen = sizeof(cbuf.b)};
+	ssize_t n = recvmsg(c->client[i], &mh, MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC);
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			drop_client(c, i);
+		return;
+	}
+	take_fds(c, &mh);
+	if (n == 0 && !c->n_req_fd && peer_gone(c->client[i])) {
 		drop_client(c, i);
 		return;
 	}
-	if (n < 0)
-		return;
 	c->stats.requests++;
-	json_t *reply;
-	if (n > RSW_CTL_MAX_REQUEST) {
-		c->stats.oversized++;
-		reply = error_reply(NULL, "request of %zd bytes exceeds the limit of %d", n,
-				    RSW_CTL_MAX_REQUEST);
-	} else {
-		json_error_t je;
-		json_t *req = json_loadb(c->buf, (size_t)n, JSON_REJECT_DUPLICATES, &je);
-		json_t *id = req ? json_object_get(req, "id") : NULL;
-		json_t *v = req ? json_object_get(req, "v") : NULL;
-		const char *op = req ? json_string_value(json_object_get(req, "op")) : NULL;
-		if (!req)
-			reply = error_reply(NULL, "not JSON: %s at byte %d", je.text, je.position);
-		else if (!json_is_object(req))
-			reply = error_reply(NULL, "a request is a JSON object");
-		else if (!json_is_integer(v) || json_integer_value(v) != RSW_CTL_PROTOCOL)
-			reply = error_reply(id, "protocol version: expected \"v\": %d", RSW_CTL_PROTOCOL);
-		else if (!op)
-			reply = error_reply(id, "missing \"op\"");
-		else {
-			char err[512] = "";
-			json_t *result = rsw_ctl_dispatch(c, op, req, err, sizeof(err));
-			reply = result ? json_pack("{s:i, s:O?, s:b, s:o}", "v", RSW_CTL_PROTOCOL, "id",
-						   id, "ok", 1, "result", result)
-				       : error_reply(id, "%s", err);
-		}
-		json_decref(req);
-	}
+	json_t *reply = handle_message(c, i, n);
+	close_fds(c);
 	if (json_is_false(json_object_get(reply, "ok")))
 		c->stats.errors++;
 	send_reply(c, i, reply);
 	json_decref(reply);
+}
+
+/* Frees the slots of peers that hung up, answering (to no one) what they sent before: a burst of
+ * clients that send and close without reading must not hold the slots until their turn. */
+static unsigned reap_hung_up(struct rsw_ctl *c)
+{
+	struct pollfd p[RSW_CTL_MAX_CLIENTS];
+	unsigned map[RSW_CTL_MAX_CLIENTS], n = 0, freed = 0;
+	for (unsigned i = 0; i < RSW_CTL_MAX_CLIENTS; i++)
+		if (c->client[i] >= 0) {
+			map[n] = i;
+			p[n++] = (struct pollfd){.fd = c->client[i], .events = POLLIN | POLLRDHUP};
+		}
+	if (poll(p, n, 0) <= 0)
+		return 0;
+	for (unsigned k = 0; k < n; k++) {
+		unsigned i = map[k];
+		if (!(p[k].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+			continue;
+		/* its queued requests are served as they would have been; the reply fails and
+		 * drops it, or the end of its messages does */
+		for (unsigned m = 0; m < 64 && c->client[i] >= 0; m++)
+			serve(c, i);
+		if (c->client[i] >= 0)
+			drop_client(c, i);
+		c->stats.hung_up++;
+		freed++;
+	}
+	return freed;
+}
+
+static int free_slot(struct rsw_ctl *c)
+{
+	for (unsigned i = 0; i < RSW_CTL_MAX_CLIENTS; i++)
+		if (c->client[i] < 0)
+			return (int)i;
+	return -1;
 }
 
 static void accept_clients(struct rsw_ctl *c)
@@ -201,29 +309,30 @@ static void accept_clients(struct rsw_ctl *c)
 	int fd;
 	while ((fd = accept4(c->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
 		char why[128];
-		if (!peer_allowed(c, fd, why, sizeof(why))) {
+		struct rsw_ctl_peer peer;
+		if (!peer_allowed(c, fd, &peer, why, sizeof(why))) {
 			c->stats.refused_peers++;
-			json_t *r = error_reply(NULL, "refused: %s", why);
-			char *text = json_dumps(r, JSON_COMPACT);
-			if (text)
-				(void)!send(fd, text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL);
-			free(text);
-			json_decref(r);
-			close(fd);
+			char msg[160];
+			snprintf(msg, sizeof(msg), "refused: %s", why);
+			turn_away(fd, msg);
 			continue;
 		}
-		unsigned i;
-		for (i = 0; i < RSW_CTL_MAX_CLIENTS && c->client[i] >= 0; i++)
-			;
-		if (i == RSW_CTL_MAX_CLIENTS) {
+		int i = free_slot(c);
+		if (i < 0 && reap_hung_up(c))
+			i = free_slot(c);
+		if (i < 0) {
 			c->stats.too_many_clients++;
-			close(fd);
+			char msg[160];
+			snprintf(msg, sizeof(msg), "busy: %u clients connected, the most served at once; "
+				 "try again", RSW_CTL_MAX_CLIENTS);
+			turn_away(fd, msg);
 			continue;
 		}
 		/* replies up to the limit fit in one message (root may raise the buffer) */
 		int sz = (int)RSW_CTL_MAX_REPLY + 4096;
 		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz));
 		c->client[i] = fd;
+		c->peer[i] = peer;
 		c->last_seen[i] = time(NULL);
 	}
 }
@@ -248,9 +357,10 @@ void rsw_ctl_poll(struct rsw_ctl *c, int timeout_ms)
 		}
 	if (poll(p, n, timeout_ms) <= 0)
 		return;
-	if (p[0].revents & POLLIN)
-		accept_clients(c);
+	/* the connected clients first: what they sent frees their slots for the newcomers */
 	for (unsigned k = 1; k < n; k++)
 		if (p[k].revents & (POLLIN | POLLHUP | POLLERR))
 			serve(c, map[k]);
+	if (p[0].revents & POLLIN)
+		accept_clients(c);
 }

@@ -19,16 +19,28 @@ struct rsw_dp_zone;
 #define RSW_CTL_MAX_REQUEST 65536      /* bytes of one request */
 #define RSW_CTL_MAX_REPLY (4u << 20)   /* bytes of one reply */
 #define RSW_CTL_MAX_CLIENTS 16
+/* Connections waiting for accept(): a burst of clients queues instead of failing connect() with
+ * EAGAIN (the kernel caps it at net.core.somaxconn). */
+#define RSW_CTL_BACKLOG 4096
+#define RSW_CTL_MAX_FDS 64              /* descriptors passed with one request */
+#define RSW_CTL_MAX_NAME 1024           /* bytes of a passed file's name */
 #define RSW_CTL_IDLE_S 60               /* default: a client silent this long is disconnected */
 
 struct rsw_ctl_stats {
-	uint64_t requests, errors, refused_peers, oversized, slow_clients, too_many_clients, idle_clients;
+	uint64_t requests, errors, refused_peers, oversized, slow_clients, too_many_clients, idle_clients,
+		hung_up;
+};
+
+struct rsw_ctl_peer {
+	uint32_t uid, gid;
+	int32_t pid;
 };
 
 struct rsw_ctl {
 	int listen_fd;
 	int client[RSW_CTL_MAX_CLIENTS];
 	time_t last_seen[RSW_CTL_MAX_CLIENTS];
+	struct rsw_ctl_peer peer[RSW_CTL_MAX_CLIENTS]; /* SO_PEERCRED at accept */
 	char path[108];
 	gid_t group;                       /* (gid_t)-1: none */
 	unsigned idle_s;                   /* silent clients are let go after this */
@@ -39,6 +51,13 @@ struct rsw_ctl {
 	char config_buf[4096];
 	uint64_t reloads;
 	char *buf;                         /* one request */
+	/* the request being handled: its sender and the descriptors that came with it, in order
+	 * (named by its "files"); closed once it is answered */
+	const struct rsw_ctl_peer *req_peer;
+	int req_fd[RSW_CTL_MAX_FDS];
+	unsigned n_req_fd;
+	int req_fd_truncated;              /* more descriptors than RSW_CTL_MAX_FDS were sent */
+	void (*log)(void *arg, const char *line); /* each change request and its outcome; arg: dp */
 };
 
 /* Creates the socket at path (replacing a stale one), mode 0660, group `group` if given (a name

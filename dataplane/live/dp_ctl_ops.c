@@ -2,6 +2,7 @@
  * the changes a lab user makes by hand (port admin state, routes, an injected PFC storm). Every
  * change is one table-write transaction: applied whole or refused with the reason, changing
  * nothing. Runs on the main lcore, the only thread that commits. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "control/config.h"
@@ -170,6 +171,7 @@ static json_t *control_stats(struct rsw_ctl *c)
 	json_object_set_new(o, "slow_clients", J(c->stats.slow_clients));
 	json_object_set_new(o, "too_many_clients", J(c->stats.too_many_clients));
 	json_object_set_new(o, "idle_clients", J(c->stats.idle_clients));
+	json_object_set_new(o, "hung_up", J(c->stats.hung_up));
 	return o;
 }
 
@@ -386,14 +388,25 @@ static json_t *hash_explain(struct rsw_ctl *c, json_t *req, char *err, size_t er
 }
 
 /* A whole config file, applied as the difference to the running tables in one transaction.
- * An invalid file, or one that changes the ports, is refused and the running tables stay. */
+ * An invalid file, or one that changes the ports, is refused and the running tables stay. The
+ * file comes open from the client (SCM_RIGHTS), read with the client's rights: the dataplane
+ * opens no path on anyone's behalf. */
 static json_t *reload(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
 {
-	const char *path = str_arg(req, "config");
-	if (!path) {
-		snprintf(err, errlen, "reload: expected {\"config\": PATH}");
+	json_t *files = json_object_get(req, "files");
+	if (!files) {
+		snprintf(err, errlen, "reload: the dataplane opens no file for a client: open the config "
+			 "and pass its descriptor with the request (SCM_RIGHTS) and \"files\": [NAME] "
+			 "(docs/control.md); `rocesw reload FILE` does this%s",
+			 json_object_get(req, "config") ? "; a \"config\" path is not read" : "");
 		return NULL;
 	}
+	if (json_array_size(files) != 1) {
+		snprintf(err, errlen, "reload: \"files\" names one config, got %zu",
+			 json_array_size(files));
+		return NULL;
+	}
+	const char *name = json_string_value(json_array_get(files, 0));
 	struct rsw_txn *file = rsw_txn_new(), *diff = rsw_txn_new();
 	struct rsw_state *next = NULL;
 	json_t *result = NULL;
@@ -401,13 +414,13 @@ static json_t *reload(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	if (rsw_config_compile(path, file, err, errlen) < 0 ||
+	if (rsw_config_compile_fd(c->req_fd[0], name, file, err, errlen) < 0 ||
 	    !(next = rsw_state_from_txn(file, err, errlen)) ||
 	    rsw_state_diff(c->dp->sw->state, next, diff, err, errlen) < 0)
 		goto out;
 	if (rsw_txn_len(diff) && rsw_switch_commit(c->dp->sw, diff, err, errlen) < 0)
 		goto out;
-	snprintf(c->config_buf, sizeof(c->config_buf), "%s", path);
+	snprintf(c->config_buf, sizeof(c->config_buf), "%s", name);
 	c->config_path = c->config_buf;
 	c->reloads++;
 	result = json_pack("{s:I, s:I}", "generation", (json_int_t)c->dp->sw->generation, "writes",
@@ -419,8 +432,52 @@ out:
 	return result;
 }
 
-json_t *rsw_ctl_handle(struct rsw_ctl *c, const char *op, json_t *req, char *err, size_t errlen)
+/* "files" names the descriptors that came with the request, one each, in order; only ops that
+ * read files take them. */
+static int check_files(struct rsw_ctl *c, const char *op, json_t *req, char *err, size_t errlen)
 {
+	json_t *files = json_object_get(req, "files"), *f;
+	size_t i;
+	if (c->req_fd_truncated) {
+		snprintf(err, errlen, "more than %d descriptors with one request", RSW_CTL_MAX_FDS);
+		return -1;
+	}
+	if (!files && !c->n_req_fd)
+		return 0;
+	if (strcmp(op, "reload")) {
+		snprintf(err, errlen, "%.64s takes no files", op);
+		return -1;
+	}
+	if (!json_is_array(files)) {
+		snprintf(err, errlen, "%u descriptors came without \"files\": [NAME, ...] naming them",
+			 c->n_req_fd);
+		return -1;
+	}
+	json_array_foreach(files, i, f) {
+		const char *n = json_string_value(f);
+		size_t len = n ? strlen(n) : 0;
+		int ctrl = 0;
+		for (size_t k = 0; k < len; k++)
+			ctrl |= (unsigned char)n[k] < 0x20 || n[k] == 0x7f;
+		if (!len || len > RSW_CTL_MAX_NAME || ctrl || len != json_string_length(f)) {
+			snprintf(err, errlen, "\"files\"[%zu]: a name (for messages) of 1-%d bytes "
+				 "without control characters", i, RSW_CTL_MAX_NAME);
+			return -1;
+		}
+	}
+	if (json_array_size(files) != c->n_req_fd) {
+		snprintf(err, errlen, "\"files\" names %zu files but %u descriptors came with the "
+			 "request (SCM_RIGHTS): a client passes each file open, the dataplane opens no "
+			 "path", json_array_size(files), c->n_req_fd);
+		return -1;
+	}
+	return 0;
+}
+
+static json_t *dispatch(struct rsw_ctl *c, const char *op, json_t *req, char *err, size_t errlen)
+{
+	if (check_files(c, op, req, err, errlen) < 0)
+		return NULL;
 	if (!strcmp(op, "hello"))
 		return json_pack("{s:i, s:s, s:I}", "protocol", RSW_CTL_PROTOCOL, "program",
 				 "rocesw-dataplane", "generation", (json_int_t)c->dp->sw->generation);
@@ -441,4 +498,39 @@ json_t *rsw_ctl_handle(struct rsw_ctl *c, const char *op, json_t *req, char *err
 	snprintf(err, errlen, "unknown op '%.64s' (hello, show, set_port, set_route, del_route, "
 		 "pfc_storm, reload, hash_explain)", op);
 	return NULL;
+}
+
+/* Every request that changes the switch is logged with who sent it (SO_PEERCRED) and what
+ * became of it; the request is logged as JSON, so a name cannot forge a log line. */
+static void log_change(struct rsw_ctl *c, const char *op, json_t *req, json_t *result,
+		       const char *err)
+{
+	static const char *const changes[] = {"set_port", "set_route", "del_route", "pfc_storm",
+					      "reload"};
+	unsigned k;
+	for (k = 0; k < sizeof(changes) / sizeof(changes[0]) && strcmp(op, changes[k]); k++)
+		;
+	if (!c->log || k == sizeof(changes) / sizeof(changes[0]))
+		return;
+	char *text = json_dumps(req, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	char line[1024];
+	const struct rsw_ctl_peer *p = c->req_peer;
+	int n = snprintf(line, sizeof(line), "control: uid %u gid %u pid %d: %.400s: ",
+			 p ? p->uid : 0u, p ? p->gid : 0u, p ? p->pid : 0, text ? text : op);
+	if (n > 0 && (size_t)n < sizeof(line)) {
+		if (result)
+			snprintf(line + n, sizeof(line) - (size_t)n, "ok, generation %llu",
+				 (unsigned long long)c->dp->sw->generation);
+		else
+			snprintf(line + n, sizeof(line) - (size_t)n, "refused: %s", err);
+	}
+	free(text);
+	c->log(c->dp, line);
+}
+
+json_t *rsw_ctl_handle(struct rsw_ctl *c, const char *op, json_t *req, char *err, size_t errlen)
+{
+	json_t *result = dispatch(c, op, req, err, errlen);
+	log_change(c, op, req, result, err);
+	return result;
 }

@@ -243,6 +243,7 @@ int main(int argc, char **argv)
 	}
 	ctl.zone = z;
 	ctl.config_path = z->config[0];
+	ctl.log = rsw_dp_log_line;
 	if (idle > 0)
 		ctl.idle_s = (unsigned)idle;
 	rsw_dp_telemetry_register(z);

@@ -18,8 +18,7 @@
 #define SHAPER_SLACK_NS 1000000u
 #define HOST_IFNAME_MAX 15 /* IFNAMSIZ - 1 */
 
-/* Traffic-manager events (watchdog): one line each on stderr, with the time and the switch. */
-static void log_line(void *arg, const char *line)
+void rsw_dp_log_line(void *arg, const char *line)
 {
 	const struct rsw_dp *dp = arg;
 	struct timespec ts;
@@ -279,7 +278,7 @@ int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, ch
 				    SHAPER_SLACK_NS, err, errlen);
 		if (!dp->tm)
 			return -1;
-		dp->tm->log = log_line;
+		dp->tm->log = rsw_dp_log_line;
 		dp->tm->log_arg = dp;
 	}
 	return 0;

@@ -53,6 +53,9 @@ int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, ch
 		     size_t errlen);
 /* Starts the workers. */
 void rsw_dp_zone_launch(struct rsw_dp_zone *z);
+/* One line on stderr with the time and the switch (arg: its struct rsw_dp): the traffic
+ * manager's events (watchdog) and the control socket's change log. */
+void rsw_dp_log_line(void *arg, const char *line);
 /* The switch called name, or NULL. */
 struct rsw_dp *rsw_dp_zone_switch(const struct rsw_dp_zone *z, const char *name);
 /* Frames on the in-memory links. */

@@ -44,9 +44,14 @@ int rsw_prefix_parse(const char *s, struct rsw_prefix *p)
 	buf[slash - s] = 0;
 	if (rsw_ip_parse(buf, &p->ip) < 0)
 		return -1;
-	char *end;
-	long len = strtol(slash + 1, &end, 10);
-	if (*end || end == slash + 1 || len < 0 || len > (p->ip.family == 4 ? 32 : 128))
+	/* the length is plain decimal: no sign, space or leading zero (strtol would take " 8",
+	 * "+8" and "016"), so a prefix has one spelling in configs, requests and replies */
+	const char *d = slash + 1;
+	size_t nd = strspn(d, "0123456789");
+	if (nd == 0 || nd > 3 || d[nd] || (nd > 1 && d[0] == '0'))
+		return -1;
+	long len = strtol(d, NULL, 10);
+	if (len > (p->ip.family == 4 ? 32 : 128))
 		return -1;
 	p->len = (uint8_t)len;
 	/* host bits must be zero, as `ip route` and SONiC require */

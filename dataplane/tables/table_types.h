@@ -125,6 +125,9 @@ struct rsw_classifier_rule {
 const char *rsw_port_role_name(unsigned role);
 unsigned rsw_port_role_from_name(const char *s); /* RSW_ROLE_COUNT if unknown */
 int rsw_ip_parse(const char *s, struct rsw_ip *ip);
+/* "ADDR/LEN", strictly: inet_pton's address, LEN in plain decimal (no sign, space or leading
+ * zero) within the family's width. 0, -1 if malformed, -2 if host bits are set. The one prefix
+ * parser of configs and control requests. */
 int rsw_prefix_parse(const char *s, struct rsw_prefix *p);
 const char *rsw_ip_str(const struct rsw_ip *ip, char *buf, unsigned len);
 int rsw_ip_eq(const struct rsw_ip *a, const struct rsw_ip *b);

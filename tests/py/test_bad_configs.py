@@ -4,11 +4,14 @@ dataplane, which must not start. The shipped examples load, with the counts thei
 import glob
 import os
 import subprocess
+import tempfile
 import unittest
 
 import yaml
 
-from common import DATAPLANE, ROCESW, ROOT
+from common import BUILD, DATAPLANE, ROCESW, ROOT
+
+ROCESWD = os.path.join(BUILD, "roceswd")
 
 
 class BadConfigs(unittest.TestCase):
@@ -36,6 +39,32 @@ class BadConfigs(unittest.TestCase):
                            timeout=60)
         self.assertEqual(r.returncode, 1)
         self.assertIn("route 10.9.0.0/16: no next-hop group named 'spines'", r.stderr)
+
+    def test_not_a_file(self):
+        """A directory or a FIFO as the config is named for what it is, by check-config, the
+        dataplane and roceswd, at once (a FIFO with no writer must not hang the open)."""
+        d = tempfile.mkdtemp(prefix="rsw-notfile-")
+        fifo = os.path.join(d, "fifo.yaml")
+        os.mkfifo(fifo)
+        try:
+            for path, kind in ((d, "a directory"), (fifo, "a FIFO")):
+                want = f"{path}: is {kind}; expected a config file"
+                runs = {
+                    "check-config": [ROCESW, "check-config", path],
+                    "dataplane": [DATAPLANE, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1",
+                                  "--no-shconf", "--file-prefix", "rsw-notfile", "--log-level",
+                                  "error", "--", "--config", path],
+                    "roceswd": [ROCESWD, "--config", path, "--foreground"],
+                }
+                for who, cmd in runs.items():
+                    with self.subTest(who=who, kind=kind):
+                        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+                        self.assertNotEqual(r.returncode, 0)
+                        self.assertIn(want, r.stderr)
+                        self.assertNotIn("YAML syntax error", r.stderr)
+        finally:
+            os.unlink(fifo)
+            os.rmdir(d)
 
     def test_examples_load(self):
         for name in ("rtsw.yaml", "ctsw.yaml", "lab.yaml"):

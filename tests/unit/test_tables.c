@@ -236,6 +236,31 @@ static void policy_route_overrides(void **state)
 	rsw_switch_free(sw);
 }
 
+/* One spelling per prefix: the length is plain decimal in the family's width, the address what
+ * inet_pton takes (no spaces, no leading zeros in IPv4 octets). */
+static void prefix_parser_is_strict(void **state)
+{
+	(void)state;
+	struct rsw_prefix p;
+	static const char *const good[] = {"10.0.0.0/8", "0.0.0.0/0", "10.1.2.3/32", "2001:db8::/32",
+					   "::/0", "2001:db8::1/128"};
+	static const char *const bad[] = {"10.0.0.0/016", "10.0.0.0/ 8", "10.0.0.0/+8", "10.0.0.0/-8",
+					  "10.0.0.0/8 ", " 10.0.0.0/8", "010.0.0.0/8", "10.0.0.0/00",
+					  "10.0.0.0/", "10.0.0.0", "10.0.0.0/33", "::/129", "::/0128",
+					  "10.0.0.0/8/8", "10.0.0.0/0x8", "10.0.0.0/8\n", "/8", "10.0.0.0/1e1"};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		assert_int_equal(rsw_prefix_parse(good[i], &p), 0);
+	assert_int_equal(rsw_prefix_parse("10.0.0.0/8", &p), 0);
+	assert_int_equal(p.len, 8);
+	assert_int_equal(rsw_prefix_parse("2001:db8::/32", &p), 0);
+	assert_int_equal(p.len, 32);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		print_message("%s\n", bad[i]);
+		assert_int_equal(rsw_prefix_parse(bad[i], &p), -1);
+	}
+	assert_int_equal(rsw_prefix_parse("10.0.0.1/8", &p), -2);
+}
+
 int main(void)
 {
 	if (rsw_eal_init_quiet("test_tables") < 0)
@@ -245,6 +270,7 @@ int main(void)
 		cmocka_unit_test(member_removed_by_port_down),
 		cmocka_unit_test(failed_transaction_changes_nothing),
 		cmocka_unit_test(policy_route_overrides),
+		cmocka_unit_test(prefix_parser_is_strict),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
