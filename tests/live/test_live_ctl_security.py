@@ -9,7 +9,9 @@
 - A zero-length request gets an error reply; prefixes such as 10.0.0.0/016 are refused by
   set_route; every change request is logged with the peer's uid, gid and pid (SO_PEERCRED).
 - 1000 clients that connect, send and close without reading, while a flood is forwarded: no
-  connect() fails, a normal client then gets its answer, the flood is conserved."""
+  connect() fails, a normal client then gets its answer, the flood is conserved; 16 clients that
+  stay hold every slot and a 17th is told it is busy.
+- DPDK's telemetry socket is reachable by root only."""
 import json
 import multiprocessing
 import os
@@ -345,6 +347,23 @@ class LiveCtlSecurity(unittest.TestCase):
             for s in held:
                 s.close()
         self.assertTrue(self.req({"v": 1, "op": "hello"})["ok"], "slots free again")
+
+    def test_7_telemetry_is_root_only(self):
+        """DPDK's telemetry socket lives in the EAL runtime directory, which DPDK creates 0700:
+        a control-group member cannot reach it, root can."""
+        rundir = f"/var/run/dpdk/{PREFIX}"
+        st = os.stat(rundir)
+        self.assertEqual((st.st_mode & 0o777, st.st_uid), (0o700, 0))
+        sock = os.path.join(rundir, "dpdk_telemetry.v2")
+        code = ("import socket,sys\ns=socket.socket(socket.AF_UNIX,socket.SOCK_SEQPACKET)\n"
+                "try:\n s.connect(sys.argv[1])\nexcept OSError as e:\n print('connect', e.errno)")
+        m = self.as_member(sys.executable, "-c", code, sock)
+        self.assertIn("connect 13", m.stdout, m.stderr)  # EACCES
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.settimeout(5)
+        s.connect(sock)
+        self.assertIn(b'"version"', s.recv(4096))
+        s.close()
 
 
 if __name__ == "__main__":
