@@ -35,6 +35,8 @@ struct xfer {
 	uint64_t bytes;
 	int32_t dep[2];        /* transfers that must have arrived at src first, -1: none */
 	uint8_t waiting;       /* of those, not arrived yet */
+	uint8_t ready;         /* nothing to wait for: posted once those before it on its
+				* connection are */
 	uint32_t parts_left;   /* messages of it not yet arrived */
 	uint32_t conn;         /* its connection */
 	uint32_t seq;          /* its place among the connection's transfers */
@@ -81,6 +83,7 @@ struct qp {
 struct conn {
 	uint16_t src, dst;
 	uint32_t qp0;          /* first of its qps QPs in loop.qp */
+	uint32_t x0;           /* its transfers in order: loop.cx[x0 .. x0 + n_xfers) */
 	uint32_t n_xfers, posted, arrived;
 	uint32_t granted;      /* chunks the sender may send (CTS frames received) */
 	uint32_t cts_sent;
@@ -112,6 +115,7 @@ struct loop {
 	struct conn *conn;
 	uint32_t n_conn;
 	int32_t *conn_of;      /* by src host * n_host + dst host: connection, -1 */
+	uint32_t *cx;          /* transfers by connection, in the algorithm's order */
 	struct qp *qp;
 	uint32_t n_qp;
 	struct lhost *h;
@@ -327,6 +331,15 @@ static int build_conns(struct loop *L, struct rsw_coll_result *cr)
 				x->waiting++;
 			}
 	}
+	L->cx = malloc((L->n_x ? L->n_x : 1) * sizeof(*L->cx));
+	if (!L->cx)
+		return -1;
+	for (uint32_t k = 0, off = 0; k < L->n_conn; k++) {
+		L->conn[k].x0 = off;
+		off += L->conn[k].n_xfers;
+	}
+	for (uint32_t i = 0; i < L->n_x; i++)
+		L->cx[L->conn[L->x[i].conn].x0 + L->x[i].seq] = i;
 	L->n_qp = L->n_conn * c->qps;
 	L->qp = calloc(L->n_qp ? L->n_qp : 1, sizeof(*L->qp));
 	cr->qp = calloc(L->n_qp ? L->n_qp : 1, sizeof(*cr->qp));
@@ -455,7 +468,7 @@ static void queue_ctl(struct replay *r, unsigned h, uint8_t kind, uint32_t qp, u
 
 /* ---- the collective's progress ---- */
 
-static void post(struct replay *r, uint32_t xi);
+static void ready(struct replay *r, uint32_t xi);
 
 /* Transfer xi arrived whole at t: its step may be done, and what waited for it may start. */
 static void arrived(struct replay *r, uint32_t xi, uint64_t t)
@@ -482,7 +495,7 @@ static void arrived(struct replay *r, uint32_t xi, uint64_t t)
 		struct xfer *y = &L->x[yi];
 		d = y->dep_link[d & 1];
 		if (--y->waiting == 0)
-			post(r, yi);
+			ready(r, yi);
 	}
 }
 
@@ -506,7 +519,7 @@ static int add_msg(struct replay *r, struct qp *qp, uint32_t xi, uint64_t bytes)
 	return 0;
 }
 
-/* Transfer xi's dependencies arrived: its messages go on the connection's QPs. */
+/* Transfer xi goes on the connection's QPs as its messages. */
 static void post(struct replay *r, uint32_t xi)
 {
 	struct loop *L = r->loop;
@@ -542,6 +555,18 @@ static void log_rate(struct replay *r, const struct qp *qp, uint64_t t)
 	json_object_set_new(f, "target_mbps", json_real(qp->cc.rt));
 	json_object_set_new(f, "alpha", json_real(qp->cc.alpha));
 	rp_event(r, t, "dcqcn_rate", "host", r->host[qp->src].name, NULL, f);
+}
+
+/* Transfer xi's dependencies arrived. A connection's transfers are posted in the algorithm's
+ * order (loop, then step), as a rank's kernel runs them one after the other: one that is ready
+ * early waits for those before it, so the QPs and the receiver's CTS grants see one order. */
+static void ready(struct replay *r, uint32_t xi)
+{
+	struct loop *L = r->loop;
+	struct conn *cn = &L->conn[L->x[xi].conn];
+	L->x[xi].ready = 1;
+	while (cn->posted < cn->n_xfers && L->x[L->cx[cn->x0 + cn->posted]].ready)
+		post(r, L->cx[cn->x0 + cn->posted]);
 }
 
 /* ---- requester ---- */
@@ -927,7 +952,7 @@ void loop_start(struct replay *r)
 	struct loop *L = r->loop;
 	for (uint32_t i = 0; i < L->n_x; i++)
 		if (!L->x[i].waiting)
-			post(r, i);
+			ready(r, i);
 	for (uint32_t k = 0; L->c->cts_window && k < L->n_conn; k++) {
 		struct conn *cn = &L->conn[k];
 		struct qp *qp0 = &L->qp[cn->qp0];
@@ -970,6 +995,7 @@ void loop_free(struct replay *r)
 	free(L->qp);
 	free(L->conn);
 	free(L->conn_of);
+	free(L->cx);
 	free(L->x);
 	free(L->h);
 	free(L);

@@ -502,6 +502,16 @@ class Loop(unittest.TestCase):
             self.assertEqual(c["busbw_factor"], {"ring": 1.5, "tree": 1.5, "incast": 1.0}.get(
                 pattern, 0.75), pattern)
 
+    def test_ring_loops_with_cts_complete(self):
+        # 4 loops of 16 KiB chunks pipeline through the ring; a receiver grants 2 chunks ahead
+        # in the ring's order (it deadlocked when a later loop's first step took a QP first)
+        out, s, _ = self.run_coll("ring-cts", 4, "ring,size=256K,chunk=16K,cts=2")
+        c = s["collective"]
+        self.assertTrue(c["complete"])
+        self.assertEqual(sum(q["cts_rx"] for q in c["qps"]), 4 * 4 * 2 * 3)
+        self.assertEqual([self.data_bytes_received(out, f"h{i}") for i in range(4)],
+                         [2 * 3 * (256 << 10) // 4] * 4)
+
     def test_yaml_spec_is_the_compact_spec(self):
         d = os.path.join(self.dir, "yaml-spec")
         os.makedirs(d, exist_ok=True)
