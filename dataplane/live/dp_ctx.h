@@ -45,6 +45,8 @@ struct rsw_dp_port {
 	uint8_t kind;             /* enum rsw_dp_port_kind */
 	const char *devargs;      /* RSW_DP_PORT_ETH: what was probed */
 	struct rsw_dp_link *tx_link, *rx_link; /* RSW_DP_PORT_LINK: the two directions */
+	/* Largest frame the device can carry (af_xdp: one page per frame), 0 if the mbuf's. */
+	uint32_t max_frame;
 	/* Packets the traffic manager released to this port that the device has not taken yet. */
 	uint16_t n_pending;
 	struct rte_mbuf *pending[2 * RSW_DP_BURST];
@@ -71,6 +73,8 @@ struct rsw_dp {
 	struct rsw_switch *sw;
 	struct rte_rcu_qsbr *qsbr;
 	struct rte_mempool *pool;
+	struct rte_mempool *xdp_pool; /* af_xdp ports' RX pool (their UMEM), NULL without them */
+	uint32_t xdp_max_frame;
 	struct rsw_tm *tm;
 	struct rsw_clock clock;
 	uint16_t n_ports;

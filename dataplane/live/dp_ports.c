@@ -1,17 +1,113 @@
 #include <net/if.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <rte_bus_vdev.h>
 #include <rte_dev.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
+#include <rte_mempool.h>
 
 #include "dp_ports.h"
 
 #define RX_DESC 1024
 #define TX_DESC 1024
+/* The af_xdp PMD's fill ring (2 × XSK_RING_CONS__DEFAULT_NUM_DESCS), reserved at queue setup. */
+#define XDP_FILL_DESC 4096
+/* Kernel headroom in front of every AF_XDP frame (XDP_PACKET_HEADROOM, linux/bpf.h). */
+#define XDP_HEADROOM 256
+
+/* DPDK 22.11's af_xdp PMD lays its UMEM over the RX mempool: one UMEM chunk per mbuf object
+ * (object header + struct rte_mbuf + data room, after the mempool's channel spreading). The
+ * kernel refuses chunks larger than a page (xdp_umem_reg: chunk_size > PAGE_SIZE is EINVAL,
+ * "Failed to create umem"), so the data room sized for MTU 9100 cannot work there; and there is
+ * no multi-buffer AF_XDP in that PMD. af_xdp ports get their own pool whose objects fit a page:
+ * the largest data room DPDK's own size calculation keeps within one page. */
+static uint16_t xdp_data_room(void)
+{
+	uint32_t page = (uint32_t)getpagesize();
+	for (uint32_t room = page; room > RTE_PKTMBUF_HEADROOM + XDP_HEADROOM; room -= 64)
+		if (rte_mempool_calc_obj_size((uint32_t)sizeof(struct rte_mbuf) + room, 0, NULL) <=
+		    page)
+			return (uint16_t)room;
+	return 0;
+}
+
+static int is_af_xdp(uint16_t port_id)
+{
+	struct rte_eth_dev_info info;
+	return rte_eth_dev_info_get(port_id, &info) == 0 && info.driver_name &&
+	       !strcmp(info.driver_name, "net_af_xdp");
+}
+
+/* The MTU of the kernel interface an af_xdp port opens (iface=...), 0 if unknown. */
+static unsigned iface_mtu(const char *devargs)
+{
+	const char *at = strstr(devargs, "iface=");
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	if (!at)
+		return 0;
+	at += 6;
+	size_t n = strcspn(at, ",");
+	if (n >= sizeof(ifr.ifr_name))
+		return 0;
+	memcpy(ifr.ifr_name, at, n);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0)
+		return 0;
+	int rc = ioctl(fd, SIOCGIFMTU, &ifr);
+	close(fd);
+	return rc == 0 ? (unsigned)ifr.ifr_mtu : 0;
+}
+
+/* The pool a switch's af_xdp ports share (so a frame forwarded between two of them is not
+ * copied); one per switch of a zone. */
+static struct rte_mempool *xdp_pool(struct rsw_dp *dp, unsigned n_xdp, char *err, size_t errlen)
+{
+	static unsigned seq;
+	if (dp->xdp_pool)
+		return dp->xdp_pool;
+	uint16_t room = xdp_data_room();
+	unsigned n = 4096 + n_xdp * (XDP_FILL_DESC + RX_DESC + TX_DESC + 4096);
+	char name[RTE_MEMPOOL_NAMESIZE];
+	snprintf(name, sizeof(name), "rsw_xdp%u", seq++);
+	dp->xdp_pool = rte_pktmbuf_pool_create(name, n, 256, 0, room, (int)rte_socket_id());
+	if (!dp->xdp_pool)
+		snprintf(err, errlen, "cannot create the af_xdp mbuf pool (%u × %u bytes): %s", n,
+			 room, rte_strerror(rte_errno));
+	dp->xdp_max_frame = (uint32_t)(room - RTE_PKTMBUF_HEADROOM - XDP_HEADROOM);
+	return dp->xdp_pool;
+}
+
+/* Pool for port p: af_xdp ports get the page-sized one and say what they carry. */
+static struct rte_mempool *port_pool(struct rsw_dp *dp, struct rsw_dp_port *p,
+				     const struct rsw_port_cfg *pc, char *err, size_t errlen)
+{
+	p->max_frame = 0;
+	if (!is_af_xdp(p->port_id))
+		return dp->pool;
+	const struct rsw_state *s = dp->sw->state;
+	unsigned n_xdp = 0;
+	for (unsigned k = 0; k < s->n_ports; k++)
+		n_xdp += dp->ports[k].devargs && !strncmp(dp->ports[k].devargs, "net_af_xdp", 10);
+	struct rte_mempool *pool = xdp_pool(dp, n_xdp ? n_xdp : 1, err, errlen);
+	if (!pool)
+		return NULL;
+	p->max_frame = dp->xdp_max_frame;
+	if (pc->mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN > p->max_frame)
+		fprintf(stderr,
+			"rocesw-dataplane: port %s (%s): af_xdp carries frames of at most %u bytes "
+			"(one page per frame); larger frames to it are dropped (tx_too_big), larger "
+			"frames from it are dropped by the kernel. Set mtu: %u or less, or use "
+			"net_af_packet for jumbo frames\n", pc->name, p->devargs, p->max_frame,
+			p->max_frame - RTE_ETHER_HDR_LEN - RTE_VLAN_HLEN);
+	return pool;
+}
 
 static int probe(const char *devargs, uint16_t *port_id, char *err, size_t errlen)
 {
@@ -94,21 +190,36 @@ int rsw_dp_ports_start(struct rsw_dp *dp, char *err, size_t errlen)
 			return -1;
 		}
 		p->port_id = id;
+		struct rte_mempool *pool = port_pool(dp, p, pc, e, sizeof(e));
+		if (!pool) {
+			snprintf(err, errlen, "%s: port %s%s%s: %s", pc->origin, sw, bar, pc->name, e);
+			return -1;
+		}
 		struct rte_eth_conf conf;
 		memset(&conf, 0, sizeof(conf));
 		int rc = rte_eth_dev_configure(p->port_id, 1, 1, &conf);
 		if (rc == 0)
 			rc = rte_eth_rx_queue_setup(p->port_id, 0, RX_DESC,
 						    (unsigned)rte_eth_dev_socket_id(p->port_id), NULL,
-						    dp->pool);
+						    pool);
 		if (rc == 0)
 			rc = rte_eth_tx_queue_setup(p->port_id, 0, TX_DESC,
 						    (unsigned)rte_eth_dev_socket_id(p->port_id), NULL);
 		if (rc == 0)
 			rc = rte_eth_dev_start(p->port_id);
 		if (rc < 0) {
-			snprintf(err, errlen, "%s: port %s%s%s (%s): cannot start: %s", pc->origin, sw,
-				 bar, pc->name, p->devargs, rte_strerror(-rc));
+			unsigned mtu = p->max_frame ? iface_mtu(p->devargs) : 0;
+			char why[160] = "";
+			if (mtu && mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN > p->max_frame)
+				/* the usual cause: XDP without multi-buffer refuses (veth: "Peer MTU
+				 * is too large to set XDP") an interface whose frames exceed a page */
+				snprintf(why, sizeof(why),
+					 "; its interface has MTU %u and af_xdp needs frames in one page: "
+					 "set the interface (and a veth's peer) to mtu %u or less, or use "
+					 "net_af_packet", mtu,
+					 p->max_frame - RTE_ETHER_HDR_LEN - RTE_VLAN_HLEN);
+			snprintf(err, errlen, "%s: port %s%s%s (%s): cannot start: %s%s", pc->origin, sw,
+				 bar, pc->name, p->devargs, rte_strerror(-rc), why);
 			return -1;
 		}
 		/* routed ports see frames for the router MAC; af_packet/tap need promiscuous mode */
@@ -132,5 +243,8 @@ uint64_t rsw_dp_ports_stop(struct rsw_dp *dp)
 			rte_eth_dev_close(p->port_id);
 		}
 	}
+	/* after the ports: their UMEMs overlay it */
+	rte_mempool_free(dp->xdp_pool);
+	dp->xdp_pool = NULL;
 	return queued;
 }

@@ -59,6 +59,18 @@ static void tx_flush(struct rsw_dp_port *p, struct rsw_dp_counters *c, uint16_t 
 {
 	if (p->n_pending == 0)
 		return;
+	if (p->max_frame) {
+		/* af_xdp copies a frame from another pool into one of its page-sized buffers
+		 * without checking its length: a longer frame must not reach it */
+		uint16_t k = 0;
+		for (uint16_t i = 0; i < p->n_pending; i++) {
+			if (p->pending[i]->pkt_len > p->max_frame)
+				drop(c, p->pending[i], RSW_DROP_TX_TOO_BIG);
+			else
+				p->pending[k++] = p->pending[i];
+		}
+		p->n_pending = k;
+	}
 	uint16_t sent = port_tx(p, p->pending, p->n_pending, now);
 	for (uint16_t i = 0; i < sent; i++)
 		c->tx_bytes[port] += p->pending[i]->pkt_len;

@@ -62,7 +62,8 @@
 	X(NO_MBUF, "no_mbuf")                                                                   \
 	/* live ports, egress / TX */                                                          \
 	X(RX_MULTISEG, "rx_multiseg")                                                           \
-	X(TX_FULL, "tx_full")
+	X(TX_FULL, "tx_full")                                                                   \
+	X(TX_TOO_BIG, "tx_too_big")
 
 enum rsw_drop_reason {
 	RSW_DROP_NONE = 0,

@@ -81,6 +81,7 @@ class Lab:
 
 
 def wait_for_line(stream, text, timeout=60):
+    """Reads lines until one holds text; returns the lines read."""
     deadline = time.time() + timeout
     seen = []
     while time.time() < deadline:
@@ -89,7 +90,7 @@ def wait_for_line(stream, text, timeout=60):
             break
         seen.append(line)
         if text in line:
-            return
+            return "".join(seen)
     raise AssertionError(f"'{text}' not seen; got: {''.join(seen)}")
 
 
