@@ -13,5 +13,6 @@ int rsw_cmd_set(int argc, char **argv);
 int rsw_cmd_del(int argc, char **argv);
 int rsw_cmd_report(int argc, char **argv);
 int rsw_cmd_reload(int argc, char **argv);
+int rsw_cmd_send(int argc, char **argv);
 
 #endif

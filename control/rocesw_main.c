@@ -30,6 +30,9 @@ static void usage(FILE *f)
 		"              fault injection and quick changes on a running dataplane\n"
 		"  reload CONFIG\n"
 		"              apply a config to a running dataplane (the file is passed open)\n"
+		"  send IFACE PCAP... [--rate FPS | --fast] [--ignore-pfc] [--json]\n"
+		"              a lab host: send captures at their timestamps over AF_XDP,\n"
+		"              holding the priorities the switch pauses (PFC read by XDP)\n"
 		"\n"
 		"rocesw COMMAND --help describes a command; rocesw --version prints the version.\n");
 }
@@ -45,6 +48,7 @@ static const struct {
 	{"set", rsw_cmd_set},         {"del", rsw_cmd_del},
 	{"report", rsw_cmd_report},
 	{"reload", rsw_cmd_reload},
+	{"send", rsw_cmd_send},
 };
 
 int main(int argc, char **argv)

@@ -6,7 +6,8 @@ set -euo pipefail
 PKGS=(
   build-essential meson ninja-build pkg-config
   libdpdk-dev dpdk-dev            # DPDK 22.11 headers/libs; dpdk-dev ships dpdk-testpmd, dpdk-telemetry.py
-  libbpf-dev libxdp-dev           # for DPDK's af_xdp ports
+  libbpf-dev libxdp-dev           # DPDK's af_xdp ports; rocesw send (AF_XDP socket, XDP program)
+  clang llvm linux-libc-dev       # rocesw send's XDP program: clang -target bpf, kernel UAPI headers
   libcmocka-dev libpcap-dev libyaml-dev libjansson-dev zlib1g-dev
   libmicrohttpd-dev libsystemd-dev # roceswd: /metrics server, sd_notify
   prometheus                      # promtool checks roceswd's metrics in the live test
