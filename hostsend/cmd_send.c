@@ -8,19 +8,23 @@
 #include <inttypes.h>
 #include <net/if.h>
 #include <pcap/pcap.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include <bpf/libbpf.h>
 #include <jansson.h>
 #include <linux/if_link.h>
 
 #include "control/cmd.h"
 #include "hostsend/pfc_xdp_load.h"
 #include "hostsend/xsk_tx.h"
+
+/* Frames handed to the kernel and not yet on the wire cannot be called back when an XOFF
+ * arrives: keep them few (the switch's headroom has to absorb them). */
+#define MAX_IN_FLIGHT 32
 
 struct frame {
 	uint64_t t_ns;    /* capture time, relative to the earliest frame */
@@ -274,6 +278,10 @@ static int send_loop(struct run *r, const struct opts *o, struct rsw_pfc_xdp *x,
 			if (best < 0)
 				break;
 			const struct frame *f = &r->f[r->q[best][r->qh[best]]];
+			if (rsw_tx_in_flight(tx) >= MAX_IN_FLIGHT) {
+				full = 1;
+				break;
+			}
 			int rc = rsw_tx_send(tx, f->data, f->len, err, sizeof(err));
 			if (rc < 0) {
 				fprintf(stderr, "rocesw send: %s: %s\n", o->ifname, err);
@@ -292,8 +300,12 @@ static int send_loop(struct run *r, const struct opts *o, struct rsw_pfc_xdp *x,
 			now = mono_ns();
 		}
 		rsw_tx_kick(tx);
-		if (progress || full)
+		if (progress)
 			continue;
+		if (full) {
+			sched_yield(); /* the kernel (and on a small machine the switch) needs the CPU */
+			continue;
+		}
 		/* nothing to send now: wait for the next frame's time, or poll for XON / expiry */
 		uint64_t wake = r->next < r->n ? due(r, o, r->next) : UINT64_MAX;
 		for (unsigned p = 0; p < RSW_PFC_PRIOS; p++)
@@ -307,6 +319,8 @@ static int send_loop(struct run *r, const struct opts *o, struct rsw_pfc_xdp *x,
 			}
 		if (wake > now + 50000)
 			sleep_until(wake - 30000);
+		else
+			sched_yield();
 	}
 	/* frames handed to the kernel are sent once it completes them */
 	uint64_t give_up = mono_ns() + 1000000000ULL;
@@ -439,7 +453,7 @@ int rsw_cmd_send(int argc, char **argv)
 		case 'j': o.json = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'V':
-			printf("rocesw send %s (libbpf %s)\n", RSW_VERSION, libbpf_version_string());
+			printf("rocesw send %s (libbpf %s)\n", RSW_VERSION, rsw_pfc_xdp_libbpf_version());
 			return 0;
 		default: usage(stderr); return 2;
 		}

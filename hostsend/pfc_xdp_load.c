@@ -102,3 +102,8 @@ void rsw_pfc_xdp_close(struct rsw_pfc_xdp *x)
 		bpf_object__close(x->obj);
 	x->obj = NULL;
 }
+
+const char *rsw_pfc_xdp_libbpf_version(void)
+{
+	return libbpf_version_string();
+}

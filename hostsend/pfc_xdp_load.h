@@ -22,6 +22,8 @@ int rsw_pfc_xdp_attach(struct rsw_pfc_xdp *x, int ifindex, const char *mode, cha
 		       size_t errlen);
 /* Detaches (only the program it attached) and frees everything. */
 void rsw_pfc_xdp_close(struct rsw_pfc_xdp *x);
+/* libbpf's version, for --version */
+const char *rsw_pfc_xdp_libbpf_version(void);
 /* fd of the program, for BPF_PROG_TEST_RUN */
 static inline int rsw_pfc_xdp_prog_fd(const struct rsw_pfc_xdp *x)
 {
