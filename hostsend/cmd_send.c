@@ -9,6 +9,7 @@
 #include <net/if.h>
 #include <pcap/pcap.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,15 +76,17 @@ static void usage(FILE *f)
 		"other priorities go on. Run it as root inside the lab host (e.g. ip netns exec).\n"
 		"\n"
 		"  --rate FPS           send at FPS frames per second instead of the timestamps\n"
-		"  --fast               send as fast as the interface takes them\n"
+		"  --fast               send back to back at the link speed\n"
 		"  --ignore-pfc         send regardless of pauses (a plain Linux host); still counts\n"
 		"  --dscp-map LIST      priority of untagged IP frames by DSCP, e.g. 26:3,48:6; added\n"
 		"                       to the default, which is config/rtsw.yaml's AZURE map\n"
 		"                       (3:3,4:4,5:2,8:0,46:5,48:6) plus 26:3 (the RoCEv2 DSCP NICs use)\n"
 		"  --default-priority P priority of other IP frames (default 1, as AZURE's TC 1)\n"
 		"                       802.1Q-tagged frames use their PCP; non-IP frames priority 0\n"
-		"  --link-speed MBPS    turns pause quanta into time (512 bit times each); default\n"
-		"                       /sys/class/net/IFACE/speed, else 10000\n"
+		"  --link-speed MBPS    the wire the host has: frames never leave faster (frame +\n"
+		"                       24 bytes of FCS, preamble, gap), and pause quanta are 512\n"
+		"                       bit times at it; default /sys/class/net/IFACE/speed, else\n"
+		"                       10000\n"
 		"  --tx MODE            auto: AF_XDP, else a raw AF_PACKET socket (said on stderr);\n"
 		"                       xdp: AF_XDP or fail; packet: AF_PACKET\n"
 		"  --xdp-mode MODE      how the PFC program attaches: auto (native, else skb)\n"
@@ -235,7 +238,14 @@ struct run {
 	size_t qh[RSW_PFC_PRIOS], qt[RSW_PFC_PRIOS];
 	struct prio_stats ps[RSW_PFC_PRIOS];
 	uint64_t start, end;
+	uint64_t wire_free;              /* when the emulated wire takes the next frame */
 };
+
+/* Time a frame holds the wire at the link speed: frame + FCS, preamble and inter-frame gap. */
+static uint64_t wire_ns(uint32_t len, unsigned mbps)
+{
+	return ((uint64_t)len + 24) * 8 * 1000 / mbps;
+}
 
 static uint64_t due(const struct run *r, const struct opts *o, size_t i)
 {
@@ -268,7 +278,7 @@ static int send_loop(struct run *r, const struct opts *o, struct rsw_pfc_xdp *x,
 			r->q[p][r->qt[p]++] = (uint32_t)r->next++;
 		}
 		int progress = 0, full = 0;
-		for (unsigned k = 0; k < 64 && !full; k++) {
+		for (unsigned k = 0; k < 64 && !full && now >= r->wire_free; k++) {
 			/* the earliest due frame among the priorities not paused */
 			int best = -1;
 			for (unsigned p = 0; p < RSW_PFC_PRIOS; p++)
@@ -291,6 +301,10 @@ static int send_loop(struct run *r, const struct opts *o, struct rsw_pfc_xdp *x,
 				full = 1;
 				break;
 			}
+			/* never faster than the link: a NIC cannot be, and a switch's headroom is
+			 * sized for what the link carries during the peer's reaction time */
+			r->wire_free = (r->wire_free > now ? r->wire_free : now) +
+				       wire_ns(f->len, o->link_mbps);
 			r->qh[best]++;
 			r->ps[best].sent++;
 			r->ps[best].bytes += f->len;
@@ -300,7 +314,7 @@ static int send_loop(struct run *r, const struct opts *o, struct rsw_pfc_xdp *x,
 			now = mono_ns();
 		}
 		rsw_tx_kick(tx);
-		if (progress)
+		if (progress && now >= r->wire_free)
 			continue;
 		if (full) {
 			sched_yield(); /* the kernel (and on a small machine the switch) needs the CPU */
@@ -309,7 +323,10 @@ static int send_loop(struct run *r, const struct opts *o, struct rsw_pfc_xdp *x,
 		/* nothing to send now: wait for the next frame's time, or poll for XON / expiry */
 		uint64_t wake = r->next < r->n ? due(r, o, r->next) : UINT64_MAX;
 		for (unsigned p = 0; p < RSW_PFC_PRIOS; p++)
-			if (r->qh[p] != r->qt[p]) {
+			if (r->qh[p] != r->qt[p] && !paused(o, x, p, now)) {
+				if (r->wire_free < wake)
+					wake = r->wire_free;
+			} else if (r->qh[p] != r->qt[p]) {
 				uint64_t until = x->state->pause_until[p];
 				uint64_t poll = now + 20000; /* an XON ends a pause early */
 				if (until < wake)
@@ -317,8 +334,8 @@ static int send_loop(struct run *r, const struct opts *o, struct rsw_pfc_xdp *x,
 				if (poll < wake)
 					wake = poll;
 			}
-		if (wake > now + 50000)
-			sleep_until(wake - 30000);
+		if (wake > now + 20000)
+			sleep_until(wake - 10000);
 		else
 			sched_yield();
 	}
@@ -512,6 +529,7 @@ int rsw_cmd_send(int argc, char **argv)
 			fprintf(stderr, "rocesw send: out of memory\n");
 			goto out;
 		}
+	prctl(PR_SET_TIMERSLACK, 1UL); /* pacing sleeps of tens of microseconds */
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	r.start = mono_ns() + 1000000; /* 1 ms: the first frame's time is not already late */

@@ -58,6 +58,8 @@ def frames(sizes):
 
 
 def captured(path):
+    if not os.path.exists(path) or os.path.getsize(path) <= 24:
+        return 0  # not even a pcap header yet
     try:
         with RawPcapReader(path) as r:
             return sum(1 for _ in r)

@@ -28,7 +28,7 @@ ROUTER = "02:00:00:00:01:00"
 MACS = {"h0": "02:00:00:00:10:01", "h1": "02:00:00:00:10:03", "r0": "02:00:00:00:10:05"}
 IPS = {"h0": "10.1.0.1", "h1": "10.1.0.3", "r0": "10.1.0.5"}
 N = 400            # frames per sender
-HOST_SPEED = 1000  # Mb/s: the senders' ports (and the quanta the switch's pauses count in)
+HOST_SPEED = 100   # Mb/s: the senders' links (rocesw send paces at it; pause quanta count in it)
 RX_SPEED = 10      # Mb/s: the receiver's port drains the incast slowly
 
 CONFIG = f"""
@@ -63,6 +63,8 @@ def data(src, qp):
 
 
 def captured(path):
+    if not os.path.exists(path) or os.path.getsize(path) <= 24:
+        return 0  # not even a pcap header yet
     try:
         with RawPcapReader(path) as r:
             return sum(1 for _ in r)
