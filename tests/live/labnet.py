@@ -80,6 +80,15 @@ class Lab:
             sh("ip", "link", "del", link, check=False)
 
 
+def captured(path):
+    """Frames tcpdump has written to path so far (it hands them over a ring block at a time)."""
+    from scapy.utils import RawPcapReader
+    if not os.path.exists(path) or os.path.getsize(path) <= 24:
+        return 0  # not even a pcap header yet
+    with RawPcapReader(path) as r:
+        return sum(1 for _ in r)
+
+
 def wait_for_line(stream, text, timeout=60):
     """Reads lines until one holds text; returns the lines read."""
     deadline = time.time() + timeout

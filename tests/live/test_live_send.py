@@ -18,11 +18,9 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "py"))
 
-from scapy.utils import RawPcapReader  # noqa: E402
-
 import rocepkt  # noqa: E402
 from common import DATAPLANE, ROCESW, tmpdir, tshark_fields, write_pcap  # noqa: E402
-from labnet import Lab, wait_for_line  # noqa: E402
+from labnet import Lab, captured, wait_for_line  # noqa: E402
 
 ROUTER = "02:00:00:00:01:00"
 MACS = {"h0": "02:00:00:00:10:01", "h1": "02:00:00:00:10:03", "r0": "02:00:00:00:10:05"}
@@ -60,16 +58,6 @@ STATIC_ROUTE:
 def data(src, qp):
     return [rocepkt.roce(src=IPS[src], dst=IPS["r0"], dqp=qp, psn=k, dscp=3, ecn=0,
                          smac=MACS[src], dmac=ROUTER, payload=bytes(512)) for k in range(N)]
-
-
-def captured(path):
-    if not os.path.exists(path) or os.path.getsize(path) <= 24:
-        return 0  # not even a pcap header yet
-    try:
-        with RawPcapReader(path) as r:
-            return sum(1 for _ in r)
-    except Exception:  # not even a header yet
-        return 0
 
 
 class LiveSend(unittest.TestCase):
