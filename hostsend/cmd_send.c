@@ -334,6 +334,8 @@ static int send_loop(struct run *r, const struct opts *o, struct rsw_pfc_xdp *x,
 				if (poll < wake)
 					wake = poll;
 			}
+		if (wake == UINT64_MAX)
+			continue; /* nothing left to wait for: the last frame went */
 		if (wake > now + 20000)
 			sleep_until(wake - 10000);
 		else
