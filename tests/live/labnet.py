@@ -85,8 +85,11 @@ def captured(path):
     from scapy.utils import RawPcapReader
     if not os.path.exists(path) or os.path.getsize(path) <= 24:
         return 0  # not even a pcap header yet
-    with RawPcapReader(path) as r:
+    r = RawPcapReader(path)
+    try:
         return sum(1 for _ in r)
+    finally:
+        r.close()
 
 
 def wait_for_line(stream, text, timeout=60):
