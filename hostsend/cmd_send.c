@@ -303,8 +303,12 @@ static int send_loop(struct run *r, const struct opts *o, struct rsw_pfc_xdp *x,
 			}
 			/* never faster than the link: a NIC cannot be, and a switch's headroom is
 			 * sized for what the link carries during the peer's reaction time */
-			r->wire_free = (r->wire_free > now ? r->wire_free : now) +
-				       wire_ns(f->len, o->link_mbps);
+			uint64_t w = wire_ns(f->len, o->link_mbps);
+			/* a late wake-up (a VM's timers are coarse: a 50 µs sleep can take 500) may
+			 * catch up with a burst of at most MAX_IN_FLIGHT frames, so the average stays
+			 * at the link speed and the burst within what the headroom absorbs */
+			uint64_t floor = now > MAX_IN_FLIGHT * w ? now - MAX_IN_FLIGHT * w : 0;
+			r->wire_free = (r->wire_free > floor ? r->wire_free : floor) + w;
 			r->qh[best]++;
 			r->ps[best].sent++;
 			r->ps[best].bytes += f->len;
