@@ -79,7 +79,10 @@ int rsw_pfc_xdp_attach(struct rsw_pfc_xdp *x, int ifindex, const char *mode, cha
 		else
 			snprintf(err, errlen, "cannot attach the XDP program (%s; %s mode: %s)%s", first,
 				 modes[i].name, strerror(-rc),
-				 rc == -EBUSY || rc == -EEXIST ? ": another XDP program is attached" : "");
+				 rc == -EBUSY || rc == -EEXIST
+					 ? ": another XDP program is attached (ip link set dev IF xdp off "
+					   "removes it)"
+					 : "");
 	}
 	if (strcmp(mode, "auto"))
 		snprintf(err, errlen, "cannot attach the XDP program (%s)", first);
