@@ -73,7 +73,7 @@ YAML
       --file-prefix rswbench --log-level error -- --config "$work/switch.yaml" \
       --control-socket "$sock" > "$work/dp.log" 2> "$work/dp.err" &
     dp=$!
-    until grep -q forwarding "$work/dp.err"; do
+    until grep -q forwarding "$work/dp.err" && [[ -S $sock ]]; do
       kill -0 $dp 2>/dev/null || { cat "$work/dp.err" >&2; exit 1; }
       sleep 0.1
     done

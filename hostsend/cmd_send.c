@@ -26,6 +26,8 @@
 /* Frames handed to the kernel and not yet on the wire cannot be called back when an XOFF
  * arrives: keep them few (the switch's headroom has to absorb them). */
 #define MAX_IN_FLIGHT 32
+/* Frames a late wake-up may send back to back to catch up with the link's average rate. */
+#define MAX_BURST 8
 
 struct frame {
 	uint64_t t_ns;    /* capture time, relative to the earliest frame */
@@ -305,9 +307,9 @@ static int send_loop(struct run *r, const struct opts *o, struct rsw_pfc_xdp *x,
 			 * sized for what the link carries during the peer's reaction time */
 			uint64_t w = wire_ns(f->len, o->link_mbps);
 			/* a late wake-up (a VM's timers are coarse: a 50 µs sleep can take 500) may
-			 * catch up with a burst of at most MAX_IN_FLIGHT frames, so the average stays
+			 * catch up with a burst of at most MAX_BURST frames, so the average stays
 			 * at the link speed and the burst within what the headroom absorbs */
-			uint64_t floor = now > MAX_IN_FLIGHT * w ? now - MAX_IN_FLIGHT * w : 0;
+			uint64_t floor = now > MAX_BURST * w ? now - MAX_BURST * w : 0;
 			r->wire_free = (r->wire_free > floor ? r->wire_free : floor) + w;
 			r->qh[best]++;
 			r->ps[best].sent++;

@@ -101,8 +101,9 @@ class LiveAfXdp(unittest.TestCase):
             while time.time() < deadline:
                 c = json.loads(subprocess.run([ROCESW, "show", "counters", "--json", "--socket",
                                                sock], capture_output=True, text=True).stdout)
-                done = c["conservation"]["transmitted"] + c["conservation"]["dropped"]
-                if done >= len(sent):
+                cons = c["conservation"]
+                rx = {p["name"]: p for p in c["ports"]}["Ethernet0"]["rx_packets"]
+                if rx >= len(sent) and cons["queued"] == 0:
                     break
                 time.sleep(0.1)
             # tcpdump hands packets over a ring block at a time: wait until it wrote them all
@@ -153,8 +154,9 @@ class LiveAfXdp(unittest.TestCase):
             "jumbo", ("net_af_packet,blocksz=12288,framesz=9184", "net_af_xdp"), sent,
             {"h0": 9100, "h1": XDP_MTU})
         self.assertIsNotNone(rows, f"the dataplane did not start ({rc}): {err}")
-        self.assertEqual([int(r["infiniband.bth.psn"]) for r in rows], [0, 2])
-        self.assertEqual(counters["drops"].get("tx_too_big"), 1, counters["drops"])
+        drops = {k: v for k, v in counters["drops"].items() if v}
+        self.assertEqual([int(r["infiniband.bth.psn"]) for r in rows], [0, 2], drops)
+        self.assertEqual(drops, {"tx_too_big": 1})
 
     def test_af_xdp_jumbo_interface_refused(self):
         rows, _, err, rc = self.run_lab("refused", ("net_af_xdp", "net_af_xdp"), frames([64]),

@@ -1,6 +1,7 @@
 """Live: `rocesw send` as the lab's hosts. Two hosts blast one receiver through the switch on the
 lossless priority 3 (DSCP 3); the receiver's port is shaped to 10 Mb/s and the senders' PGs have
-a small headroom, so a sender that keeps going after XOFF overflows it.
+a headroom of 150 KB (30 ms of both senders' links, for a busy 2-core machine's
+scheduling), so a sender that keeps going after XOFF overflows it.
 - honouring PFC (the default): the switch drops nothing, every PSN of both senders reaches the
   receiver exactly once and in order (read from a capture on its veth), and each sender's XDP
   program saw XOFF for priority 3 and held frames;
@@ -26,7 +27,7 @@ ROUTER = "02:00:00:00:01:00"
 MACS = {"h0": "02:00:00:00:10:01", "h1": "02:00:00:00:10:03", "r0": "02:00:00:00:10:05"}
 IPS = {"h0": "10.1.0.1", "h1": "10.1.0.3", "r0": "10.1.0.5"}
 N = 400            # frames per sender
-HOST_SPEED = 100   # Mb/s: the senders' links (rocesw send paces at it; pause quanta count in it)
+HOST_SPEED = 20    # Mb/s: the senders' links (rocesw send paces at it; pause quanta count in it)
 RX_SPEED = 10      # Mb/s: the receiver's port drains the incast slowly
 
 CONFIG = f"""
@@ -41,8 +42,8 @@ PORT_QOS_MAP:
   Ethernet8:  {{pfc_enable: "3"}}
   Ethernet16: {{pfc_enable: "3"}}
 BUFFER_PROFILE:
-  pg_lossless_small: {{pool: ingress_lossless_pool, size: 80000, static_th: 20000,
-                      xoff: 60000, xon: 10000, xon_offset: 10000}}
+  pg_lossless_small: {{pool: ingress_lossless_pool, size: 170000, static_th: 20000,
+                      xoff: 150000, xon: 10000, xon_offset: 10000}}
 BUFFER_PG:
   "Ethernet0|3": {{profile: pg_lossless_small}}
   "Ethernet8|3": {{profile: pg_lossless_small}}
