@@ -149,9 +149,9 @@ class LiveAfXdp(unittest.TestCase):
         sizes = [1000, 5000, 1000]
         sent = frames(sizes)
         rows, counters, err, rc = self.run_lab(
-            # af_packet's default 2 KiB ring frames would truncate the jumbo frame (9184 - 32
-            # bytes of ring header fit the 9164-byte mbuf data room of MTU 9100)
-            "jumbo", ("net_af_packet,blocksz=12288,framesz=9184", "net_af_xdp"), sent,
+            # af_packet's default 2 KiB ring frames would truncate the jumbo frame; its ring
+            # frames must tile the blocks exactly (the driver indexes them as one array)
+            "jumbo", ("net_af_packet,blocksz=8192,framesz=8192", "net_af_xdp"), sent,
             {"h0": 9100, "h1": XDP_MTU})
         self.assertIsNotNone(rows, f"the dataplane did not start ({rc}): {err}")
         drops = {k: v for k, v in counters["drops"].items() if v}
