@@ -4,6 +4,8 @@ UMEM chunks larger than a page, so the switch gives af_xdp ports a page-sized po
 dataplane.md):
 - both drivers forward RoCEv2 frames of several sizes up to the veth's MTU, each PSN once, TTL
   decremented, MACs rewritten (read back with tshark on the receiver's veth);
+- a jumbo frame from an af_packet port to an af_xdp port is dropped with reason tx_too_big
+  (af_xdp would copy it into a page-sized buffer without a length check) and smaller ones pass;
 - an af_xdp port on an interface whose MTU needs more than a page is refused with a message
   that says which MTU works."""
 import json
@@ -142,6 +144,19 @@ class LiveAfXdp(unittest.TestCase):
         err = self.check_forwarded(("net_af_xdp", "net_af_xdp"), {"h0": XDP_MTU, "h1": XDP_MTU},
                                    [64, 512, 1400, 3000, XDP_MTU - 80])
         self.assertIn("af_xdp carries frames of at most 3456 bytes", err)
+
+    def test_jumbo_to_af_xdp_dropped(self):
+        sizes = [1000, 5000, 1000]
+        sent = frames(sizes)
+        rows, counters, err, rc = self.run_lab(
+            # af_packet's default 2 KiB ring frames would truncate the jumbo frame; its ring
+            # frames must tile the blocks exactly (the driver indexes them as one array)
+            "jumbo", ("net_af_packet,blocksz=8192,framesz=8192", "net_af_xdp"), sent,
+            {"h0": 9100, "h1": XDP_MTU})
+        self.assertIsNotNone(rows, f"the dataplane did not start ({rc}): {err}")
+        drops = {k: v for k, v in counters["drops"].items() if v}
+        self.assertEqual([int(r["infiniband.bth.psn"]) for r in rows], [0, 2], drops)
+        self.assertEqual(drops, {"tx_too_big": 1})
 
     def test_af_xdp_jumbo_interface_refused(self):
         rows, _, err, rc = self.run_lab("refused", ("net_af_xdp", "net_af_xdp"), frames([64]),
