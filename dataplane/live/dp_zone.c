@@ -266,13 +266,17 @@ int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, ch
 		return -1;
 	if (spread(z, o, err, errlen) < 0)
 		return -1;
+	/* one time base for every switch: a link's sender stamps when a frame is due in its
+	 * clock, and the receiver compares with its own */
+	struct rsw_clock clock;
+	rsw_clock_init_tsc(&clock);
 	for (unsigned s = 0; s < z->n_sw; s++) {
 		struct rsw_dp *dp = z->dp[s];
 		char tm_name[16];
 		dp->pool = z->pool;
 		if (rsw_dp_ports_start(dp, err, errlen) < 0)
 			return -1;
-		rsw_clock_init_tsc(&dp->clock);
+		dp->clock = clock;
 		snprintf(tm_name, sizeof(tm_name), z->model ? "rsw%u" : "rsw", s);
 		dp->tm = rsw_tm_new(tm_name, dp->n_ports, z->n_workers, rsw_switch_fib(dp->sw),
 				    SHAPER_SLACK_NS, err, errlen);

@@ -127,6 +127,14 @@ class TwoStage(unittest.TestCase):
         for h in ("h0", "h2", "h3", "h5", "h6", "h7"):
             self.assertEqual(read(os.path.join(self.d, f"out-{h}.pcap")), [], h)
 
+    def test_no_wait_between_switches(self):
+        """Three hops of 15 ns + 200 ns + 200 ns + 15 ns of cable at 400G take microseconds: the
+        frames to h1 leave rtsw2 within 0.1 s of those to h4 leaving rtsw1 (switches whose
+        clocks started apart once held every frame for the gap, about 0.5 s over six)."""
+        far = read(os.path.join(self.d, "out-h1.pcap"))
+        near = read(os.path.join(self.d, "out-h4.pcap"))
+        self.assertLess(far[-1][0] - near[0][0], 10**8)
+
     def test_same_rack_one_hop(self):
         got = read(os.path.join(self.d, "out-h4.pcap"))
         self.assertEqual(len(got), 8)
