@@ -12,8 +12,12 @@ PKGS=(
   libmicrohttpd-dev libsystemd-dev # roceswd: /metrics server, sd_notify
   prometheus                      # promtool checks roceswd's metrics in the live test
   python3 python3-scapy python3-yaml tshark tcpdump iproute2 procps ethtool util-linux
-  chromium nodejs npm             # the page tests open every HTML page in headless chromium
+  chromium                        # the page tests open every HTML page in headless chromium
 )
+# node and npm drive chromium in the page tests; a machine may already have them from another
+# packaging of Node.js (whose nodejs conflicts with Debian's npm): take Debian's only when absent
+command -v node >/dev/null 2>&1 || PKGS+=(nodejs)
+command -v npm >/dev/null 2>&1 || PKGS+=(npm)
 
 missing=()
 for p in "${PKGS[@]}"; do
