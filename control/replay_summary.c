@@ -75,10 +75,23 @@ static json_t *drops_json(const uint64_t *drops)
 	return o;
 }
 
+/* Lossless drops by reason, and whether the lossless invariant holds (rsw_tm_lossless_drop_allowed:
+ * only headroom overflows and the watchdog's drop action). */
+static void lossless_json(json_t *c, const uint64_t *lossless)
+{
+	int holds = 1;
+	for (unsigned d = 1; d < RSW_DROP_COUNT; d++)
+		if (lossless[d] && !rsw_tm_lossless_drop_allowed(d))
+			holds = 0;
+	json_object_set_new(c, "lossless_drops", drops_json(lossless));
+	json_object_set_new(c, "lossless_holds", json_boolean(holds));
+}
+
 /* A switch's own check: received = transmitted + dropped + consumed + queued. */
 static json_t *switch_conservation(const struct rsw_replay_switch_result *r)
 {
 	json_t *c = json_object();
+	lossless_json(c, r->lossless_drops);
 	json_object_set_new(c, "received", J(r->received));
 	json_object_set_new(c, "transmitted", J(r->transmitted));
 	json_object_set_new(c, "dropped", J(r->dropped));
@@ -352,7 +365,7 @@ json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
 		return root;
 	}
 	json_t *sws = json_array();
-	uint64_t drops[64] = {0};
+	uint64_t drops[64] = {0}, lossless[64] = {0};
 	for (unsigned s = 0; s < z->n_sw; s++) {
 		json_t *o = json_object();
 		json_object_set_new(o, "name", json_string(z->sw[s].name));
@@ -361,8 +374,10 @@ json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
 		json_object_set_new(o, "drops", drops_json(r->sw[s].drops));
 		json_object_set_new(o, "conservation", switch_conservation(&r->sw[s]));
 		json_array_append_new(sws, o);
-		for (unsigned d = 0; d < 64; d++)
+		for (unsigned d = 0; d < 64; d++) {
 			drops[d] += r->sw[s].drops[d];
+			lossless[d] += r->sw[s].lossless_drops[d];
+		}
 	}
 	json_object_set_new(root, "zone", json_string(z->name));
 	json_object_set_new(root, "switches", sws);
@@ -373,6 +388,7 @@ json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
 	if (coll && r->coll)
 		json_object_set_new(root, "collective", coll_json(z, coll, r->coll));
 	json_t *c = json_object();
+	lossless_json(c, lossless);
 	json_object_set_new(c, "entered", J(r->entered));
 	json_object_set_new(c, "generated", J(r->generated));
 	json_object_set_new(c, "delivered", J(r->delivered));
@@ -412,11 +428,13 @@ void rsw_replay_summary_print(FILE *f, const struct rsw_zone *z, int zone,
 {
 	fprintf(f, "%-24s %10s %12s %10s %12s %8s %8s %12s\n", "port", "rx_packets", "rx_bytes",
 		"tx_packets", "tx_bytes", "pfc_rx", "pfc_tx", "max_queue_B");
-	uint64_t drops[64] = {0};
+	uint64_t drops[64] = {0}, lossless[64] = {0};
 	for (unsigned s = 0; s < z->n_sw; s++) {
 		print_ports(f, zone ? z->sw[s].name : NULL, rsw_switch_fib(z->sw[s].sw), &r->sw[s]);
-		for (unsigned d = 0; d < 64; d++)
+		for (unsigned d = 0; d < 64; d++) {
 			drops[d] += r->sw[s].drops[d];
+			lossless[d] += r->sw[s].lossless_drops[d];
+		}
 	}
 	for (unsigned h = 0; h < z->n_host; h++) {
 		const struct rsw_replay_host_result *x = &r->host[h];
@@ -427,7 +445,10 @@ void rsw_replay_summary_print(FILE *f, const struct rsw_zone *z, int zone,
 	}
 	for (unsigned d = 1; d < RSW_DROP_COUNT; d++)
 		if (drops[d])
-			fprintf(f, "drop %-24s %10lu\n", rsw_drop_reason_name(d), (unsigned long)drops[d]);
+			fprintf(f, "drop %-24s %10lu%s\n", rsw_drop_reason_name(d), (unsigned long)drops[d],
+				!lossless[d] ? ""
+				: rsw_tm_lossless_drop_allowed(d) ? " (lossless among them)"
+								  : " (LOSSLESS among them: a defect)");
 	json_t *c = collective_json(r);
 	if (json_is_integer(c))
 		fprintf(f, "all flows done in %.3f us\n", (double)json_integer_value(c) / 1e3);

@@ -14,9 +14,12 @@
 #include "dataplane/tm/tm.h"
 #include "replay_int.h"
 
-/* Packet memory grows in pools of REPLAY_POOL_MBUFS as queues fill, up to REPLAY_POOLS of them:
- * creating a pool touches its memory, so a small run does not pay for a deep one. */
-#define REPLAY_POOL_MBUFS 8192u
+/* Packet memory grows with what the buffers hold, in pools per frame-size class (a 64-byte frame
+ * does not take a 9 KB buffer): a class that runs out gets a new pool twice the size of its last,
+ * up to REPLAY_POOL_MAX frames, for as long as memory lasts. Creating a pool touches its memory,
+ * so a small run does not pay for a deep one. */
+#define REPLAY_POOL_MIN 8192u
+#define REPLAY_POOL_MAX 131072u
 #define REPLAY_FRAME_ROOM 9216u
 
 /* ---- flows ---- */
@@ -69,29 +72,44 @@ void rp_flow_leave(struct replay *r, uint32_t flow, uint64_t done_ns)
 
 /* ---- frames, captures, wake-ups, events ---- */
 
-static struct rte_mempool *add_pool(struct replay *r)
+static const uint16_t mem_room[REPLAY_MEM_CLASSES] = {512, 2048, 4608, REPLAY_FRAME_ROOM};
+
+static struct rte_mempool *add_pool(struct replay *r, unsigned c)
 {
 	static unsigned instance;
 	char name[RTE_MEMPOOL_NAMESIZE];
-	if (r->n_pools == REPLAY_POOLS)
-		return NULL;
+	if (r->mem[c].n == r->mem[c].cap) {
+		unsigned cap = r->mem[c].cap ? 2 * r->mem[c].cap : 8;
+		void *p = realloc(r->mem[c].pool, cap * sizeof(*r->mem[c].pool));
+		if (!p)
+			return NULL;
+		r->mem[c].pool = p;
+		r->mem[c].cap = cap;
+	}
+	unsigned shift = r->mem[c].n < 4 ? r->mem[c].n : 4;
+	unsigned n = REPLAY_POOL_MIN << shift;
 	snprintf(name, sizeof(name), "rsw_replay%u", instance++);
-	struct rte_mempool *mp = rte_pktmbuf_pool_create(name, REPLAY_POOL_MBUFS, 0, 0,
-							 RTE_PKTMBUF_HEADROOM + REPLAY_FRAME_ROOM,
+	struct rte_mempool *mp = rte_pktmbuf_pool_create(name, n <= REPLAY_POOL_MAX ? n
+								 : REPLAY_POOL_MAX, 0, 0,
+							 RTE_PKTMBUF_HEADROOM + mem_room[c],
 							 SOCKET_ID_ANY);
 	if (mp)
-		r->pools[r->n_pools++] = mp;
+		r->mem[c].pool[r->mem[c].n++] = mp;
 	return mp;
 }
 
 struct rte_mbuf *rp_mbuf(struct replay *r, const uint8_t *data, uint32_t len, uint32_t flow)
 {
 	struct rte_mbuf *m = NULL;
-	if (len <= REPLAY_FRAME_ROOM) {
-		for (unsigned i = r->n_pools; !m && i > 0; i--)
-			m = rte_pktmbuf_alloc(r->pools[i - 1]);
-		if (!m && add_pool(r))
-			m = rte_pktmbuf_alloc(r->pools[r->n_pools - 1]);
+	unsigned c = 0;
+	while (c < REPLAY_MEM_CLASSES && len > mem_room[c])
+		c++;
+	if (c < REPLAY_MEM_CLASSES) {
+		/* the newest pool first: older ones are full while queues grow */
+		for (unsigned i = r->mem[c].n; !m && i > 0; i--)
+			m = rte_pktmbuf_alloc(r->mem[c].pool[i - 1]);
+		if (!m && add_pool(r, c))
+			m = rte_pktmbuf_alloc(r->mem[c].pool[r->mem[c].n - 1]);
 	}
 	uint8_t *buf = m ? (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len) : NULL;
 	if (!buf) {
@@ -440,19 +458,15 @@ static int build(struct replay *r, char *err, size_t errlen)
 	static const struct rte_mbuf_dynfield flow_field = {
 		.name = "rsw_replay_flow", .size = sizeof(uint32_t), .align = __alignof__(uint32_t)};
 	r->flow_field = rte_mbuf_dynfield_register(&flow_field);
-	char name[64];
-	static unsigned instance;
-	instance++;
-	if (r->flow_field < 0 || !add_pool(r)) {
+	if (r->flow_field < 0 || !add_pool(r, 0)) {
 		snprintf(err, errlen, "cannot create the packet pool");
 		return -1;
 	}
 	for (unsigned s = 0; s < md->n_sw; s++) {
 		struct sw_node *n = &r->sw[s];
-		snprintf(name, sizeof(name), "rsw_replay%u_%u", instance, s);
 		/* events are in ns, the shaper in ps: a 1 ns slack lets a busy port start its next
 		 * frame at the exact ps its wire freed instead of the ns rounded up */
-		n->tm = rsw_tm_new(name, n->fib->n_ports, 1, n->fib, 1, err, errlen);
+		n->tm = rsw_tm_new_growing(n->fib->n_ports, n->fib, 1, err, errlen);
 		if (!n->tm)
 			return -1;
 		n->tm->log = tm_log;
@@ -547,6 +561,8 @@ static void cleanup(struct replay *r)
 	free(r->host);
 	free(r->link);
 	/* the pools stay: the TMs handed back to the caller may still hold their packets */
+	for (unsigned c = 0; c < REPLAY_MEM_CLASSES; c++)
+		free(r->mem[c].pool);
 }
 
 /* ---- the run ---- */

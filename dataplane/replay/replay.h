@@ -80,6 +80,7 @@ struct rsw_replay_port_stats {
 struct rsw_replay_switch_result {
 	uint64_t received, transmitted, dropped, consumed, queued;
 	uint64_t drops[64];           /* by enum rsw_drop_reason */
+	uint64_t lossless_drops[64];  /* of them, packets of a lossless PG dropped in the TM */
 	struct rsw_replay_port_stats port[RSW_MAX_PORTS];
 	struct rsw_tm *tm;            /* the TM at the end, for its counters */
 };

@@ -16,7 +16,7 @@
 #define NEVER UINT64_MAX
 #define NO_FLOW UINT32_MAX
 #define HOST_CTRL_PRIO 8
-#define REPLAY_POOLS 8 /* MAC control frames a host sends: never paused */
+#define REPLAY_MEM_CLASSES 4 /* packet memory by frame size (replay.c) */
 
 /* A capture being read: the frame held is valid until the next read. */
 struct cap_in {
@@ -92,8 +92,10 @@ struct host_node {
 struct replay {
 	const struct rsw_replay_model *model;
 	struct rsw_replay_result *res;
-	struct rte_mempool *pools[REPLAY_POOLS];
-	unsigned n_pools;
+	struct {                     /* packet memory of one size class: pools added as it fills */
+		struct rte_mempool **pool;
+		unsigned n, cap;
+	} mem[REPLAY_MEM_CLASSES];
 	int flow_field;              /* mbuf dynamic field: the frame's flow index */
 	struct rsw_event_heap q;
 	uint32_t id_host, id_link, id_port, id_ctrl; /* first entity id of each kind */

@@ -89,12 +89,12 @@ void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct r
 	rsw_egress_rewrite(n->fib, buf, &m);
 	const struct rsw_pkt_meta *mp = &m;
 	uint8_t verdict;
-	if (rsw_tm_admit_bin(n->tm, n->fib, &mb, &mp, 1, &verdict) != 1) {
+	if (rsw_tm_admit_bin(n->tm, n->fib, &mb, &mp, 1, &verdict) != 1 ||
+	    (rsw_tm_enqueue_burst(n->tm, n->fib, m.egress_port, m.tc & 7, &mb, 1) != 1 &&
+	     (verdict = RSW_DROP_VOQ_FULL))) {
+		if (rsw_tm_lossless(n->fib, &m))
+			n->res->lossless_drops[verdict]++;
 		drop(r, s, verdict, m.egress_port, t, mb);
-		return;
-	}
-	if (rsw_tm_enqueue_burst(n->tm, n->fib, m.egress_port, m.tc & 7, &mb, 1) != 1) {
-		drop(r, s, RSW_DROP_VOQ_FULL, m.egress_port, t, mb);
 		return;
 	}
 	n->dirty_tx |= 1ull << m.egress_port;

@@ -65,17 +65,84 @@ static void charge(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p, u
 	note_peak(u);
 }
 
+static inline int limits_pkts(const struct rsw_buf_desc *d)
+{
+	return d && d->size;
+}
+
+uint64_t rsw_buf_pkts_threshold(const struct rsw_buf_profile_cfg *p, const struct rsw_buf_desc *d)
+{
+	if (!limits_pkts(d))
+		return UINT64_MAX;
+	if (!p->dynamic)
+		return d->size;
+	uint64_t used = LD(&d->used), free_d = d->size > used ? d->size - used : 0;
+	return p->dynamic_th >= 0 ? free_d << p->dynamic_th : free_d >> -p->dynamic_th;
+}
+
+/* Would n more packets stay within the PG's packet threshold and the descriptor pool? Judged
+ * with the n taken, as all_fit does for bytes. */
+static int pkts_fit(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
+		    const struct rsw_buf_desc *d, unsigned n)
+{
+	if (!limits_pkts(d))
+		return 1;
+	uint64_t used = LD(&d->used);
+	if (used + n > d->size)
+		return 0;
+	struct rsw_buf_desc after = {.size = d->size, .used = used + n};
+	return LD(&u->pkts) + n <= rsw_buf_pkts_threshold(p, &after);
+}
+
+static inline int in_headroom(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p)
+{
+	return p->lossless && (LD(&u->hdrm) || LD(&u->hdrm_pkts));
+}
+
+void rsw_buf_pkts_charge(struct rsw_buf_use *u, struct rsw_buf_desc *d, unsigned n, int mt)
+{
+	ADD(&u->pkts, n, mt);
+	if (limits_pkts(d))
+		ADD(&d->used, n, mt);
+}
+
+void rsw_buf_pkts_release(struct rsw_buf_use *u, struct rsw_buf_desc *d, unsigned n, int mt)
+{
+	uint64_t h = LD(&u->hdrm_pkts), take = h < n ? h : n;
+	if (take && mt) {
+		while (!__atomic_compare_exchange_n(&u->hdrm_pkts, &h, h - take, 0, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED)) {
+			take = h < n ? h : n;
+			if (!take)
+				break;
+		}
+	} else if (take) {
+		u->hdrm_pkts = h - take;
+	}
+	unsigned rest = n - (unsigned)take;
+	if (!rest)
+		return;
+	SUB(&u->pkts, rest, mt);
+	if (limits_pkts(d))
+		SUB(&d->used, rest, mt);
+}
+
 enum rsw_buf_verdict rsw_buf_pg_admit(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
 				      const struct rsw_buf_pool_cfg *pool, uint64_t *pool_used,
-				      uint32_t len, int mt)
+				      uint32_t len, int mt, struct rsw_buf_desc *d,
+				      uint64_t hdrm_pkts_max)
 {
 	/* once in headroom, stay there until it drains: XOFF is in force */
-	if (!(p->lossless && LD(&u->hdrm)) && shared_fits(u, p, pool, LD(pool_used), len)) {
+	if (!in_headroom(u, p) && shared_fits(u, p, pool, LD(pool_used), len) &&
+	    pkts_fit(u, p, d, 1)) {
 		charge(u, p, pool_used, len, mt);
+		rsw_buf_pkts_charge(u, d, 1, mt);
 		return RSW_BUF_ADMIT;
 	}
-	if (p->lossless && LD(&u->hdrm) + len <= p->xoff) {
+	if (p->lossless && LD(&u->hdrm) + len <= p->xoff &&
+	    (!limits_pkts(d) || LD(&u->hdrm_pkts) + 1 <= hdrm_pkts_max)) {
 		ADD(&u->hdrm, len, mt);
+		ADD(&u->hdrm_pkts, 1, mt);
 		note_peak(u);
 		return RSW_BUF_HEADROOM;
 	}
@@ -98,9 +165,11 @@ static int all_fit(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg
 }
 
 int rsw_buf_pg_fits_all(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
-			const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used, uint64_t total)
+			const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used, uint64_t total,
+			const struct rsw_buf_desc *d, unsigned n)
 {
-	return !(p->lossless && LD(&u->hdrm)) && all_fit(u, p, pool, LD(pool_used), total);
+	return !in_headroom(u, p) && all_fit(u, p, pool, LD(pool_used), total) &&
+	       pkts_fit(u, p, d, n);
 }
 
 int rsw_buf_queue_fits_all(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
@@ -152,21 +221,30 @@ void rsw_buf_release(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
 }
 
 int rsw_buf_pg_over_xoff(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
-			 const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used)
+			 const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used,
+			 const struct rsw_buf_desc *d)
 {
-	return LD(&u->hdrm) > 0 ||
-	       rsw_buf_shared(u, p) >= rsw_buf_threshold(p, pool, LD(pool_used));
+	return in_headroom(u, p) ||
+	       rsw_buf_shared(u, p) >= rsw_buf_threshold(p, pool, LD(pool_used)) ||
+	       LD(&u->pkts) >= rsw_buf_pkts_threshold(p, d);
 }
 
 int rsw_buf_pg_below_xon(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
-			 const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used)
+			 const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used,
+			 const struct rsw_buf_desc *d)
 {
-	if (LD(&u->hdrm) > 0)
+	if (in_headroom(u, p))
 		return 0;
 	uint64_t thr = rsw_buf_threshold(p, pool, LD(pool_used));
 	uint64_t off = thr > p->xon_offset ? thr - p->xon_offset : 0;
 	uint64_t xon = p->xon > off ? p->xon : off;
-	return rsw_buf_shared(u, p) < xon;
+	if (rsw_buf_shared(u, p) >= xon)
+		return 0;
+	if (!limits_pkts(d))
+		return 1;
+	uint64_t pthr = rsw_buf_pkts_threshold(p, d);
+	uint64_t poff = (p->xon_offset + RSW_BUF_MIN_WIRE_FRAME - 1) / RSW_BUF_MIN_WIRE_FRAME;
+	return LD(&u->pkts) < (pthr > poff + 1 ? pthr - poff : 1); /* empty is below */
 }
 
 uint32_t rsw_peer_response_quanta(uint32_t speed_mbps)

@@ -44,7 +44,30 @@ struct rsw_buf_use {
 	uint64_t hdrm;      /* headroom part (PG only) */
 	uint64_t peak;      /* watermark of bytes + hdrm */
 	uint64_t dropped_packets, dropped_bytes;
+	uint64_t pkts;      /* packets held outside headroom (descriptors) */
+	uint64_t hdrm_pkts; /* packets held in headroom (PG only) */
 };
+
+/* Packet descriptors (docs/tm.md, "Packets as well as bytes"): a switch holds a packet in a
+ * descriptor (a ring slot, an mbuf) whatever its length, so a PG's packets are accounted against a
+ * descriptor pool as its bytes are against a byte pool, with the same threshold rule: alpha ×
+ * (size − used) for a dynamic profile, the whole pool for a static one. A lossless PG past either
+ * threshold sends XOFF and takes what still arrives into headroom, counted in packets too
+ * (rsw_buf_hdrm_pkts). size 0: packets are not limited (replay's queues and packet memory grow). */
+struct rsw_buf_desc {
+	uint64_t size;      /* shared descriptors */
+	uint64_t used;      /* in use outside headroom (atomic with mt) */
+};
+
+/* Smallest frame on the wire: 64 bytes with the FCS, plus preamble, SFD and inter-frame gap. */
+#define RSW_BUF_MIN_WIRE_FRAME 84u
+
+/* Packets the headroom of a lossless profile must take: its bytes in flight after XOFF arriving
+ * as the smallest frames (REFERENCE §2's headroom is wire bytes), plus the frame being received. */
+static inline uint64_t rsw_buf_hdrm_pkts(const struct rsw_buf_profile_cfg *p)
+{
+	return p->lossless ? (p->xoff + RSW_BUF_MIN_WIRE_FRAME - 1) / RSW_BUF_MIN_WIRE_FRAME + 1 : 0;
+}
 
 enum rsw_buf_verdict { RSW_BUF_ADMIT = 0, RSW_BUF_HEADROOM, RSW_BUF_DROP };
 
@@ -58,10 +81,13 @@ static inline uint64_t rsw_buf_shared(const struct rsw_buf_use *u, const struct 
 	return b > p->reserved ? b - p->reserved : 0;
 }
 
-/* Ingress (PG) admission of len bytes; charges the PG and the pool on ADMIT/HEADROOM. */
+/* Ingress (PG) admission of one packet of len bytes; charges the PG, the pool and (with d) the
+ * descriptors on ADMIT/HEADROOM. d may be NULL or of size 0: packets not limited. hdrm_pkts_max:
+ * packets the PG's headroom may hold when d limits packets. */
 enum rsw_buf_verdict rsw_buf_pg_admit(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
 				      const struct rsw_buf_pool_cfg *pool, uint64_t *pool_used,
-				      uint32_t len, int mt);
+				      uint32_t len, int mt, struct rsw_buf_desc *d,
+				      uint64_t hdrm_pkts_max);
 /* Egress (queue) check of len bytes, without charging: 1 if it fits or the queue is lossless. */
 int rsw_buf_queue_fits(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
 		       const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used, uint32_t len);
@@ -72,7 +98,8 @@ void rsw_buf_queue_charge(struct rsw_buf_use *u, const struct rsw_buf_profile_cf
  * against the threshold after all of them, so a yes means each would have been admitted one by
  * one. rsw_buf_charge then charges them at once. */
 int rsw_buf_pg_fits_all(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
-			const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used, uint64_t total);
+			const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used, uint64_t total,
+			const struct rsw_buf_desc *d, unsigned n);
 int rsw_buf_queue_fits_all(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
 			   const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used,
 			   uint64_t total);
@@ -81,12 +108,22 @@ void rsw_buf_charge(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p, 
 /* Releases len bytes of a departing packet: headroom first, then shared, then reserved. */
 void rsw_buf_release(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p, uint64_t *pool_used,
 		     uint32_t len, int mt);
+/* Packets: n more held outside headroom (charged to d when it limits packets), or n leaving
+ * (from headroom first). */
+void rsw_buf_pkts_charge(struct rsw_buf_use *u, struct rsw_buf_desc *d, unsigned n, int mt);
+void rsw_buf_pkts_release(struct rsw_buf_use *u, struct rsw_buf_desc *d, unsigned n, int mt);
+/* Packet threshold of a profile given the descriptors in use (UINT64_MAX: not limited). */
+uint64_t rsw_buf_pkts_threshold(const struct rsw_buf_profile_cfg *p, const struct rsw_buf_desc *d);
 
-/* PFC points of a lossless PG at this instant. */
+/* PFC points of a lossless PG at this instant: XOFF when it holds headroom or its bytes or (with
+ * d) its packets reach their threshold; XON when it holds no headroom and both are below their
+ * XON points (packets: threshold − xon_offset counted in smallest frames). */
 int rsw_buf_pg_over_xoff(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
-			 const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used);
+			 const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used,
+			 const struct rsw_buf_desc *d);
 int rsw_buf_pg_below_xon(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
-			 const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used);
+			 const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used,
+			 const struct rsw_buf_desc *d);
 
 /* Headroom a lossless PG needs (REFERENCE §2, SONiC dynamic buffer): MTU + the bytes on the cable
  * both ways + the peer's response time (905 quanta at 400G, 394 at 100G, 80 at 25G; linear in

@@ -10,9 +10,72 @@
 #include "dataplane/pkt/rewrite.h"
 #include "tm.h"
 
-struct rsw_tm *rsw_tm_new(const char *name, uint16_t n_ports, unsigned producers,
-			  const struct rsw_fib *fib, uint64_t shaper_burst_ns, char *err,
-			  size_t errlen)
+/* ---- VOQs ---- */
+
+static unsigned voq_enqueue(struct rsw_voq *v, struct rte_mbuf **pkts, unsigned n)
+{
+	if (v->ring)
+		return rte_ring_enqueue_burst(v->ring, (void **)pkts, n, NULL);
+	if (v->n + n > v->cap) {
+		uint32_t cap = v->cap ? v->cap : 64;
+		while (cap < v->n + n)
+			cap *= 2;
+		struct rte_mbuf **f = malloc(cap * sizeof(*f));
+		if (f) {
+			for (uint32_t i = 0; i < v->n; i++)
+				f[i] = v->fifo[(v->head + i) & (v->cap - 1)];
+			free(v->fifo);
+			v->fifo = f;
+			v->head = 0;
+			v->cap = cap;
+		} else if (v->n + n > v->cap) {
+			n = v->cap - v->n; /* out of memory: what fits; the rest is voq_full */
+		}
+	}
+	for (unsigned i = 0; i < n; i++)
+		v->fifo[(v->head + v->n + i) & (v->cap - 1)] = pkts[i];
+	v->n += n;
+	return n;
+}
+
+static unsigned voq_dequeue(struct rsw_voq *v, struct rte_mbuf **out, unsigned max)
+{
+	if (v->ring)
+		return rte_ring_sc_dequeue_burst(v->ring, (void **)out, max, NULL);
+	unsigned n = v->n < max ? v->n : max;
+	for (unsigned i = 0; i < n; i++)
+		out[i] = v->fifo[(v->head + i) & (v->cap - 1)];
+	v->head = (v->head + n) & (v->cap ? v->cap - 1 : 0);
+	v->n -= n;
+	return n;
+}
+
+static uint64_t voq_count(const struct rsw_voq *v)
+{
+	return v->ring ? rte_ring_count(v->ring) : v->n;
+}
+
+/* ---- set-up ---- */
+
+static uint64_t hdrm_pkts_all(const struct rsw_fib *fib, uint16_t n_ports)
+{
+	uint64_t n = 0;
+	for (uint16_t p = 0; p < n_ports; p++)
+		for (unsigned g = 0; g < RSW_TM_PGS; g++)
+			n += rsw_buf_hdrm_pkts(&fib->tm[p].pg[g]);
+	return n;
+}
+
+uint64_t rsw_tm_live_desc(const struct rsw_fib *fib, uint16_t n_ports)
+{
+	uint64_t all = (uint64_t)n_ports * RSW_TM_DESC_PER_PORT, h = hdrm_pkts_all(fib, n_ports);
+	uint64_t floor = (uint64_t)n_ports * 256;
+	return all > h + floor ? all - h : floor;
+}
+
+static struct rsw_tm *tm_alloc(const char *name, uint16_t n_ports, unsigned producers,
+			       const struct rsw_fib *fib, uint64_t shaper_burst_ns, int growing,
+			       char *err, size_t errlen)
 {
 	size_t sz = sizeof(struct rsw_tm) + n_ports * sizeof(struct rsw_tm_port);
 	struct rsw_tm *tm = aligned_alloc(RTE_CACHE_LINE_SIZE, RTE_ALIGN_CEIL(sz, RTE_CACHE_LINE_SIZE));
@@ -23,15 +86,26 @@ struct rsw_tm *rsw_tm_new(const char *name, uint16_t n_ports, unsigned producers
 	memset(tm, 0, sz);
 	tm->n_ports = n_ports;
 	tm->mt = producers > 1;
+	if (!growing) {
+		/* every packet the descriptors and headrooms let in fits any one ring, with room for
+		 * what concurrent admissions may overshoot by (a burst per producer) */
+		tm->desc.size = rsw_tm_live_desc(fib, n_ports);
+		tm->voq_slots = (uint32_t)(tm->desc.size + hdrm_pkts_all(fib, n_ports) +
+					   64u * producers);
+	}
 	for (uint16_t p = 0; p < n_ports; p++) {
 		struct rsw_tm_port *tp = &tm->port[p];
-		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
+		for (unsigned g = 0; g < RSW_TM_PGS; g++)
+			tp->hdrm_pkts_max[g] = (uint32_t)rsw_buf_hdrm_pkts(&fib->tm[p].pg[g]);
+		for (unsigned q = 0; q < RSW_TM_QUEUES && !growing; q++) {
 			char rn[RTE_RING_NAMESIZE];
 			snprintf(rn, sizeof(rn), "%s-%u-%u", name, p, q);
-			tp->voq[q] = rte_ring_create(rn, RSW_TM_VOQ_SIZE, SOCKET_ID_ANY,
-						     RING_F_SC_DEQ | (tm->mt ? 0 : RING_F_SP_ENQ));
-			if (!tp->voq[q]) {
-				snprintf(err, errlen, "cannot create VOQ %s: %s", rn, rte_strerror(rte_errno));
+			tp->voq[q].ring = rte_ring_create(rn, rte_align32pow2(tm->voq_slots + 1),
+							  SOCKET_ID_ANY,
+							  RING_F_SC_DEQ | (tm->mt ? 0 : RING_F_SP_ENQ));
+			if (!tp->voq[q].ring) {
+				snprintf(err, errlen, "cannot create VOQ %s of %u packets: %s", rn,
+					 tm->voq_slots, rte_strerror(rte_errno));
 				rsw_tm_free(tm);
 				return NULL;
 			}
@@ -50,6 +124,19 @@ struct rsw_tm *rsw_tm_new(const char *name, uint16_t n_ports, unsigned producers
 	return tm;
 }
 
+struct rsw_tm *rsw_tm_new(const char *name, uint16_t n_ports, unsigned producers,
+			  const struct rsw_fib *fib, uint64_t shaper_burst_ns, char *err,
+			  size_t errlen)
+{
+	return tm_alloc(name, n_ports, producers, fib, shaper_burst_ns, 0, err, errlen);
+}
+
+struct rsw_tm *rsw_tm_new_growing(uint16_t n_ports, const struct rsw_fib *fib,
+				  uint64_t shaper_burst_ns, char *err, size_t errlen)
+{
+	return tm_alloc(NULL, n_ports, 1, fib, shaper_burst_ns, 1, err, errlen);
+}
+
 void rsw_tm_free(struct rsw_tm *tm)
 {
 	if (!tm)
@@ -59,19 +146,19 @@ void rsw_tm_free(struct rsw_tm *tm)
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
 			for (unsigned i = tp->c_head[q]; i < tp->c_n[q]; i++)
 				rte_pktmbuf_free(tp->cache[q][i]);
-			if (!tp->voq[q])
-				continue;
 			struct rte_mbuf *m;
-			while (rte_ring_sc_dequeue(tp->voq[q], (void **)&m) == 0)
+			while (voq_dequeue(&tp->voq[q], &m, 1) == 1)
 				rte_pktmbuf_free(m);
-			rte_ring_free(tp->voq[q]);
+			rte_ring_free(tp->voq[q].ring);
+			free(tp->voq[q].fifo);
 		}
 	}
 	free(tm);
 }
 
+/* n packets of len bytes in all leave PG pg of port in */
 static void release_pg(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t in, unsigned pg,
-		       uint32_t len)
+		       uint32_t len, unsigned n)
 {
 	struct rsw_buf_use *u = &tm->port[in].pg[pg];
 	if (fib->tm_pools.n_pools == 0) {
@@ -80,10 +167,11 @@ static void release_pg(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t in
 	}
 	const struct rsw_buf_profile_cfg *p = &fib->tm[in].pg[pg];
 	rsw_buf_release(u, p, &tm->pool_used[p->pool], len, tm->mt);
+	rsw_buf_pkts_release(u, &tm->desc, n, tm->mt);
 }
 
 static void release_q(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t eport, unsigned q,
-		      uint32_t len)
+		      uint32_t len, unsigned n)
 {
 	struct rsw_buf_use *u = &tm->port[eport].q[q];
 	if (fib->tm_pools.n_pools == 0) {
@@ -92,6 +180,7 @@ static void release_q(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t epo
 	}
 	const struct rsw_buf_profile_cfg *p = &fib->tm[eport].queue[q];
 	rsw_buf_release(u, p, &tm->pool_used[p->pool], len, tm->mt);
+	rsw_buf_pkts_release(u, NULL, n, tm->mt); /* egress: counted, not a descriptor */
 }
 
 /* Undoes the buffer charges of a packet leaving the TM other than by the scheduler. */
@@ -99,8 +188,8 @@ static void release(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t eport
 		    struct rte_mbuf *m)
 {
 	const struct rsw_tm_tag *t = rsw_tm_tag(m);
-	release_pg(tm, fib, t->in_port, t->pg, m->pkt_len);
-	release_q(tm, fib, eport, t->queue, m->pkt_len);
+	release_pg(tm, fib, t->in_port, t->pg, m->pkt_len, 1);
+	release_q(tm, fib, eport, t->queue, m->pkt_len, 1);
 }
 
 static void note_pool_peak(struct rsw_tm *tm, unsigned pool)
@@ -141,9 +230,11 @@ unsigned rsw_tm_admit_bin(struct rsw_tm *tm, const struct rsw_fib *fib, struct r
 		if (rsw_buf_queue_fits_all(&ep->q[q], qp, &pools[qp->pool], &tm->pool_used[qp->pool],
 					   total) &&
 		    rsw_buf_pg_fits_all(&ip->pg[pg], gp, &pools[gp->pool], &tm->pool_used[gp->pool],
-					total)) {
+					total, &tm->desc, n)) {
 			rsw_buf_charge(&ip->pg[pg], gp, &tm->pool_used[gp->pool], total, tm->mt);
+			rsw_buf_pkts_charge(&ip->pg[pg], &tm->desc, n, tm->mt);
 			rsw_buf_charge(&ep->q[q], qp, &tm->pool_used[qp->pool], total, tm->mt);
+			rsw_buf_pkts_charge(&ep->q[q], NULL, n, tm->mt);
 			note_pool_peak(tm, gp->pool);
 			note_pool_peak(tm, qp->pool);
 			for (unsigned i = 0; i < n; i++) {
@@ -182,7 +273,7 @@ unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_fib *fib, struct rte_m
 		if (!rsw_buf_queue_fits(&ep->q[q], qp, &pools[qp->pool], &tm->pool_used[qp->pool], len))
 			reason = RSW_DROP_QUEUE_TAIL_DROP;
 		else if (rsw_buf_pg_admit(&ip->pg[pg], gp, &pools[gp->pool], &tm->pool_used[gp->pool],
-					  len, tm->mt) == RSW_BUF_DROP)
+					  len, tm->mt, &tm->desc, ip->hdrm_pkts_max[pg]) == RSW_BUF_DROP)
 			reason = gp->lossless ? RSW_DROP_HEADROOM_OVERFLOW : RSW_DROP_PG_THRESHOLD;
 		if (reason) {
 			__atomic_fetch_add(&ep->qs[q].dropped_packets, 1, __ATOMIC_RELAXED);
@@ -190,6 +281,7 @@ unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_fib *fib, struct rte_m
 			return reason;
 		}
 		rsw_buf_queue_charge(&ep->q[q], qp, &tm->pool_used[qp->pool], len, tm->mt);
+		rsw_buf_pkts_charge(&ep->q[q], NULL, 1, tm->mt);
 		note_pool_peak(tm, gp->pool);
 		note_pool_peak(tm, qp->pool);
 	} else {
@@ -209,7 +301,7 @@ unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_fib *fib, uint
 			      uint8_t queue, struct rte_mbuf **pkts, unsigned n)
 {
 	struct rsw_tm_port *ep = &tm->port[port];
-	unsigned k = rte_ring_enqueue_burst(ep->voq[queue], (void **)pkts, n, NULL);
+	unsigned k = voq_enqueue(&ep->voq[queue], pkts, n);
 	if (k) {
 		if (tm->mt)
 			__atomic_fetch_or(&ep->busy, (uint8_t)(1u << queue), __ATOMIC_SEQ_CST);
@@ -231,8 +323,7 @@ static inline struct rte_mbuf *peek(struct rsw_tm *tm, struct rsw_tm_port *ep, u
 	ep->c_head[q] = ep->c_n[q] = 0;
 	if (!(__atomic_load_n(&ep->busy, __ATOMIC_RELAXED) & (1u << q)))
 		return NULL;
-	ep->c_n[q] = (uint8_t)rte_ring_sc_dequeue_burst(ep->voq[q], (void **)ep->cache[q],
-							RSW_TM_DEQ_BURST, NULL);
+	ep->c_n[q] = (uint8_t)voq_dequeue(&ep->voq[q], ep->cache[q], RSW_TM_DEQ_BURST);
 	if (ep->c_n[q] == 0) {
 		/* clear, then look again: a producer that enqueued meanwhile set the bit after its
 		 * enqueue, so either this second look or the next call sees its packets */
@@ -240,8 +331,7 @@ static inline struct rte_mbuf *peek(struct rsw_tm *tm, struct rsw_tm_port *ep, u
 			__atomic_fetch_and(&ep->busy, (uint8_t)~(1u << q), __ATOMIC_SEQ_CST);
 		else
 			ep->busy &= (uint8_t)~(1u << q);
-		ep->c_n[q] = (uint8_t)rte_ring_sc_dequeue_burst(ep->voq[q], (void **)ep->cache[q],
-								RSW_TM_DEQ_BURST, NULL);
+		ep->c_n[q] = (uint8_t)voq_dequeue(&ep->voq[q], ep->cache[q], RSW_TM_DEQ_BURST);
 		if (ep->c_n[q] == 0)
 			return NULL;
 		if (tm->mt)
@@ -274,6 +364,8 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t p
 	/* Buffer releases are summed over the call (per queue, and per run of packets from one
 	 * ingress PG) and applied once; the ECN check subtracts what is not applied yet. */
 	uint32_t q_rel[RSW_TM_QUEUES] = {0}, run_len = 0;
+	uint16_t q_reln[RSW_TM_QUEUES] = {0};
+	unsigned run_n = 0;
 	uint16_t run_in = 0;
 	uint8_t run_pg = 0;
 	while (n < max && rsw_shaper_ready(&ep->shaper, now_ns)) {
@@ -292,13 +384,16 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t p
 			ep->qs[q].ecn_marked_packets++;
 		uint32_t len = m->pkt_len;
 		if (run_len && (run_in != t->in_port || run_pg != t->pg)) {
-			release_pg(tm, fib, run_in, run_pg, run_len);
+			release_pg(tm, fib, run_in, run_pg, run_len, run_n);
 			run_len = 0;
+			run_n = 0;
 		}
 		run_in = t->in_port;
 		run_pg = t->pg;
 		run_len += len;
+		run_n++;
 		q_rel[q] += len;
+		q_reln[q]++;
 		struct rte_mbuf *next = peek(tm, ep, (unsigned)q);
 		head_len[q] = next ? next->pkt_len : 0;
 		if (!next)
@@ -310,10 +405,10 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t p
 		out[n++] = m;
 	}
 	if (run_len)
-		release_pg(tm, fib, run_in, run_pg, run_len);
+		release_pg(tm, fib, run_in, run_pg, run_len, run_n);
 	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
 		if (q_rel[q])
-			release_q(tm, fib, port, q, q_rel[q]);
+			release_q(tm, fib, port, q, q_rel[q], q_reln[q]);
 	return n;
 }
 
@@ -378,11 +473,14 @@ int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port, 
 		/* an idle PG with no XOFF in force has nothing to say: skip the threshold math */
 		if (!ip->gen[pg].xoff &&
 		    __atomic_load_n(&ip->pg[pg].bytes, __ATOMIC_RELAXED) <= gp->reserved &&
-		    __atomic_load_n(&ip->pg[pg].hdrm, __ATOMIC_RELAXED) == 0)
+		    __atomic_load_n(&ip->pg[pg].hdrm, __ATOMIC_RELAXED) == 0 &&
+		    __atomic_load_n(&ip->pg[pg].hdrm_pkts, __ATOMIC_RELAXED) == 0 &&
+		    (!tm->desc.size || __atomic_load_n(&ip->pg[pg].pkts, __ATOMIC_RELAXED) == 0))
 			continue;
-		int over = rsw_buf_pg_over_xoff(&ip->pg[pg], gp, &pools[gp->pool], &tm->pool_used[gp->pool]);
+		int over = rsw_buf_pg_over_xoff(&ip->pg[pg], gp, &pools[gp->pool],
+						&tm->pool_used[gp->pool], &tm->desc);
 		int below = rsw_buf_pg_below_xon(&ip->pg[pg], gp, &pools[gp->pool],
-						 &tm->pool_used[gp->pool]);
+						 &tm->pool_used[gp->pool], &tm->desc);
 		enum rsw_pfc_action a = rsw_pfc_gen_poll(&ip->gen[pg], over, below, now_ns, refresh);
 		if (a == RSW_PFC_NONE)
 			continue;
@@ -452,7 +550,7 @@ uint64_t rsw_tm_queued(const struct rsw_tm *tm)
 	uint64_t n = 0;
 	for (uint16_t p = 0; p < tm->n_ports; p++)
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
-			n += rte_ring_count(tm->port[p].voq[q]) + tm->port[p].c_n[q] - tm->port[p].c_head[q];
+			n += voq_count(&tm->port[p].voq[q]) + tm->port[p].c_n[q] - tm->port[p].c_head[q];
 	return n;
 }
 

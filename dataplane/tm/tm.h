@@ -13,6 +13,7 @@
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
+#include "dataplane/pkt/drop_reason.h"
 #include "dataplane/pkt/pkt_meta.h"
 #include "dataplane/tables/fib.h"
 #include "pfc.h"
@@ -20,8 +21,10 @@
 #include "sched.h"
 #include "shaper.h"
 
-#define RSW_TM_VOQ_SIZE 8192 /* packets per VOQ ring */
-#define RSW_TM_DEQ_BURST 16 /* packets taken off a VOQ ring at a time */
+#define RSW_TM_DEQ_BURST 16 /* packets taken off a VOQ at a time */
+/* Live: packets the mbuf pool provides per port for what the TM holds (dp_ports.c); the TM's
+ * descriptor pool is that less the packet headroom of the lossless PGs. */
+#define RSW_TM_DESC_PER_PORT 4096u
 
 /* What the TM keeps with a queued packet, 8 bytes in the mbuf's RX hash field: it is in the
  * mbuf's first cache line, which TX touches anyway (a dynamic field would be in the second, a
@@ -44,8 +47,18 @@ struct rsw_tm_queue_stats {
 	uint64_t pfcwd_flushed;           /* queued packets discarded when a storm was detected */
 };
 
+/* A VOQ: live, a fixed multi-producer ring sized so that the descriptor accounting never lets it
+ * overflow; replay, a FIFO that grows with what the buffer holds (one thread). */
+struct rsw_voq {
+	struct rte_ring *ring;
+	struct rte_mbuf **fifo;
+	uint32_t head, n, cap;
+};
+
 struct rsw_tm_port {
-	struct rte_ring *voq[RSW_TM_QUEUES];
+	struct rsw_voq voq[RSW_TM_QUEUES];
+	/* packets the headroom of each lossless PG may hold (live: fixed when the VOQs were sized) */
+	uint32_t hdrm_pkts_max[RSW_TM_PGS];
 	/* queues that may hold packets: set by producers after enqueueing, cleared by the owner
 	 * only after it saw the ring empty, so the owner never polls empty rings */
 	uint8_t busy;
@@ -71,6 +84,8 @@ struct rsw_tm_port {
 struct rsw_tm {
 	uint16_t n_ports;
 	int mt;                            /* several workers enqueue: atomic counters, MP rings */
+	struct rsw_buf_desc desc;          /* packet descriptors (size 0: not limited) */
+	uint32_t voq_slots;                /* live: packets a VOQ ring holds */
 	uint64_t pool_used[RSW_BUF_POOLS]; /* shared bytes in use per pool (atomic) */
 	uint64_t pool_peak[RSW_BUF_POOLS];
 	void (*log)(void *arg, const char *line);
@@ -78,11 +93,20 @@ struct rsw_tm {
 	struct rsw_tm_port port[];
 };
 
-/* A TM for n_ports ports fed by `producers` threads; shaper_burst_ns is how late a backlogged
- * port may catch up (live polling slack; 0 for replay). name makes the ring names unique. */
+/* A live TM for n_ports ports fed by `producers` threads; shaper_burst_ns is how late a
+ * backlogged port may catch up (live polling slack). name makes the ring names unique. Packets
+ * are limited by descriptors (rsw_tm_live_desc): with the headrooms' packets the TM holds at most
+ * n_ports × RSW_TM_DESC_PER_PORT packets, which each VOQ ring can take and the mbuf pool
+ * provides, so neither ever refuses a packet the buffer admitted. */
 struct rsw_tm *rsw_tm_new(const char *name, uint16_t n_ports, unsigned producers,
 			  const struct rsw_fib *fib, uint64_t shaper_burst_ns, char *err,
 			  size_t errlen);
+/* Replay's TM: one thread, VOQs that grow, packets limited by bytes only. */
+struct rsw_tm *rsw_tm_new_growing(uint16_t n_ports, const struct rsw_fib *fib,
+				  uint64_t shaper_burst_ns, char *err, size_t errlen);
+/* Live descriptor pool of n_ports ports: n_ports × RSW_TM_DESC_PER_PORT less the packet headroom
+ * of every lossless PG of fib (at least 256 a port). */
+uint64_t rsw_tm_live_desc(const struct rsw_fib *fib, uint16_t n_ports);
 /* Frees the TM and every packet still queued. */
 void rsw_tm_free(struct rsw_tm *tm);
 
@@ -144,6 +168,21 @@ uint64_t rsw_tm_ctrl_next(const struct rsw_tm *tm, const struct rsw_fib *fib, ui
 /* Watchdog poll of port's queues when its poll interval has passed; applies actions and logs
  * detection and restoration. Packets flushed by the drop action are freed and counted. */
 void rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port, uint64_t now_ns);
+
+/* Is the packet's class lossless (its ingress PG takes part in PFC)? */
+static inline int rsw_tm_lossless(const struct rsw_fib *fib, const struct rsw_pkt_meta *meta)
+{
+	return fib->tm_pools.n_pools && meta->in_port < fib->n_ports &&
+	       fib->tm[meta->in_port].pg[meta->pg & 7].lossless;
+}
+
+/* The invariant of lossless classes (docs/tm.md): the only drops of their packets in the TM are
+ * headroom overflows (the headroom was too small for what the link had in flight) and the
+ * watchdog's drop action; a ring, a descriptor or packet memory never drops them. */
+static inline int rsw_tm_lossless_drop_allowed(unsigned reason)
+{
+	return reason == RSW_DROP_HEADROOM_OVERFLOW || reason == RSW_DROP_PFCWD_DROP;
+}
 
 /* Packets queued in the TM (for the conservation check). */
 uint64_t rsw_tm_queued(const struct rsw_tm *tm);

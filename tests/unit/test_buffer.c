@@ -25,7 +25,7 @@ static void dynamic_threshold_by_hand(void **state)
 	p.dynamic_th = -1;
 
 	unsigned admitted = 0;
-	while (rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 1) == RSW_BUF_ADMIT)
+	while (rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 1, NULL, 0) == RSW_BUF_ADMIT)
 		admitted++;
 	/* first 1000 bytes in the reserve; shared s admitted while s <= 0.5 (1e6 - s_before):
 	 * s = 333000 fits (333000 <= 0.5 * (1e6 - 332000) = 334000), s = 334000 does not
@@ -52,8 +52,8 @@ static void static_threshold(void **state)
 	struct rsw_buf_use u = {0};
 	uint64_t used = 0;
 	for (unsigned i = 0; i < 5; i++)
-		assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 1), RSW_BUF_ADMIT);
-	assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1, 1), RSW_BUF_DROP);
+		assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 1, NULL, 0), RSW_BUF_ADMIT);
+	assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1, 1, NULL, 0), RSW_BUF_DROP);
 }
 
 /* Lossless, with the single-thread counters: past the threshold into headroom, XOFF while headroom is used, overflow past xoff,
@@ -66,24 +66,76 @@ static void lossless_headroom(void **state)
 	struct rsw_buf_use u = {0};
 	uint64_t used = 0;
 	for (unsigned i = 0; i < 10; i++)
-		assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 0), RSW_BUF_ADMIT);
-	assert_true(rsw_buf_pg_over_xoff(&u, &p, &pool, &used)); /* shared 10000 >= 10000 */
+		assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 0, NULL, 0), RSW_BUF_ADMIT);
+	assert_true(rsw_buf_pg_over_xoff(&u, &p, &pool, &used, NULL)); /* shared 10000 >= 10000 */
 	for (unsigned i = 0; i < 3; i++)
-		assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 0), RSW_BUF_HEADROOM);
-	assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 0), RSW_BUF_DROP);
+		assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 0, NULL, 0), RSW_BUF_HEADROOM);
+	assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 0, NULL, 0), RSW_BUF_DROP);
 	assert_int_equal(u.hdrm, 3000);
 	assert_int_equal(used, 10000); /* headroom is not pool shared space */
 
-	for (unsigned i = 0; i < 3; i++)
+	for (unsigned i = 0; i < 3; i++) {
 		rsw_buf_release(&u, &p, &used, 1000, 0);
+		rsw_buf_pkts_release(&u, NULL, 1, 0);
+	}
 	assert_int_equal(u.hdrm, 0);
+	assert_int_equal(u.hdrm_pkts, 0);
 	assert_int_equal(u.bytes, 10000);
 	/* XON point max(2000, 10000 - 4000) = 6000: shared 6000 is not below, 5000 is */
-	for (unsigned i = 0; i < 4; i++)
+	for (unsigned i = 0; i < 4; i++) {
 		rsw_buf_release(&u, &p, &used, 1000, 0);
-	assert_false(rsw_buf_pg_below_xon(&u, &p, &pool, &used));
+		rsw_buf_pkts_release(&u, NULL, 1, 0);
+	}
+	assert_false(rsw_buf_pg_below_xon(&u, &p, &pool, &used, NULL));
 	rsw_buf_release(&u, &p, &used, 1000, 0);
-	assert_true(rsw_buf_pg_below_xon(&u, &p, &pool, &used));
+	assert_true(rsw_buf_pg_below_xon(&u, &p, &pool, &used, NULL));
+}
+
+/* Small frames: the descriptor limit is nearer than the byte limit. With alpha = 1 a lone PG's
+ * packet threshold alpha × (D − used) meets its use at D / 2 (Choudhury-Hahne's fixed point), so
+ * XOFF comes at 500 of 1000 descriptors while 64-byte frames fill 32 KB of a 1 MB pool; then the
+ * headroom takes ceil(xoff / 84) + 1 packets (the smallest frame on the wire is 84 bytes), and
+ * only the next one is refused. Released, XON comes below threshold − ceil(xon_offset / 84). */
+static void packets_reach_xoff_first(void **state)
+{
+	(void)state;
+	const struct rsw_buf_pool_cfg big = {.size = 1000000, .type = RSW_POOL_INGRESS, .dynamic = 1};
+	struct rsw_buf_profile_cfg p = {.dynamic = 1, .dynamic_th = 0, .lossless = 1, .xoff = 68520,
+					.xon = 2000, .xon_offset = 8400};
+	struct rsw_buf_desc d = {.size = 1000};
+	struct rsw_buf_use u = {0};
+	uint64_t used = 0, hmax = rsw_buf_hdrm_pkts(&p);
+	assert_int_equal(hmax, (68520 + 83) / 84 + 1); /* 817 */
+	unsigned admitted = 0, hdrm = 0;
+	enum rsw_buf_verdict v;
+	while ((v = rsw_buf_pg_admit(&u, &p, &big, &used, 64, 0, &d, hmax)) == RSW_BUF_ADMIT)
+		admitted++;
+	assert_int_equal(admitted, 500);
+	assert_int_equal(d.used, 500);
+	assert_int_equal(u.bytes, 500 * 64);
+	assert_true(u.bytes < rsw_buf_threshold(&p, &big, used)); /* bytes far from XOFF */
+	assert_true(rsw_buf_pg_over_xoff(&u, &p, &big, &used, &d));
+	assert_true(rsw_buf_pg_over_xoff(&u, &p, &big, &used, NULL)); /* in headroom now */
+	for (hdrm = 1; v == RSW_BUF_HEADROOM; hdrm++)
+		v = rsw_buf_pg_admit(&u, &p, &big, &used, 64, 0, &d, hmax);
+	assert_int_equal(v, RSW_BUF_DROP);
+	assert_int_equal(hdrm - 1, hmax);
+	assert_int_equal(u.hdrm_pkts, hmax);
+	assert_int_equal(d.used, 500); /* headroom is not shared descriptors */
+	/* drain the headroom: still XOFF (500 >= 500), not XON until below 500 - 100 = 400 */
+	rsw_buf_pkts_release(&u, &d, (unsigned)hmax, 0);
+	rsw_buf_release(&u, &p, &used, (uint32_t)(hmax * 64), 0);
+	assert_int_equal(u.hdrm_pkts, 0);
+	assert_false(rsw_buf_pg_below_xon(&u, &p, &big, &used, &d));
+	rsw_buf_pkts_release(&u, &d, 67, 0); /* 433 held: threshold 567, XON point 467 */
+	rsw_buf_release(&u, &p, &used, 67 * 64, 0);
+	assert_false(rsw_buf_pg_over_xoff(&u, &p, &big, &used, &d));
+	assert_true(rsw_buf_pg_below_xon(&u, &p, &big, &used, &d));
+	/* without a descriptor limit the same frames go on into shared space */
+	struct rsw_buf_use w = {0};
+	uint64_t used2 = 0;
+	for (unsigned i = 0; i < 2000; i++)
+		assert_int_equal(rsw_buf_pg_admit(&w, &p, &big, &used2, 64, 0, NULL, 0), RSW_BUF_ADMIT);
 }
 
 static void lossless_queue_never_refused(void **state)
@@ -120,6 +172,7 @@ int main(void)
 		cmocka_unit_test(static_threshold),
 		cmocka_unit_test(lossless_headroom),
 		cmocka_unit_test(lossless_queue_never_refused),
+		cmocka_unit_test(packets_reach_xoff_first),
 		cmocka_unit_test(headroom_formula),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
