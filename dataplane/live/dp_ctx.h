@@ -21,6 +21,7 @@ struct rsw_dp_counters {
 	uint64_t rx_pkts[RSW_MAX_PORTS], rx_bytes[RSW_MAX_PORTS];
 	uint64_t tx_pkts[RSW_MAX_PORTS], tx_bytes[RSW_MAX_PORTS];
 	uint64_t drops[RSW_DROP_COUNT];
+	uint64_t lossless_drops[RSW_DROP_COUNT]; /* of them, lossless PGs' packets dropped in the TM */
 	uint64_t pfc_rx[RSW_MAX_PORTS];
 	uint64_t pause_rx[RSW_MAX_PORTS];
 	uint64_t pfc_tx_frames[RSW_MAX_PORTS]; /* PFC frames this switch sent */

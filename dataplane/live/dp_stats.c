@@ -80,8 +80,11 @@ void rsw_dp_stats_print_final(const struct rsw_dp *dp, const struct rsw_dp_total
 		rsw_dp_stats_tm_print(dp, t, f, rsw_clock_now(&dp->clock));
 	for (unsigned r = 1; r < RSW_DROP_COUNT; r++)
 		if (t->c.drops[r])
-			fprintf(f, "drop %-24s %12lu\n", rsw_drop_reason_name(r),
-				(unsigned long)t->c.drops[r]);
+			fprintf(f, "drop %-24s %12lu%s\n", rsw_drop_reason_name(r),
+				(unsigned long)t->c.drops[r],
+				!t->c.lossless_drops[r] ? ""
+				: rsw_tm_lossless_drop_allowed(r) ? " (lossless among them)"
+								  : " (LOSSLESS among them: a defect)");
 	fprintf(f, "received %lu = transmitted %lu + dropped %lu + consumed %lu + queued %lu: %s\n",
 		(unsigned long)t->received, (unsigned long)t->transmitted, (unsigned long)t->dropped,
 		(unsigned long)t->consumed, (unsigned long)t->queued,
@@ -142,6 +145,17 @@ json_t *rsw_dp_stats_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t
 	json_object_set_new(cons, "queued", json_integer((json_int_t)t->queued));
 	json_object_set_new(cons, "holds", json_boolean(t->received == t->transmitted + t->dropped +
 									  t->consumed + t->queued));
+	json_t *ll = json_object();
+	int ll_holds = 1;
+	for (unsigned r = 1; r < RSW_DROP_COUNT; r++) {
+		if (!t->c.lossless_drops[r])
+			continue;
+		json_object_set_new(ll, rsw_drop_reason_name(r),
+				    json_integer((json_int_t)t->c.lossless_drops[r]));
+		ll_holds &= rsw_tm_lossless_drop_allowed(r);
+	}
+	json_object_set_new(cons, "lossless_drops", ll);
+	json_object_set_new(cons, "lossless_holds", json_boolean(ll_holds));
 	json_object_set_new(root, "ports", ports);
 	json_object_set_new(root, "drops", drops);
 	json_object_set_new(root, "ecmp_groups", groups);

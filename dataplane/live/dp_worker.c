@@ -172,17 +172,22 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 		uint8_t q = (uint8_t)(bin_key[b] % RSW_TM_QUEUES);
 		uint8_t verdict[RSW_DP_BURST];
 		unsigned n_in = bin_n[b];
+		/* a bin is one ingress PG: the lossless invariant's count (docs/tm.md) */
+		unsigned lossless = (unsigned)rsw_tm_lossless(fib, bin_meta[b][0]);
 		if (rsw_tm_admit_bin(dp->tm, fib, bin[b], bin_meta[b], n_in, verdict) != n_in) {
 			unsigned k = 0;
 			for (unsigned j = 0; j < n_in; j++) {
-				if (verdict[j])
+				if (verdict[j]) {
+					c->lossless_drops[verdict[j]] += lossless;
 					drop(c, bin[b][j], verdict[j]);
-				else
+				} else {
 					bin[b][k++] = bin[b][j];
+				}
 			}
 			n_in = k;
 		}
 		unsigned k = rsw_tm_enqueue_burst(dp->tm, fib, e, q, bin[b], n_in);
+		c->lossless_drops[RSW_DROP_VOQ_FULL] += lossless * (n_in - k);
 		for (unsigned j = k; j < n_in; j++)
 			drop(c, bin[b][j], RSW_DROP_VOQ_FULL);
 	}
