@@ -55,10 +55,12 @@ class LiveLossless(unittest.TestCase):
         cfg = os.path.join(d, "switch.yaml")
         with open(cfg, "w") as f:
             f.write(CONFIG)
-        frames = [rocepkt.roce(src=IPS["h0"], dst=IPS["r0"], dqp=0x100, psn=k, dscp=3,
-                               smac=MACS["h0"], dmac=ROUTER, payload=b"") for k in range(N)]
+        # RC SEND only (no RETH): 60 bytes with a 2-byte payload, 64 on the wire with the FCS
+        frames = [rocepkt.roce(opcode=0x04, src=IPS["h0"], dst=IPS["r0"], dqp=0x100, psn=k,
+                               dscp=3, smac=MACS["h0"], dmac=ROUTER, payload=b"\0\0")
+                  for k in range(N)]
         size = len(bytes(frames[0]))
-        self.assertLessEqual(size, 64)
+        self.assertEqual(size, 60)
         pcap = write_pcap(os.path.join(d, "send.pcap"), frames)
         lab = Lab("rswk")
         try:
