@@ -65,6 +65,23 @@ static void charge(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p, u
 	note_peak(u);
 }
 
+/* Takes up to n off *p (headroom first on release), atomically with mt; returns what it took. */
+static uint64_t take_upto(uint64_t *p, uint64_t n, int mt)
+{
+	uint64_t h = LD(p), take = h < n ? h : n;
+	if (take && mt) {
+		while (!__atomic_compare_exchange_n(p, &h, h - take, 0, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED)) {
+			take = h < n ? h : n;
+			if (!take)
+				break;
+		}
+	} else if (take) {
+		*p = h - take;
+	}
+	return take;
+}
+
 static inline int limits_pkts(const struct rsw_buf_desc *d)
 {
 	return d && d->size;
@@ -108,18 +125,7 @@ void rsw_buf_pkts_charge(struct rsw_buf_use *u, struct rsw_buf_desc *d, unsigned
 
 void rsw_buf_pkts_release(struct rsw_buf_use *u, struct rsw_buf_desc *d, unsigned n, int mt)
 {
-	uint64_t h = LD(&u->hdrm_pkts), take = h < n ? h : n;
-	if (take && mt) {
-		while (!__atomic_compare_exchange_n(&u->hdrm_pkts, &h, h - take, 0, __ATOMIC_RELAXED,
-						    __ATOMIC_RELAXED)) {
-			take = h < n ? h : n;
-			if (!take)
-				break;
-		}
-	} else if (take) {
-		u->hdrm_pkts = h - take;
-	}
-	unsigned rest = n - (unsigned)take;
+	unsigned rest = n - (unsigned)take_upto(&u->hdrm_pkts, n, mt);
 	if (!rest)
 		return;
 	SUB(&u->pkts, rest, mt);
@@ -200,18 +206,7 @@ void rsw_buf_queue_charge(struct rsw_buf_use *u, const struct rsw_buf_profile_cf
 void rsw_buf_release(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p, uint64_t *pool_used,
 		     uint32_t len, int mt)
 {
-	uint64_t h = LD(&u->hdrm), take = h < len ? h : len;
-	if (take && mt) {
-		while (!__atomic_compare_exchange_n(&u->hdrm, &h, h - take, 0, __ATOMIC_RELAXED,
-						    __ATOMIC_RELAXED)) {
-			take = h < len ? h : len;
-			if (!take)
-				break;
-		}
-	} else if (take) {
-		u->hdrm = h - take;
-	}
-	uint32_t rest = len - (uint32_t)take;
+	uint32_t rest = len - (uint32_t)take_upto(&u->hdrm, len, mt);
 	if (rest == 0)
 		return;
 	uint64_t old = SUB(&u->bytes, rest, mt);
