@@ -1,9 +1,25 @@
 """A small lab in network namespaces: hosts joined by veth pairs to the switch's af_packet ports.
-Addresses exist only inside the namespaces made here; everything is removed on close."""
+Addresses exist only inside the namespaces made here; everything is removed on close.
+
+The tests wait on events, never on the clock: `Lab.socket(ns)` gives the test process a raw
+socket on a namespace's eth0 (frames leave when the test says, no interpreter to start),
+`Flood` sends until stopped, `Control` reads the switch's counters on its control socket, and
+`wait_until` / `wait_drained` / `wait_captured` poll those counters (or a capture's record
+count, up to what the counters say the switch sent). Their timeouts only keep a broken switch
+from hanging the suite; no assertion depends on how long anything took by the wall clock."""
+import ctypes
+import json
 import os
 import signal
+import socket
+import struct
 import subprocess
+import threading
 import time
+
+CLONE_NEWNET = 0x40000000
+_libc = ctypes.CDLL(None, use_errno=True)
+HANG_GUARD = 120  # seconds: only a hung or broken switch takes this long
 
 
 def sh(*cmd, check=True, ns=None):
@@ -18,6 +34,8 @@ class Lab:
         self.namespaces = []
         self.links = []
         self.procs = []
+        self.sockets = []
+        self.floods = []
 
     def host(self, name, switch_if, mac):
         """Namespace `name` with eth0 (MAC mac) cabled to `switch_if` in the root namespace."""
@@ -37,6 +55,26 @@ class Lab:
             sh("ip", "link", "set", dev, "up", ns=where)
         sh("ip", "link", "set", "lo", "up", ns=ns)
         return ns
+
+    def socket(self, ns, dev="eth0"):
+        """A raw AF_PACKET socket on `dev` inside namespace `ns`, owned by this process: made
+        after setns(2) on this thread, which then returns to its own namespace."""
+        own = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+        there = os.open(f"/run/netns/{ns}", os.O_RDONLY)
+        try:
+            if _libc.setns(there, CLONE_NEWNET) != 0:
+                raise OSError(ctypes.get_errno(), f"setns {ns}")
+            try:
+                s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+                s.bind((dev, 0))
+            finally:
+                if _libc.setns(own, CLONE_NEWNET) != 0:
+                    raise OSError(ctypes.get_errno(), "setns back")
+        finally:
+            os.close(own)
+            os.close(there)
+        self.sockets.append(s)
+        return s
 
     def start(self, cmd, ns=None, **kw):
         if ns:
@@ -67,6 +105,11 @@ class Lab:
             return p.wait()
 
     def close(self):
+        for f in self.floods:
+            f._halt.set()
+            f.join(10)
+        for s in self.sockets:
+            s.close()
         for p in self.procs:
             if p.poll() is None:
                 p.kill()
@@ -135,3 +178,143 @@ STATIC_ROUTE:
   "10.1.0.0/24": {{nexthop: 10.1.0.1}}
   "10.2.0.0/16": {{nexthop_group: uplinks}}
 """
+
+
+def send(sock, frames, gap=0.0):
+    """Sends frames (bytes or scapy packets) out of a lab socket, gap seconds apart."""
+    for f in frames:
+        sock.send(bytes(f))
+        if gap:
+            time.sleep(gap)
+    return len(frames)
+
+
+def send_interleaved(pairs):
+    """pairs: [(socket, frames)]: one frame of each in turn, so several hosts' traffic reaches
+    the switch together however the machine schedules processes."""
+    lists = [[bytes(f) for f in frames] for _, frames in pairs]
+    for k in range(max(len(x) for x in lists)):
+        for (sock, _), frames in zip(pairs, lists):
+            if k < len(frames):
+                sock.send(frames[k])
+
+
+class Flood(threading.Thread):
+    """Sends `frames` round and round out of `sock` (gap seconds apart) until stop(): a flood
+    that lasts as long as the test needs it, not a fixed count that may run out first."""
+
+    def __init__(self, lab, sock, frames, gap=0.0):
+        super().__init__(daemon=True)
+        self.sock, self.frames, self.gap = sock, [bytes(f) for f in frames], gap
+        self.sent = 0
+        self._halt = threading.Event()
+        lab.floods.append(self)
+        self.start()
+
+    def run(self):
+        while not self._halt.is_set():
+            self.sock.send(self.frames[self.sent % len(self.frames)])
+            self.sent += 1
+            if self.gap:
+                time.sleep(self.gap)
+
+    def stop(self):
+        """Stops the flood; the number of frames it sent."""
+        self._halt.set()
+        if self.is_alive():
+            self.join()
+        return self.sent
+
+
+class Control:
+    """Requests on the dataplane's control socket (docs/control.md)."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def request(self, obj=None, raw=None):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.settimeout(30)
+        try:
+            s.connect(self.path)
+            s.send(raw if raw is not None else json.dumps(obj).encode())
+            return json.loads(s.recv(1 << 22))
+        finally:
+            s.close()
+
+    def show(self, what):
+        r = self.request({"v": 1, "op": "show", "what": what})
+        if not r.get("ok"):
+            raise AssertionError(f"show {what}: {r}")
+        return r["result"] if "result" in r else r
+
+    def counters(self):
+        return self.show("counters")
+
+    def port(self, name):
+        return next(p for p in self.counters()["ports"] if p["name"] == name)
+
+
+def wait_until(pred, what, timeout=HANG_GUARD, every=0.02):
+    """Polls pred() until it returns something true (returned); fails naming `what` if the
+    hang guard runs out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still waiting for {what} after {timeout} s")
+        time.sleep(every)
+
+
+def drained(c, received):
+    """The counters `c` show at least `received` frames in and every one of them accounted for:
+    nothing queued, received = transmitted + dropped + consumed."""
+    k = c["conservation"]
+    return (k["received"] >= received and k["queued"] == 0 and
+            k["received"] == k["transmitted"] + k["dropped"] + k["consumed"])
+
+
+def wait_drained(ctl, received):
+    """Waits until the switch has taken in `received` frames (since it started) and holds none of
+    them; returns those counters."""
+    return wait_until(lambda: (lambda c: drained(c, received) and c)(ctl.counters()),
+                      f"the switch to receive {received} frames and send them on")
+
+
+_counted = {}
+
+
+def pcap_count(path):
+    """Records in a pcap file as written so far (a partly written last record not counted).
+    Reads on from where the last call stopped, so polling a growing capture stays cheap."""
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        return 0
+    with f:
+        st = os.fstat(f.fileno())
+        key = (path, st.st_ino)
+        off, n, order = _counted.get(key, (24, 0, None))
+        if order is None:
+            magic = f.read(4)
+            if len(magic) < 4:
+                return 0
+            order = "<" if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+        f.seek(off)
+        data = f.read()
+    pos = 0
+    while pos + 16 <= len(data):
+        incl = struct.unpack_from(order + "I", data, pos + 8)[0]
+        if pos + 16 + incl > len(data):
+            break
+        n, pos = n + 1, pos + 16 + incl
+    _counted[key] = (off + pos, n, order)
+    return n
+
+
+def wait_captured(path, n):
+    """Waits until tcpdump has written at least n frames to path (n from the switch's counters:
+    what it sent on that link)."""
+    return wait_until(lambda: pcap_count(path) >= n, f"{n} frames in {path}")

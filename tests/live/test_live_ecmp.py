@@ -3,7 +3,9 @@ veth pairs) to 4 ECMP uplinks, each a namespace capturing with tcpdump. Flows th
 destination QP leave by one uplink under a 5-tuple policy and spread over all 4 under the
 destination-QP policy. Every forwarded packet is checked as its receiver sees it (TTL - 1, valid
 IPv4 checksum per tshark, rewritten MACs, unchanged and still valid ICRC), and the switch's
-counters must satisfy received = transmitted + dropped + consumed + queued."""
+counters must satisfy received = transmitted + dropped + consumed + queued. The test sends from
+a raw socket in the host's namespace, waits on the control socket until the switch has sent every
+frame on, and on each capture until it holds what the switch sent on that link."""
 import json
 import os
 import subprocess
@@ -16,9 +18,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "py"))
 from scapy.utils import rdpcap  # noqa: E402
 
 import rocepkt  # noqa: E402
-from common import DATAPLANE, tmpdir, tshark_fields, write_pcap  # noqa: E402
-from labnet import (HOST_MAC, ROUTER_MAC, UPLINK_MACS, Lab, four_uplink_config,  # noqa: E402
-                    wait_for_line)
+from common import DATAPLANE, tmpdir, tshark_fields  # noqa: E402
+from labnet import (HOST_MAC, ROUTER_MAC, UPLINK_MACS, Control, Lab,  # noqa: E402
+                    four_uplink_config, pcap_count, send, wait_captured, wait_drained, wait_for_line)
 
 N_QP, PER_QP = 32, 8
 
@@ -44,7 +46,6 @@ class LiveEcmp(unittest.TestCase):
                 frames.append(rocepkt.roce(src="10.1.0.1", dst="10.2.0.1", sport=49152,
                                            dqp=0x1000 + qp, psn=k, ttl=64, smac=HOST_MAC,
                                            dmac=ROUTER_MAC, payload=bytes([qp]) * 64))
-        cls.sent = write_pcap(os.path.join(cls.dir, "sent.pcap"), frames)
         cls.frames = frames
 
     def run_switch(self, policy):
@@ -58,19 +59,20 @@ class LiveEcmp(unittest.TestCase):
             h0 = lab.host("h0", "rswl-h0", HOST_MAC)
             ups = [lab.host(f"u{i}", f"rswl-u{i}", UPLINK_MACS[i]) for i in range(4)]
             stats = os.path.join(d, "stats.json")
+            sock = os.path.join(d, "dp.sock")
             dp = lab.start([DATAPLANE, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1",
                             "--no-shconf", "--file-prefix", "rswlive", "--log-level", "error",
-                            "--", "--config", cfg, "--stats-json", stats],
+                            "--", "--config", cfg, "--stats-json", stats,
+                            "--control-socket", sock],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             wait_for_line(dp.stderr, "forwarding")
             caps = [os.path.join(d, f"u{i}.pcap") for i in range(4)]
             tcpdumps = [lab.capture(ns, path) for ns, path in zip(ups, caps)]
-            r = subprocess.run(["ip", "netns", "exec", h0, "/usr/bin/python3",
-                                os.path.join(HERE, "send_frames.py"), self.sent, "0.001"],
-                               capture_output=True, text=True)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            # let the last frames cross the switch, then stop everything
-            subprocess.run(["sleep", "1"])
+            send(lab.socket(h0), self.frames, 0.0005)
+            live = wait_drained(Control(sock), len(self.frames))
+            for i, cap in enumerate(caps):
+                wait_captured(cap, next(p["tx_packets"] for p in live["ports"]
+                                        if p["name"] == f"Ethernet{8 * (i + 1)}"))
             for p in tcpdumps:
                 Lab.stop(p)
             rc = Lab.stop(dp)
@@ -83,7 +85,7 @@ class LiveEcmp(unittest.TestCase):
             lab.close()
 
     def check_forwarded(self, caps, counters):
-        per_uplink = [rdpcap(c) if os.path.getsize(c) > 24 else [] for c in caps]
+        per_uplink = [rdpcap(c) if pcap_count(c) else [] for c in caps]
         total = sum(len(p) for p in per_uplink)
         self.assertEqual(total, len(self.frames), "every packet reaches an uplink")
         cons = counters["conservation"]

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Runs the live suite (or the live tests named) N times in a row and prints how many runs passed
+# and failed, with each run's duration; optionally with a CPU-bound process running all along.
+# Run it under the live lock: flock /tmp/rocesw-live.lock scripts/repeat-live.sh ...
+set -euo pipefail
+usage() {
+  cat <<'USAGE'
+usage: scripts/repeat-live.sh [-n N] [--load] [--build DIR] [--keep-going|--stop] [TEST ...]
+
+Runs `meson test -C DIR --suite live` (or only the TESTs named, e.g. test_live_tm) N times
+in a row (default 20) and prints one line per run (pass/FAIL, seconds) and then
+"passed P of N, failed F". The log of each failed run is kept as DIR/repeat-live-K.log.
+
+  -n N          runs (default 20)
+  --load        keep one CPU-bound process busy (a shell loop) for the whole time, as another
+                engineer's build or a busy CI neighbour would
+  --build DIR   the build directory (default build)
+  --stop        stop at the first failure (default: keep going and count)
+  -h, --help    this text
+
+Exit status: 0 if every run passed, 1 otherwise. Live tests need root and must hold the live
+lock: flock /tmp/rocesw-live.lock scripts/repeat-live.sh -n 20
+USAGE
+}
+n=20 load=0 build=build stop=0 tests=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -n) n=$2; shift 2 ;;
+    --load) load=1; shift ;;
+    --build) build=$2; shift 2 ;;
+    --stop) stop=1; shift ;;
+    --keep-going) stop=0; shift ;;
+    -h|--help) usage; exit 0 ;;
+    -*) echo "repeat-live.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
+    *) tests+=("$1"); shift ;;
+  esac
+done
+case "$n" in ''|*[!0-9]*) echo "repeat-live.sh: -n wants a number, got '$n'" >&2; exit 2 ;; esac
+cd "$(dirname "$0")/.."
+[ -f "$build/build.ninja" ] || { echo "repeat-live.sh: no build in $build (./scripts/build.sh $build)" >&2; exit 2; }
+loadpid=
+cleanup() { if [ -n "$loadpid" ]; then kill "$loadpid" 2>/dev/null || true; wait "$loadpid" 2>/dev/null || true; fi; }
+trap cleanup EXIT
+if [ "$load" = 1 ]; then
+  # a pure CPU burner: no I/O, never sleeps
+  bash -c 'while :; do :; done' &
+  loadpid=$!
+fi
+if [ ${#tests[@]} -eq 0 ]; then sel=(--suite live); else sel=("${tests[@]}"); fi
+pass=0 fail=0 t_all=$(date +%s)
+for k in $(seq 1 "$n"); do
+  t0=$(date +%s%N)
+  if meson test -C "$build" --print-errorlogs --num-processes 1 "${sel[@]}" > "$build/repeat-live-run.log" 2>&1; then
+    pass=$((pass + 1)) verdict=pass
+  else
+    fail=$((fail + 1)) verdict=FAIL
+    cp "$build/repeat-live-run.log" "$build/repeat-live-$k.log"
+  fi
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  printf 'run %d/%d: %s %d.%d s%s\n' "$k" "$n" "$verdict" $((ms / 1000)) $((ms % 1000 / 100)) \
+    "$([ "$verdict" = FAIL ] && echo " (log: $build/repeat-live-$k.log)")"
+  if [ "$verdict" = FAIL ] && [ "$stop" = 1 ]; then break; fi
+done
+echo "passed $pass of $((pass + fail)), failed $fail$([ "$load" = 1 ] && echo ' (with a CPU-bound load)'), $(( $(date +%s) - t_all )) s in all"
+[ "$fail" = 0 ]
