@@ -1,5 +1,5 @@
 /* The compiled tables the dataplane reads: immutable once published, replaced whole by a commit
- * (RCU). Lookups use DPDK's rte_lpm / rte_lpm6. */
+ * (RCU). Lookups use DPDK's rte_fib (IPv4, DIR-24-8) / rte_lpm6. */
 #ifndef RSW_FIB_H
 #define RSW_FIB_H
 
@@ -8,7 +8,7 @@
 #include "../hash/hash_policy.h"
 #include "table_types.h"
 
-struct rte_lpm;
+struct rte_fib;
 struct rte_lpm6;
 struct rte_rib;
 struct rte_rib6;
@@ -20,6 +20,8 @@ struct rsw_state;
 #define RSW_LPM_NEXTHOP 0u
 #define RSW_LPM_GROUP 1u
 #define RSW_LPM_BLACKHOLE 2u
+/* what the IPv4 table answers for an address no route covers (above every value stored) */
+#define RSW_FIB4_MISS (1u << 30)
 
 struct rsw_fib_nh {
 	uint16_t port;
@@ -71,7 +73,7 @@ struct rsw_fib {
 	uint8_t router_mac[6];
 	uint8_t dmac_check;
 	uint16_t n_ports;
-	struct rte_lpm *lpm4;   /* NULL when there is no IPv4 route */
+	struct rte_fib *fib4;   /* NULL when there is no IPv4 route */
 	struct rte_lpm6 *lpm6;  /* NULL when there is no IPv6 route */
 	/* rte_lpm/rte_lpm6 take depths from 1: a /0 route is kept beside them */
 	uint8_t has_default4, has_default6;

@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include <rte_lpm.h>
+#include <rte_fib.h>
 #include <rte_lpm6.h>
 #include <rte_rib.h>
 #include <rte_rib6.h>
@@ -18,8 +18,15 @@ static inline uint32_t dst4(const struct rsw_pkt_meta *m)
 static inline int lookup_main(const struct rsw_fib *f, const struct rsw_pkt_meta *m, uint32_t *val)
 {
 	if (m->l3 == RSW_L3_IPV4) {
-		if (f->lpm4 && rte_lpm_lookup(f->lpm4, dst4(m), val) == 0)
-			return 0;
+		if (f->fib4) {
+			uint32_t ip = dst4(m);
+			uint64_t nh;
+			rte_fib_lookup_bulk(f->fib4, &ip, &nh, 1);
+			if (nh != RSW_FIB4_MISS) {
+				*val = (uint32_t)nh;
+				return 0;
+			}
+		}
 		*val = f->default4;
 		return f->has_default4 ? 0 : -1;
 	}

@@ -105,9 +105,13 @@ struct rsw_state *rsw_state_clone(const struct rsw_state *s)
 	c->pol = dup_array(s->pol, s->n_pol, sizeof(*s->pol));
 	c->neigh = dup_array(s->neigh, s->n_neigh, sizeof(*s->neigh));
 	c->routes = dup_array(s->routes, s->n_routes, sizeof(*s->routes));
+	c->routes_cap = s->n_routes;
+	c->route_ix.slot = NULL;
+	c->route_ix.mask = 0;
 	c->cls = dup_array(s->cls, s->n_cls, sizeof(*s->cls));
 	c->nhg = calloc(s->n_nhg ? s->n_nhg : 1, sizeof(*c->nhg));
-	int ok = c->qos && c->pol && c->neigh && c->routes && c->nhg && c->cls;
+	int ok = c->qos && c->pol && c->neigh && c->routes && c->nhg && c->cls &&
+		 rsw_route_index_copy(&c->route_ix, &s->route_ix) == 0;
 	for (size_t i = 0; ok && i < s->n_nhg; i++) {
 		c->nhg[i] = malloc(sizeof(struct rsw_nhg));
 		if (!c->nhg[i]) {
@@ -145,6 +149,7 @@ void rsw_state_free(struct rsw_state *s)
 	free(s->pol);
 	free(s->neigh);
 	free(s->routes);
+	rsw_route_index_free(&s->route_ix);
 	free(s->cls);
 	free(s);
 }
@@ -215,17 +220,33 @@ const struct rsw_neighbor *rsw_state_resolve(const struct rsw_state *s, const st
 	return NULL;
 }
 
-static int prefix_eq(const struct rsw_prefix *a, const struct rsw_prefix *b)
-{
-	return a->len == b->len && rsw_ip_eq(&a->ip, &b->ip);
-}
-
 static long find_route(const struct rsw_state *s, const struct rsw_route *r)
 {
-	for (size_t i = 0; i < s->n_routes; i++)
-		if (s->routes[i].in_port == r->in_port && prefix_eq(&s->routes[i].prefix, &r->prefix))
-			return (long)i;
-	return -1;
+	return rsw_route_index_find(&s->route_ix, s->routes, r);
+}
+
+const struct rsw_route *rsw_state_route(const struct rsw_state *s, const struct rsw_route *r)
+{
+	long i = find_route(s, r);
+	return i < 0 ? NULL : &s->routes[i];
+}
+
+/* Appends r to the routes (capacity doubles) and indexes it. */
+static int route_append(struct rsw_state *s, const struct rsw_route *r)
+{
+	if (s->n_routes == s->routes_cap) {
+		size_t cap = s->routes_cap < 16 ? 16 : 2 * s->routes_cap;
+		void *p = realloc(s->routes, cap * sizeof(*s->routes));
+		if (!p)
+			return -1;
+		s->routes = p;
+		s->routes_cap = cap;
+	}
+	s->routes[s->n_routes] = *r;
+	if (rsw_route_index_add(&s->route_ix, s->routes, s->n_routes + 1, s->n_routes) < 0)
+		return -1;
+	s->n_routes++;
+	return 0;
 }
 
 /* Checks the op against whether the key exists; returns 1 to insert, 0 to modify/delete. */
@@ -470,16 +491,12 @@ int rsw_state_apply(struct rsw_state *s, const struct rsw_table_write *w, char *
 		if ((ins = op_check(w, i, "route", ip, err, errlen, r->origin)) < 0)
 			return -1;
 		if (w->op == RSW_W_DELETE) {
+			rsw_route_index_remove(&s->route_ix, s->routes, (size_t)i, s->n_routes - 1);
 			s->routes[i] = s->routes[--s->n_routes];
 			return 0;
 		}
-		if (ins) {
-			void *p = push(s->routes, &s->n_routes, sizeof(*s->routes));
-			if (!p)
-				return fail(err, errlen, r->origin, "out of memory");
-			s->routes = p;
-			i = (long)s->n_routes - 1;
-		}
+		if (ins)
+			return route_append(s, r) < 0 ? fail(err, errlen, r->origin, "out of memory") : 0;
 		s->routes[i] = *r;
 		return 0;
 	}

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "route_index.h"
 #include "table_write.h"
 
 struct rsw_state {
@@ -18,6 +19,8 @@ struct rsw_state {
 	struct rsw_nhg **nhg;
 	struct rsw_route *routes;
 	struct rsw_classifier_rule *cls;
+	size_t routes_cap;               /* allocated routes (doubling, not one realloc each) */
+	struct rsw_route_index route_ix; /* routes by (in_port, prefix) */
 };
 
 /* An empty state with the shipped defaults: the AZURE QoS maps, the "default" hash policy and
@@ -36,6 +39,8 @@ int rsw_state_port_index(const struct rsw_state *s, const char *name); /* -1 if 
 const struct rsw_nhg *rsw_state_nhg(const struct rsw_state *s, const char *name);
 const struct rsw_named_policy *rsw_state_policy(const struct rsw_state *s, const char *name);
 const struct rsw_qos_map *rsw_state_qos(const struct rsw_state *s, const char *name, unsigned kind);
+/* The route with r's key (ingress port and prefix), or NULL. */
+const struct rsw_route *rsw_state_route(const struct rsw_state *s, const struct rsw_route *r);
 /* Neighbour for a next-hop IP, on any port; NULL if unresolved. */
 const struct rsw_neighbor *rsw_state_resolve(const struct rsw_state *s, const struct rsw_ip *ip);
 

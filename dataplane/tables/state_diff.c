@@ -52,11 +52,7 @@ static const struct rsw_neighbor *neigh_in(const struct rsw_state *s, const stru
 
 static const struct rsw_route *route_in(const struct rsw_state *s, const struct rsw_route *r)
 {
-	for (size_t i = 0; i < s->n_routes; i++)
-		if (s->routes[i].in_port == r->in_port && s->routes[i].prefix.len == r->prefix.len &&
-		    rsw_ip_eq(&s->routes[i].prefix.ip, &r->prefix.ip))
-			return &s->routes[i];
-	return NULL;
+	return rsw_state_route(s, r);
 }
 
 static const struct rsw_classifier_rule *cls_in(const struct rsw_state *s, const char *name)
