@@ -13,6 +13,7 @@ PKGS=(
   prometheus                      # promtool checks roceswd's metrics in the live test
   python3 python3-scapy python3-yaml tshark tcpdump iproute2 procps ethtool util-linux
   chromium                        # the page tests open every HTML page in headless chromium
+  libclang-rt-14-dev              # libFuzzer builds of tests/fuzz (scripts/fuzz.sh; clang is above)
 )
 # node and npm drive chromium in the page tests; a machine may already have them from another
 # packaging of Node.js (whose nodejs conflicts with Debian's npm): take Debian's only when absent

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up, build, and run every test suite: the normal build (unit, parser, pcap, live), then the unit,
 # parser and pcap suites again under AddressSanitizer + UndefinedBehaviorSanitizer, and roceswd's
-# live test under them with leak detection (roceswd exits non-zero on SIGTERM if it leaked).
+# live test under them with leak detection (roceswd exits non-zero on SIGTERM if it leaked), then a
+# few seconds of coverage-guided fuzzing per tests/fuzz target (scripts/fuzz.sh).
 # Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,4 +14,6 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
   meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite parser --suite pcap
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --print-errorlogs test_live_roceswd
+# coverage-guided fuzzing (libFuzzer + ASan + UBSan), a few seconds per target
+./scripts/fuzz.sh --seconds 5
 echo "scripts/test.sh: all suites passed"

@@ -118,8 +118,8 @@ static const char *const requests[] = {
 	"{\"v\":1,\"op\":\"del_route\",\"prefix\":\"10.9.0.0/16\"}",
 	"{\"v\":1,\"op\":\"set_route\",\"prefix\":\"10.8.0.0/16\",\"nexthop_group\":\"qp_only\"}",
 	"{\"v\":1,\"op\":\"pfc_storm\",\"port\":\"Ethernet8\",\"priority\":3,\"on\":true}",
-	"{\"v\":1,\"op\":\"hash_explain\",\"src\":\"10.1.0.1\",\"dst\":\"10.2.0.1\",\"qp\":4660,"
-	"\"sport\":49152,\"in_port\":\"Ethernet0\"}",
+	("{\"v\":1,\"op\":\"hash_explain\",\"src\":\"10.1.0.1\",\"dst\":\"10.2.0.1\",\"qp\":4660,"
+	 "\"sport\":49152,\"in_port\":\"Ethernet0\"}"),
 	"{\"v\":1,\"op\":\"reload\",\"config\":\"/nonexistent.yaml\"}",
 };
 
