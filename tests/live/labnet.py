@@ -135,6 +135,18 @@ def captured(path):
         r.close()
 
 
+def finish(test, dp, tcpdumps, stats):
+    """Stops the captures, then the dataplane (which drains and writes --stats-json); asserts it
+    exited 0 and returns its final counters and its stderr."""
+    for p in tcpdumps:
+        Lab.stop(p)
+    rc = Lab.stop(dp)
+    out, err = dp.stdout.read(), dp.stderr.read()
+    test.assertEqual(rc, 0, f"dataplane exit {rc}: {out} {err}")
+    with open(stats) as f:
+        return json.load(f), err
+
+
 def wait_for_line(stream, text, timeout=60):
     """Reads lines until one holds text; returns the lines read."""
     deadline = time.time() + timeout

@@ -6,7 +6,6 @@ IPv4 checksum per tshark, rewritten MACs, unchanged and still valid ICRC), and t
 counters must satisfy received = transmitted + dropped + consumed + queued. The test sends from
 a raw socket in the host's namespace, waits on the control socket until the switch has sent every
 frame on, and on each capture until it holds what the switch sent on that link."""
-import json
 import os
 import subprocess
 import sys
@@ -19,7 +18,7 @@ from scapy.utils import rdpcap  # noqa: E402
 
 import rocepkt  # noqa: E402
 from common import DATAPLANE, tmpdir, tshark_fields  # noqa: E402
-from labnet import (HOST_MAC, ROUTER_MAC, UPLINK_MACS, Control, Lab,  # noqa: E402
+from labnet import (HOST_MAC, ROUTER_MAC, UPLINK_MACS, Control, Lab, finish,  # noqa: E402
                     four_uplink_config, pcap_count, send, wait_captured, wait_drained, wait_for_line)
 
 N_QP, PER_QP = 32, 8
@@ -73,13 +72,7 @@ class LiveEcmp(unittest.TestCase):
             for i, cap in enumerate(caps):
                 wait_captured(cap, next(p["tx_packets"] for p in live["ports"]
                                         if p["name"] == f"Ethernet{8 * (i + 1)}"))
-            for p in tcpdumps:
-                Lab.stop(p)
-            rc = Lab.stop(dp)
-            out = dp.stdout.read()
-            self.assertEqual(rc, 0, f"dataplane exit {rc}: {out} {dp.stderr.read()}")
-            with open(stats) as f:
-                counters = json.load(f)
+            counters, _ = finish(self, dp, tcpdumps, stats)
             return caps, counters
         finally:
             lab.close()

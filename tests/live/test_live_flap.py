@@ -11,7 +11,6 @@ sits on). Afterwards, by the switch's counters on its control socket and the cap
   each on the uplink its QP used before the flapping (the flaps changed no table);
 - the dataplane exits 0 with its final counters holding.
 The flaps are driven by the clock (50 ms down, 50 ms up); nothing asserted depends on it."""
-import json
 import os
 import subprocess
 import sys
@@ -25,8 +24,9 @@ from scapy.utils import rdpcap  # noqa: E402
 
 import rocepkt  # noqa: E402
 from common import DATAPLANE, tmpdir  # noqa: E402
-from labnet import (HOST_MAC, ROUTER_MAC, UPLINK_MACS, Control, Flood, Lab, four_uplink_config,  # noqa: E402
-                    pcap_count, send, sh, wait_captured, wait_drained, wait_for_line)
+from labnet import (HOST_MAC, ROUTER_MAC, UPLINK_MACS, Control, Flood, Lab, finish,  # noqa: E402
+                    four_uplink_config, pcap_count, send, sh, wait_captured, wait_drained,
+                    wait_for_line)
 
 N_QP = 32
 HASH = """HASH_POLICY:
@@ -112,13 +112,7 @@ class LiveFlap(unittest.TestCase):
             sent += send(tx, frames(900))
             settle()
             self.assertEqual(placement(900), before, "every flow back on its uplink")
-            for p in tcpdumps:
-                Lab.stop(p)
-            rc = Lab.stop(dp)
-            out = dp.stdout.read()
-            self.assertEqual(rc, 0, f"dataplane exit {rc}: {out} {dp.stderr.read()}")
-            with open(stats) as f:
-                final = json.load(f)
+            final, _ = finish(self, dp, tcpdumps, stats)
             self.assertTrue(final["conservation"]["holds"], final["conservation"])
             if os.environ.get("ROCESW_TEST_VERBOSE"):
                 print(f"{sent} frames, u1 link: switch sent {uplink_tx(c, 1)}, captured "

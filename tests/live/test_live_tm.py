@@ -15,7 +15,6 @@ No step waits on the clock: the test process sends from raw sockets in the hosts
 awaits what the switch reports on its control socket (frames taken in and sent on, watchdog
 events), and waits for tcpdump to have written what the switch's counters say it sent. Time
 bounds come from the captures' own timestamps; each tolerance is stated where it is used."""
-import json
 import os
 import statistics
 import subprocess
@@ -31,8 +30,8 @@ from scapy.utils import rdpcap  # noqa: E402
 
 import rocepkt  # noqa: E402
 from common import DATAPLANE, tmpdir, tshark_fields  # noqa: E402
-from labnet import (Control, Flood, Lab, send, send_interleaved, wait_captured,  # noqa: E402
-                    wait_drained, wait_for_line, wait_until)
+from labnet import (Control, Flood, Lab, finish, send, send_interleaved,  # noqa: E402
+                    wait_captured, wait_drained, wait_for_line, wait_until)
 
 ROUTER = "02:00:00:00:01:00"
 MACS = {"h0": "02:00:00:00:10:01", "h1": "02:00:00:00:10:03", "r0": "02:00:00:00:10:05"}
@@ -163,13 +162,7 @@ class LiveTm(unittest.TestCase):
             live = wait_drained(run.ctl, run.sent)
             for h, (_, expect) in captures.items():
                 wait_captured(caps[h], expect(live))
-            for p in tcpdumps:
-                Lab.stop(p)
-            rc = Lab.stop(dp)
-            out, self.dp_log = dp.stdout.read(), dp.stderr.read()
-            self.assertEqual(rc, 0, f"dataplane exit {rc}: {out} {self.dp_log}")
-            with open(stats) as f:
-                counters = json.load(f)
+            counters, self.dp_log = finish(self, dp, tcpdumps, stats)
             cons = counters["conservation"]
             self.assertTrue(cons["holds"], cons)
             self.assertEqual(cons["received"], run.sent, "every frame sent reached the switch")
