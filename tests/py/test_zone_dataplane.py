@@ -20,7 +20,13 @@ from scapy.utils import RawPcapReader, wrpcap
 from common import DATAPLANE, ROCESW, ROOT, tmpdir
 
 ZONE = os.path.join(ROOT, "config", "zone-2stage.yaml")
-EAL = ["--no-huge", "-m", "2048", "--no-pci", "-l", "0-1"]
+# --no-shconf and a per-process prefix: two runs of the suite on one machine never share DPDK's
+# runtime directory (its lock made the second one fail)
+EAL = ["--no-huge", "-m", "2048", "--no-pci", "-l", "0-1", "--no-shconf"]
+
+
+def prefix(name):
+    return f"{name}-{os.getpid()}"
 WIRE_OVERHEAD = 24  # FCS + preamble/SFD + IFG (REFERENCE §3)
 
 
@@ -35,8 +41,8 @@ def read(path):
         r.close()
 
 
-def run_dataplane(d, zone, prefix, *extra, duration="2"):
-    return subprocess.run([DATAPLANE, *EAL, "--file-prefix", prefix, "--", "--zone", zone,
+def run_dataplane(d, zone, name_prefix, *extra, duration="2"):
+    return subprocess.run([DATAPLANE, *EAL, "--file-prefix", prefix(name_prefix), "--", "--zone", zone,
                            "--duration", duration, "--stats-json", os.path.join(d, "s.json"),
                            *extra], capture_output=True, text=True, timeout=120)
 
@@ -191,7 +197,7 @@ class Workers(unittest.TestCase):
         with open(path, "w") as f:
             yaml.safe_dump(z, f)
         sock = os.path.join(d, "ctl.sock")
-        p = subprocess.Popen([DATAPLANE, *EAL, "--file-prefix", "zonedpwk", "--", "--zone", path,
+        p = subprocess.Popen([DATAPLANE, *EAL, "--file-prefix", prefix("zonedpwk"), "--", "--zone", path,
                               "--control-socket", sock, *extra],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.addCleanup(lambda: (p.terminate(), p.wait(timeout=60), p.stderr.close()))
@@ -346,7 +352,7 @@ class Link(unittest.TestCase):
         d = tmpdir()
         hosts = {h: {"devargs": pcap_host(d, h)} for h in ("h0", "h1", "h2")}
         sock = os.path.join(d, "ctl.sock")
-        p = subprocess.Popen([DATAPLANE, *EAL, "--file-prefix", "zonedpctl", "--", "--zone",
+        p = subprocess.Popen([DATAPLANE, *EAL, "--file-prefix", prefix("zonedpctl"), "--", "--zone",
                               self.zone(d, hosts), "--control-socket", sock],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         try:
@@ -429,7 +435,7 @@ class Link(unittest.TestCase):
         self.assertIn(f"host {long_host}: no devargs, and rsw-{long_host} is too long", r.stderr)
         # --config and --zone together, or neither
         for args in (["--zone", path, "--config", path], []):
-            r = subprocess.run([DATAPLANE, *EAL, "--file-prefix", "zonedpbad", "--", *args],
+            r = subprocess.run([DATAPLANE, *EAL, "--file-prefix", prefix("zonedpbad"), "--", *args],
                                capture_output=True, text=True)
             self.assertEqual(r.returncode, 2)
             self.assertIn("give one of --config F or --zone Z", r.stderr)
