@@ -1,7 +1,11 @@
 """Live: `rocesw send` as the lab's hosts. Two hosts blast one receiver through the switch on the
-lossless priority 3 (DSCP 3); the receiver's port is shaped to 10 Mb/s and the senders' PGs have
-a headroom of 150 KB (30 ms of both senders' links, for a busy 2-core machine's
-scheduling), so a sender that keeps going after XOFF overflows it.
+lossless priority 3 (DSCP 3); the receiver's port is shaped to 5 Mb/s and the senders' PGs have
+a headroom of 150 KB (60 ms of a sender's 20 Mb/s link, for a busy 2-core machine's
+scheduling), so a sender that keeps going after XOFF overflows it. Each sender sends 1200
+frames of 570 bytes (684 KB) and a PG holds at most 190 KB (20 KB reserved + 20 KB shared +
+150 KB headroom): even if the two senders ran one after the other at 14 Mb/s, the receiver's
+port would drain only 244 KB of each while it arrives, leaving 440 KB, so ignoring PFC always
+overflows.
 - honouring PFC (the default): the switch drops nothing, every PSN of both senders reaches the
   receiver exactly once and in order (read from a capture on its veth), and each sender's XDP
   program saw XOFF for priority 3 and held frames;
@@ -26,9 +30,9 @@ from labnet import Lab, captured, wait_for_line  # noqa: E402
 ROUTER = "02:00:00:00:01:00"
 MACS = {"h0": "02:00:00:00:10:01", "h1": "02:00:00:00:10:03", "r0": "02:00:00:00:10:05"}
 IPS = {"h0": "10.1.0.1", "h1": "10.1.0.3", "r0": "10.1.0.5"}
-N = 400            # frames per sender
+N = 1200           # frames per sender
 HOST_SPEED = 20    # Mb/s: the senders' links (rocesw send paces at it; pause quanta count in it)
-RX_SPEED = 10      # Mb/s: the receiver's port drains the incast slowly
+RX_SPEED = 5       # Mb/s: the receiver's port drains the incast slowly
 
 CONFIG = f"""
 DEVICE_METADATA:
@@ -104,7 +108,7 @@ class LiveSend(unittest.TestCase):
                 self.assertEqual(r.returncode, 0, r.stderr)
                 return json.loads(r.stdout)
             # every frame the senders handed over is received by the switch, then transmitted
-            # or dropped; the receiver's port drains at 10 Mb/s, so wait on the counters
+            # or dropped; the receiver's port drains at 5 Mb/s, so wait on the counters
             deadline = time.time() + 60
             while True:
                 c = counters()

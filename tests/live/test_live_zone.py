@@ -1,15 +1,16 @@
 """Live: `scripts/lab.py up config/zone-2stage.yaml` builds a namespace per host (address and MAC
 from the NEIGH entry of its rack switch), `rocesw-dataplane --zone` runs the six switches on
 `-l 0-1`, and real Linux traffic crosses racks: a UDP echo h0 <-> h1 (TTL 64 - 3 on arrival:
-RTSW, CTSW, RTSW), a TCP exchange h0 -> h5; captured on h1's veth (its eth0), each frame has the source MAC
-of rtsw2's host port and h1's destination MAC (from the configs); `rocesw set port
-rtsw1|Ethernet256 down` leaves the echo working (the flow moves to the other uplink if it was on
-it) and the counters of the zone balance switch by switch; `lab.py down` removes it all."""
+RTSW, CTSW, RTSW), a TCP exchange h0 -> h5; captured on h1's veth (its eth0), each frame has the
+source MAC of rtsw2's host port and h1's destination MAC (from the configs). Then 16 UDP flows
+h0 -> h1, one at a time, placed on rtsw1's uplinks by the zone's per-port counters; `rocesw set
+port rtsw1|Ethernet256 down` moves exactly the flows that were on it (resilient hashing) and
+every datagram still arrives; the counters of the zone balance switch by switch; `lab.py down`
+removes it all."""
 import json
 import os
 import subprocess
 import sys
-import time
 import unittest
 
 import yaml
@@ -18,7 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "py"))
 
 from common import DATAPLANE, ROCESW, ROOT, tmpdir  # noqa: E402
-from labnet import wait_for_line  # noqa: E402
+from labnet import Control, wait_captured, wait_for_line  # noqa: E402
 from scapy.layers.inet import IP, UDP  # noqa: E402
 from scapy.layers.l2 import Ether  # noqa: E402
 from scapy.utils import rdpcap  # noqa: E402
@@ -52,6 +53,30 @@ for i in range(int(sys.argv[3])):
     data, _ = s.recvfrom(2048)
     got += data == msg
 print("echoed", got)
+"""
+
+SINK = """
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 7000))
+print("ready", flush=True)
+seen = {}
+while True:
+    _, (_, sport) = s.recvfrom(2048)
+    seen[sport] = seen.get(sport, 0) + 1
+    print(sport, seen[sport], flush=True)
+"""
+
+SENDER = """
+import socket, sys
+print("ready", flush=True)
+for line in sys.stdin:
+    sport, n = map(int, line.split())
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((sys.argv[1], sport))
+    for i in range(n):
+        s.sendto(bytes(64 + i), (sys.argv[2], 7000))
+    s.close()
 """
 
 TCP_SERVER = """
@@ -115,6 +140,40 @@ class LiveZone(unittest.TestCase):
                 server.kill()
             server.stdout.close()
 
+    def uplink_per_flow(self, ctl, n=5):
+        """For each of 16 UDP flows h0:SPORT -> h1:7000 (sent one after the other, n datagrams
+        each), the uplink of rtsw1 that carried it: the one port whose tx counter grew by n
+        while h1 received the n datagrams."""
+        sink = subprocess.Popen(ns_py("h1", SINK, "10.1.0.3"), stdout=subprocess.PIPE, text=True)
+        sender = subprocess.Popen(ns_py("h0", SENDER, "10.1.0.1", "10.1.0.3"),
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(sink.stdout.readline().strip(), "ready")
+            self.assertEqual(sender.stdout.readline().strip(), "ready")
+            placed = {}
+            for sport in range(41000, 41016):
+                t0 = self.uplink_tx(ctl)
+                sender.stdin.write(f"{sport} {n}\n")
+                sender.stdin.flush()
+                wait_for_line(sink.stdout, f"{sport} {n}")  # the n-th datagram of the flow
+                t1 = self.uplink_tx(ctl)
+                grew = {p: t1[p] - t0[p] for p in t0}
+                self.assertEqual(sorted(grew.values()), [0, n], f"flow {sport}: {grew}")
+                placed[sport] = next(p for p, v in grew.items() if v)
+            return placed
+        finally:
+            for p in (sender, sink):
+                p.kill()
+                p.wait()
+                p.stdout.close()
+            sender.stdin.close()
+
+    @staticmethod
+    def uplink_tx(ctl):
+        sw = next(s for s in ctl.counters()["switches"] if s["name"] == "rtsw1")
+        return {p["name"]: p["tx_packets"] for p in sw["ports"]
+                if p["name"] in ("Ethernet256", "Ethernet264")}
+
     def test_zone_lab(self):
         d = tmpdir()
         stats, sock = os.path.join(d, "stats.json"), os.path.join(d, "ctl.sock")
@@ -131,19 +190,21 @@ class LiveZone(unittest.TestCase):
             pcap = os.path.join(d, "h1.pcap")
             # on h1's end of its veth: af_packet's transmit bypasses the switch side's taps
             cap = subprocess.Popen(["ip", "netns", "exec", "h1", "tcpdump", "-i", "eth0", "-U",
-                                    "-n", "-s", "0", "-w", pcap, "udp port 7000"],
+                                    "--immediate-mode", "-n", "-s", "0", "-w", pcap,
+                                    "udp port 7000"],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             wait_for_line(cap.stderr, "listening on")
             self.assertEqual(self.echo("h0", "10.1.0.1", "h1", "10.1.0.3", 50), "ttl [61]",
                              "three switches: TTL - 3")
-            time.sleep(0.5)  # the last reply reaches the capture
+            # every request and reply crossed h1's eth0 after tcpdump was listening: wait until
+            # it has written all 100 (it hands them over as they come, --immediate-mode)
+            wait_captured(pcap, 100)
             cap.send_signal(2)
             cap.wait(10)
             frames = [Ether(bytes(p)) for p in rdpcap(pcap)]
             to_h1 = [f for f in frames if f[IP].dst == "10.1.0.3"]
             from_h1 = [f for f in frames if f[IP].src == "10.1.0.3"]
-            # tcpdump may miss the first exchange (it says "listening" a little early)
-            self.assertGreaterEqual(min(len(to_h1), len(from_h1)), 45)
+            self.assertEqual((len(to_h1), len(from_h1)), (50, 50))
             for f in to_h1:
                 self.assertEqual(f.src, self.cfg["rtsw2"]["PORT"]["Ethernet0"]["mac"])
                 self.assertEqual(f.dst, self.neigh("rtsw2", "10.1.0.3"))
@@ -165,22 +226,22 @@ class LiveZone(unittest.TestCase):
                     server.kill()
                     server.wait()
                 server.stdout.close()
-            # one uplink of rtsw1 down: the echo goes on through the other
-            env = dict(os.environ, ROCESW_SOCKET=sock)
-            r = subprocess.run([ROCESW, "set", "port", "rtsw1|Ethernet256", "down"],
-                               capture_output=True, text=True, env=env)
+            # flow by flow (one UDP source port each, h0 -> h1), which of rtsw1's uplinks it takes,
+            # read from the zone's per-port counters; then Ethernet256 down and again: flows on
+            # Ethernet264 stay there, flows on Ethernet256 move to it, every datagram arrives.
+            # One way only: a reply hashed to ctsw1 would be lost there, as in a fabric before
+            # routing converges (ctsw1's one link to rack 1 is down; docs/replay.md, Failures)
+            ctl = Control(sock)
+            before = self.uplink_per_flow(ctl)
+            self.assertEqual(set(before.values()), {"Ethernet256", "Ethernet264"},
+                             f"16 flows use both uplinks: {before}")
+            r = subprocess.run([ROCESW, "set", "port", "rtsw1|Ethernet256", "down",
+                                "--socket", sock], capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, r.stderr)
-            c0 = json.loads(subprocess.run([ROCESW, "show", "counters", "--json"], env=env,
-                                           capture_output=True, text=True).stdout)
-            self.assertEqual(self.echo("h0", "10.1.0.1", "h1", "10.1.0.3", 20), "ttl [61]")
-            c1 = json.loads(subprocess.run([ROCESW, "show", "counters", "--json"], env=env,
-                                           capture_output=True, text=True).stdout)
-
-            def tx(c, port):
-                sw = next(s for s in c["switches"] if s["name"] == "rtsw1")
-                return next(p["tx_packets"] for p in sw["ports"] if p["name"] == port)
-            self.assertEqual(tx(c1, "Ethernet256"), tx(c0, "Ethernet256"), "down: nothing out")
-            self.assertGreaterEqual(tx(c1, "Ethernet264") - tx(c0, "Ethernet264"), 20)
+            after = self.uplink_per_flow(ctl)
+            for sport, port in before.items():
+                self.assertEqual(after[sport], "Ethernet264",
+                                 f"flow {sport} was on {port}: now on Ethernet264")
         finally:
             if cap and cap.poll() is None:
                 cap.kill()

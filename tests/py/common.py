@@ -1,7 +1,9 @@
 """Helpers shared by the Python test suites: run rocesw, write captures, read them with tshark."""
+import atexit
 import json
 import logging
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -16,7 +18,11 @@ DATAPLANE = os.path.join(BUILD, "rocesw-dataplane")
 
 
 def tmpdir():
-    return tempfile.mkdtemp(prefix="rocesw-test-")
+    """A scratch directory removed when the test process exits (ROCESW_KEEP_TMP=1 keeps it to inspect)."""
+    d = tempfile.mkdtemp(prefix="rocesw-test-")
+    if not os.environ.get("ROCESW_KEEP_TMP"):
+        atexit.register(shutil.rmtree, d, ignore_errors=True)
+    return d
 
 
 def write_pcap(path, frames):
