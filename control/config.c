@@ -1,6 +1,6 @@
 /* Tables (SONiC names where SONiC has one): DEVICE_METADATA, PORT, CABLE_LENGTH, DSCP_TO_TC_MAP,
  * TC_TO_PRIORITY_GROUP_MAP, PORT_QOS_MAP, SWITCH_HASH, HASH_POLICY, NEIGH, NEXTHOP_GROUP,
- * STATIC_ROUTE, POLICY_ROUTE. Each entry becomes one table write carrying "FILE:LINE" as origin. */
+ * STATIC_ROUTE, POLICY_ROUTE, INTERFACE. Each entry becomes one table write carrying "FILE:LINE" as origin. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +17,7 @@ static const char *const known_tables[] = {
 	"DEVICE_METADATA", "PORT", "CABLE_LENGTH", "DSCP_TO_TC_MAP", "TC_TO_PRIORITY_GROUP_MAP",
 	"PORT_QOS_MAP", "SWITCH_HASH", "HASH_POLICY", "NEIGH", "NEXTHOP_GROUP", "STATIC_ROUTE",
 	"POLICY_ROUTE", "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE", "WRED_PROFILE",
-	"SCHEDULER", "QUEUE", "PFC_WD", "CLASSIFIER", "ROCESWD", NULL,
+	"SCHEDULER", "QUEUE", "PFC_WD", "CLASSIFIER", "ROCESWD", "INTERFACE", NULL,
 };
 
 void rsw_cc_origin(struct cc *c, const yaml_node_t *n, char *out)
@@ -888,7 +888,7 @@ static int unknown_table(struct cc *c, yaml_node_t *k, const char *name)
 			  "DSCP_TO_TC_MAP, TC_TO_PRIORITY_GROUP_MAP, PORT_QOS_MAP, SWITCH_HASH, "
 			  "HASH_POLICY, NEIGH, NEXTHOP_GROUP, STATIC_ROUTE, POLICY_ROUTE, "
 			  "BUFFER_POOL, BUFFER_PROFILE, BUFFER_PG, BUFFER_QUEUE, WRED_PROFILE, "
-			  "SCHEDULER, QUEUE, PFC_WD, CLASSIFIER, ROCESWD)",
+			  "SCHEDULER, QUEUE, PFC_WD, CLASSIFIER, ROCESWD, INTERFACE)",
 			  near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
 }
 
@@ -975,7 +975,8 @@ int rsw_config_compile_fd(int fd, const char *name, struct rsw_txn *txn, char *e
 		if (rsw_cc_add(c, &pw) < 0)
 			goto out;
 	}
-	if (rsw_cc_classifier(c) < 0 || parse_neigh(c, c->tables[T_NEIGH]) < 0 ||
+	if (rsw_cc_classifier(c) < 0 || rsw_cc_interface(c, c->tables[T_INTF]) < 0 ||
+	    parse_neigh(c, c->tables[T_NEIGH]) < 0 ||
 	    parse_nhg(c, c->tables[T_NHG]) < 0 ||
 	    parse_routes(c, c->tables[T_ROUTE], 0) < 0 || parse_routes(c, c->tables[T_PBR], 1) < 0)
 		goto out;

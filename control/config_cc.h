@@ -21,7 +21,7 @@ struct cc {
 /* Index of each table in struct cc.tables (the order of known_tables in config.c). */
 enum { T_DEVICE, T_PORT, T_CABLE, T_DSCP, T_TCPG, T_PQOS, T_SWHASH, T_HASHPOL, T_NEIGH, T_NHG,
        T_ROUTE, T_PBR, T_BUFPOOL, T_BUFPROF, T_BUFPG, T_BUFQ, T_WRED, T_SCHED, T_QUEUE, T_PFCWD,
-       T_CLASSIFIER, T_ROCESWD, T_COUNT };
+       T_CLASSIFIER, T_ROCESWD, T_INTF, T_COUNT };
 
 void rsw_cc_origin(struct cc *c, const yaml_node_t *n, char *out);
 int rsw_cc_add(struct cc *c, struct rsw_table_write *w);
@@ -39,5 +39,7 @@ int rsw_cc_get_prio_list(struct cc *c, yaml_node_t *v, const char *key, uint8_t 
 int rsw_cc_tm(struct cc *c);
 /* CLASSIFIER rules as table writes (config_classifier.c). Runs after the ports are written. */
 int rsw_cc_classifier(struct cc *c);
+/* INTERFACE addresses as table writes (config_interface.c). Runs after the ports are written. */
+int rsw_cc_interface(struct cc *c, yaml_node_t *t);
 
 #endif

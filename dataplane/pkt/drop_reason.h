@@ -53,6 +53,9 @@
 	X(EGRESS_PORT_DOWN, "egress_port_down")                                                 \
 	X(ECMP_GROUP_EMPTY, "ecmp_group_empty")                                                 \
 	X(NO_TABLES, "no_tables")                                                               \
+	/* addressed to the switch itself (INTERFACE): the live dataplane hands these to its    \
+	 * control plane (ARP, ND, ping; docs/dataplane.md) instead of dropping them */          \
+	X(TO_SWITCH, "to_switch")                                                               \
 	/* traffic manager */                                                                   \
 	X(PG_THRESHOLD, "pg_threshold")                                                         \
 	X(HEADROOM_OVERFLOW, "headroom_overflow")                                               \
@@ -63,7 +66,8 @@
 	/* live ports, egress / TX */                                                          \
 	X(RX_MULTISEG, "rx_multiseg")                                                           \
 	X(TX_FULL, "tx_full")                                                                   \
-	X(TX_TOO_BIG, "tx_too_big")
+	X(TX_TOO_BIG, "tx_too_big")                                                             \
+	X(PUNT_QUEUE_FULL, "punt_queue_full")
 
 enum rsw_drop_reason {
 	RSW_DROP_NONE = 0,

@@ -318,6 +318,17 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 		f->tm[p] = pc->tm;
 	}
 	f->tm_pools = s->sw.tm;
+	f->local4 = calloc(s->n_intf + 1, sizeof(*f->local4));
+	f->local6 = calloc(s->n_intf + 1, sizeof(*f->local6));
+	if (!f->local4 || !f->local6)
+		goto oom;
+	for (size_t i = 0; i < s->n_intf; i++) {
+		const struct rsw_ip *a = &s->intf[i].addr.ip;
+		if (a->family == 4)
+			f->local4[f->n_local4++] = ip4_host(a->a);
+		else
+			memcpy(f->local6[f->n_local6++], a->a, 16);
+	}
 	f->n_cls = (uint32_t)s->n_cls;
 	f->cls = dup_rules(s->cls, s->n_cls);
 	if (!f->cls)
@@ -411,5 +422,7 @@ void rsw_fib_free(struct rsw_fib *f)
 	free(f->policies);
 	free(f->policy_names);
 	free(f->cls);
+	free(f->local4);
+	free(f->local6);
 	free(f);
 }

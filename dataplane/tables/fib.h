@@ -84,6 +84,10 @@ struct rsw_fib {
 	struct rsw_hash_policy *policies;
 	char (*policy_names)[RSW_NAME_MAX];
 	struct rsw_fib_port ports[RSW_MAX_PORTS];
+	/* the switch's own addresses (INTERFACE): packets to them end at the switch */
+	uint32_t n_local4, n_local6;
+	uint32_t *local4;        /* host order */
+	uint8_t (*local6)[16];
 	/* classifier rules, highest priority first */
 	uint32_t n_cls;
 	struct rsw_classifier_rule *cls;

@@ -58,6 +58,21 @@ static inline int is_multicast_ip(const struct rsw_pkt_meta *m)
 	return m->l3 == RSW_L3_IPV4 ? (m->dst_ip[0] & 0xF0) == 0xE0 : m->dst_ip[0] == 0xFF;
 }
 
+static int is_local(const struct rsw_fib *f, const struct rsw_pkt_meta *m)
+{
+	if (m->l3 == RSW_L3_IPV4) {
+		uint32_t ip = dst4(m);
+		for (uint32_t i = 0; i < f->n_local4; i++)
+			if (f->local4[i] == ip)
+				return 1;
+		return 0;
+	}
+	for (uint32_t i = 0; i < f->n_local6; i++)
+		if (!memcmp(f->local6[i], m->dst_ip, 16))
+			return 1;
+	return 0;
+}
+
 void rsw_classify(const struct rsw_fib *fib, struct rsw_pkt_meta *m)
 {
 	const struct rsw_fib_port *port = &fib->ports[m->in_port];
@@ -106,6 +121,10 @@ void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt
 	}
 	if (is_multicast_ip(m)) {
 		m->drop = RSW_DROP_IP_MULTICAST;
+		return;
+	}
+	if ((m->l3 == RSW_L3_IPV4 ? fib->n_local4 : fib->n_local6) && is_local(fib, m)) {
+		m->drop = RSW_DROP_TO_SWITCH;
 		return;
 	}
 	if (m->ttl <= 1) {

@@ -109,8 +109,9 @@ struct rsw_state *rsw_state_clone(const struct rsw_state *s)
 	c->route_ix.slot = NULL;
 	c->route_ix.mask = 0;
 	c->cls = dup_array(s->cls, s->n_cls, sizeof(*s->cls));
+	c->intf = dup_array(s->intf, s->n_intf, sizeof(*s->intf));
 	c->nhg = calloc(s->n_nhg ? s->n_nhg : 1, sizeof(*c->nhg));
-	int ok = c->qos && c->pol && c->neigh && c->routes && c->nhg && c->cls &&
+	int ok = c->qos && c->pol && c->neigh && c->routes && c->nhg && c->cls && c->intf &&
 		 rsw_route_index_copy(&c->route_ix, &s->route_ix) == 0;
 	for (size_t i = 0; ok && i < s->n_nhg; i++) {
 		c->nhg[i] = malloc(sizeof(struct rsw_nhg));
@@ -151,6 +152,7 @@ void rsw_state_free(struct rsw_state *s)
 	free(s->routes);
 	rsw_route_index_free(&s->route_ix);
 	free(s->cls);
+	free(s->intf);
 	free(s);
 }
 
@@ -217,6 +219,34 @@ const struct rsw_neighbor *rsw_state_resolve(const struct rsw_state *s, const st
 	for (size_t i = 0; i < s->n_neigh; i++)
 		if (rsw_ip_eq(&s->neigh[i].ip, ip))
 			return &s->neigh[i];
+	return NULL;
+}
+
+static long find_intf(const struct rsw_state *s, uint16_t port, const struct rsw_ip *ip)
+{
+	for (size_t i = 0; i < s->n_intf; i++)
+		if (s->intf[i].port == port && rsw_ip_eq(&s->intf[i].addr.ip, ip))
+			return (long)i;
+	return -1;
+}
+
+int rsw_state_intf_port(const struct rsw_state *s, const struct rsw_ip *ip,
+			const struct rsw_interface **addr)
+{
+	for (size_t i = 0; i < s->n_intf; i++)
+		if (rsw_prefix_contains(&s->intf[i].addr, ip)) {
+			if (addr)
+				*addr = &s->intf[i];
+			return s->intf[i].port;
+		}
+	return -1;
+}
+
+const struct rsw_interface *rsw_state_intf_addr(const struct rsw_state *s, const struct rsw_ip *ip)
+{
+	for (size_t i = 0; i < s->n_intf; i++)
+		if (rsw_ip_eq(&s->intf[i].addr.ip, ip))
+			return &s->intf[i];
 	return NULL;
 }
 
@@ -358,6 +388,10 @@ int rsw_state_apply(struct rsw_state *s, const struct rsw_table_write *w, char *
 				if (s->neigh[n].port == i)
 					return fail(err, errlen, p->origin,
 						    "port '%s' still has neighbours", p->name);
+			for (size_t n = 0; n < s->n_intf; n++)
+				if (s->intf[n].port == i)
+					return fail(err, errlen, p->origin,
+						    "port '%s' still has interface addresses", p->name);
 			for (size_t n = 0; n < s->n_routes; n++)
 				if (s->routes[n].in_port == i)
 					return fail(err, errlen, p->origin,
@@ -478,6 +512,37 @@ int rsw_state_apply(struct rsw_state *s, const struct rsw_table_write *w, char *
 			i = (long)s->n_cls - 1;
 		}
 		s->cls[i] = *r;
+		return 0;
+	}
+	case RSW_T_INTERFACE: {
+		const struct rsw_interface *a = &w->u.intf;
+		char ip[64];
+		rsw_ip_str(&a->addr.ip, ip, sizeof(ip));
+		if (a->port >= s->n_ports)
+			return fail(err, errlen, a->origin, "interface address %s: no port with index %u",
+				    ip, a->port);
+		if (a->addr.len > (a->addr.ip.family == 4 ? 32 : 128))
+			return fail(err, errlen, a->origin, "interface address %s: prefix length %u",
+				    ip, a->addr.len);
+		i = find_intf(s, a->port, &a->addr.ip);
+		if ((ins = op_check(w, i, "interface address", ip, err, errlen, a->origin)) < 0)
+			return -1;
+		if (w->op == RSW_W_DELETE) {
+			s->intf[i] = s->intf[--s->n_intf];
+			return 0;
+		}
+		for (size_t k = 0; k < s->n_intf; k++)
+			if ((long)k != i && rsw_ip_eq(&s->intf[k].addr.ip, &a->addr.ip))
+				return fail(err, errlen, a->origin, "interface address %s is already "
+					    "on port %s", ip, s->ports[s->intf[k].port].name);
+		if (ins) {
+			void *p = push(s->intf, &s->n_intf, sizeof(*s->intf));
+			if (!p)
+				return fail(err, errlen, a->origin, "out of memory");
+			s->intf = p;
+			i = (long)s->n_intf - 1;
+		}
+		s->intf[i] = *a;
 		return 0;
 	}
 	case RSW_T_ROUTE: {

@@ -12,13 +12,14 @@ struct rsw_state {
 	struct rsw_switch_cfg sw;
 	uint16_t n_ports;
 	struct rsw_port_cfg ports[RSW_MAX_PORTS];
-	size_t n_qos, n_pol, n_neigh, n_nhg, n_routes, n_cls;
+	size_t n_qos, n_pol, n_neigh, n_nhg, n_routes, n_cls, n_intf;
 	struct rsw_qos_map *qos;
 	struct rsw_named_policy *pol;
 	struct rsw_neighbor *neigh;
 	struct rsw_nhg **nhg;
 	struct rsw_route *routes;
 	struct rsw_classifier_rule *cls;
+	struct rsw_interface *intf;
 	size_t routes_cap;               /* allocated routes (doubling, not one realloc each) */
 	struct rsw_route_index route_ix; /* routes by (in_port, prefix) */
 };
@@ -43,6 +44,13 @@ const struct rsw_qos_map *rsw_state_qos(const struct rsw_state *s, const char *n
 const struct rsw_route *rsw_state_route(const struct rsw_state *s, const struct rsw_route *r);
 /* Neighbour for a next-hop IP, on any port; NULL if unresolved. */
 const struct rsw_neighbor *rsw_state_resolve(const struct rsw_state *s, const struct rsw_ip *ip);
+
+/* The port whose interface subnet holds ip (the first such address), or -1; with the address
+ * in *addr when found. Where the switch learns and resolves neighbours. */
+int rsw_state_intf_port(const struct rsw_state *s, const struct rsw_ip *ip,
+			const struct rsw_interface **addr);
+/* The interface address ip is, on any port; NULL if it is not the switch's. */
+const struct rsw_interface *rsw_state_intf_addr(const struct rsw_state *s, const struct rsw_ip *ip);
 
 /* SONiC's AZURE maps (REFERENCE §4). */
 void rsw_qos_azure_dscp_to_tc(uint8_t map[64]);

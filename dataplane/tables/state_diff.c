@@ -50,6 +50,15 @@ static const struct rsw_neighbor *neigh_in(const struct rsw_state *s, const stru
 	return NULL;
 }
 
+static const struct rsw_interface *intf_in(const struct rsw_state *s,
+					   const struct rsw_interface *a)
+{
+	for (size_t i = 0; i < s->n_intf; i++)
+		if (s->intf[i].port == a->port && rsw_ip_eq(&s->intf[i].addr.ip, &a->addr.ip))
+			return &s->intf[i];
+	return NULL;
+}
+
 static const struct rsw_route *route_in(const struct rsw_state *s, const struct rsw_route *r)
 {
 	return rsw_state_route(s, r);
@@ -127,9 +136,14 @@ int rsw_state_diff(const struct rsw_state *cur, const struct rsw_state *next, st
 	for (size_t i = 0; i < cur->n_nhg && !rc; i++)
 		if (!rsw_state_nhg(next, cur->nhg[i]->name))
 			rc = add_nhg(t, RSW_W_DELETE, cur->nhg[i]);
+	/* learnt neighbours are not the config's: a reload keeps them (a configured one for the
+	 * same address replaces its learnt entry below) */
 	for (size_t i = 0; i < cur->n_neigh && !rc; i++)
-		if (!neigh_in(next, &cur->neigh[i]))
+		if (!cur->neigh[i].dynamic && !neigh_in(next, &cur->neigh[i]))
 			rc = add(t, RSW_W_DELETE, RSW_T_NEIGHBOR, &cur->neigh[i], sizeof(cur->neigh[i]));
+	for (size_t i = 0; i < cur->n_intf && !rc; i++)
+		if (!intf_in(next, &cur->intf[i]))
+			rc = add(t, RSW_W_DELETE, RSW_T_INTERFACE, &cur->intf[i], sizeof(cur->intf[i]));
 	for (size_t i = 0; i < cur->n_cls && !rc; i++)
 		if (!cls_in(next, cur->cls[i].name))
 			rc = add(t, RSW_W_DELETE, RSW_T_CLASSIFIER, &cur->cls[i], sizeof(cur->cls[i]));
@@ -159,6 +173,11 @@ int rsw_state_diff(const struct rsw_state *cur, const struct rsw_state *next, st
 		const struct rsw_classifier_rule *o = cls_in(cur, next->cls[i].name);
 		if (!o || !SAME(o, &next->cls[i]))
 			rc = add(t, RSW_W_SET, RSW_T_CLASSIFIER, &next->cls[i], sizeof(next->cls[i]));
+	}
+	for (size_t i = 0; i < next->n_intf && !rc; i++) {
+		const struct rsw_interface *o = intf_in(cur, &next->intf[i]);
+		if (!o || !SAME(o, &next->intf[i]))
+			rc = add(t, RSW_W_SET, RSW_T_INTERFACE, &next->intf[i], sizeof(next->intf[i]));
 	}
 	for (size_t i = 0; i < next->n_neigh && !rc; i++) {
 		const struct rsw_neighbor *o = neigh_in(cur, &next->neigh[i]);

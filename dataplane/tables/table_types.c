@@ -73,6 +73,16 @@ int rsw_ip_eq(const struct rsw_ip *a, const struct rsw_ip *b)
 	return a->family == b->family && memcmp(a->a, b->a, a->family == 4 ? 4 : 16) == 0;
 }
 
+int rsw_prefix_contains(const struct rsw_prefix *p, const struct rsw_ip *ip)
+{
+	if (p->ip.family != ip->family)
+		return 0;
+	unsigned full = p->len / 8u, rest = p->len % 8u;
+	if (memcmp(p->ip.a, ip->a, full))
+		return 0;
+	return !rest || !((p->ip.a[full] ^ ip->a[full]) & (uint8_t)(0xFF00 >> rest));
+}
+
 int rsw_mac_parse(const char *s, uint8_t mac[6])
 {
 	unsigned v[6];

@@ -74,6 +74,16 @@ struct rsw_neighbor {
 	uint16_t port;
 	struct rsw_ip ip;
 	uint8_t mac[6];
+	uint8_t dynamic;        /* learnt from ARP/ND (dataplane/live/dp_neigh.c), not configured */
+	char origin[RSW_ORIGIN_MAX];
+};
+
+/* A router interface address (SONiC's INTERFACE "PORT|ADDR/LEN"): the switch answers ARP and
+ * neighbour solicitations for addr.ip on the port and owns packets to it; the subnet is where
+ * the port learns and resolves neighbours. Host bits are the address (10.1.0.2/24). */
+struct rsw_interface {
+	uint16_t port;
+	struct rsw_prefix addr;
 	char origin[RSW_ORIGIN_MAX];
 };
 
@@ -131,6 +141,8 @@ int rsw_ip_parse(const char *s, struct rsw_ip *ip);
 int rsw_prefix_parse(const char *s, struct rsw_prefix *p);
 const char *rsw_ip_str(const struct rsw_ip *ip, char *buf, unsigned len);
 int rsw_ip_eq(const struct rsw_ip *a, const struct rsw_ip *b);
+/* 1 if ip is inside the subnet of p (same family, the first p->len bits equal). */
+int rsw_prefix_contains(const struct rsw_prefix *p, const struct rsw_ip *ip);
 int rsw_mac_parse(const char *s, uint8_t mac[6]);
 
 #endif

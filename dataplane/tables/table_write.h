@@ -24,6 +24,7 @@ enum rsw_table_id {
 	RSW_T_NHG,        /* key: name */
 	RSW_T_ROUTE,      /* key: in_port, prefix */
 	RSW_T_CLASSIFIER, /* key: name */
+	RSW_T_INTERFACE,  /* key: port, address */
 	RSW_T_COUNT
 };
 
@@ -39,6 +40,7 @@ struct rsw_table_write {
 		struct rsw_nhg nhg;   /* name, policy, n_buckets, resilient, members[].ip */
 		struct rsw_route route;
 		struct rsw_classifier_rule cls;
+		struct rsw_interface intf;
 	} u;
 };
 

@@ -10,6 +10,7 @@ struct rsw_txn {
 
 static const char *const table_names[RSW_T_COUNT] = {
 	"SWITCH", "PORT", "QOS_MAP", "HASH_POLICY", "NEIGHBOR", "NEXTHOP_GROUP", "ROUTE", "CLASSIFIER",
+	"INTERFACE",
 };
 
 const char *rsw_table_name(unsigned t)

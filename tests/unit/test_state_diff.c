@@ -74,6 +74,7 @@ static void assert_same(const struct rsw_state *a, const struct rsw_state *b)
 	SAME_SET(a, b, n_pol, pol, 1);
 	SAME_SET(a, b, n_qos, qos, 1);
 	SAME_SET(a, b, n_cls, cls, 1);
+	SAME_SET(a, b, n_intf, intf, 1);
 	assert_int_equal(a->n_nhg, b->n_nhg);
 	for (size_t i = 0; i < b->n_nhg; i++) {
 		const struct rsw_nhg *g = rsw_state_nhg(a, b->nhg[i]->name);
@@ -183,12 +184,72 @@ static void test_resilient_across_reload(void **state)
 	rsw_state_free(after);
 }
 
+/* INTERFACE addresses move, appear and go by reload; a learnt (dynamic) neighbour is kept by a
+ * reload whose config does not name it, and a configured one for its address replaces it. */
+static void test_interfaces_and_learnt(void **state)
+{
+	(void)state;
+	size_t n;
+	const char *a = "INTERFACE:\n  \"Ethernet0|10.1.0.0/31\": {}\n"
+			"  \"Ethernet8|fc00::2/127\": {}\n";
+	const char *b = "INTERFACE:\n  \"Ethernet8|10.1.0.0/31\": {}\n"
+			"  \"Ethernet16|10.1.0.2/24\": {}\n";
+	rsw_state_free(apply_diff(a, b, &n));
+	assert_int_equal(n, 4); /* two deletes, two sets */
+	rsw_state_free(apply_diff(b, a, &n));
+
+	struct rsw_state *cur = build(a), *next = build(a);
+	struct rsw_table_write w;
+	memset(&w, 0, sizeof(w));
+	w.op = RSW_W_INSERT;
+	w.table = RSW_T_NEIGHBOR;
+	w.u.neigh.port = 0;
+	w.u.neigh.dynamic = 1;
+	assert_int_equal(rsw_ip_parse("10.1.0.1", &w.u.neigh.ip), 0);
+	assert_int_equal(rsw_state_apply(cur, &w, err, sizeof(err)), 0);
+	struct rsw_txn *d = rsw_txn_new();
+	assert_int_equal(rsw_state_diff(cur, next, d, err, sizeof(err)), 0);
+	assert_int_equal(rsw_txn_len(d), 0);
+	rsw_txn_free(d);
+	rsw_state_free(next);
+	next = build("NEIGH:\n  \"Ethernet0|10.1.0.1\": {neigh: \"02:00:00:00:10:01\"}\n");
+	d = rsw_txn_new();
+	assert_int_equal(rsw_state_diff(cur, next, d, err, sizeof(err)), 0);
+	for (size_t i = 0; i < rsw_txn_len(d); i++)
+		assert_int_equal(rsw_state_apply(cur, rsw_txn_at(d, i), err, sizeof(err)), 0);
+	assert_int_equal(cur->n_neigh, 1);
+	assert_int_equal(cur->neigh[0].dynamic, 0);
+	assert_int_equal(cur->neigh[0].mac[5], 0x01);
+	assert_int_equal(cur->n_intf, 0);
+	rsw_txn_free(d);
+	rsw_state_free(cur);
+	rsw_state_free(next);
+
+	/* the subnet test: 10.1.0.0/31 holds .0 and .1, not .2; fc00::2/127 holds ::3 */
+	struct rsw_prefix p;
+	struct rsw_ip ip;
+	assert_int_equal(rsw_prefix_parse("10.1.0.0/31", &p), 0);
+	rsw_ip_parse("10.1.0.1", &ip);
+	assert_true(rsw_prefix_contains(&p, &ip));
+	rsw_ip_parse("10.1.0.2", &ip);
+	assert_false(rsw_prefix_contains(&p, &ip));
+	assert_int_equal(rsw_prefix_parse("fc00::2/127", &p), 0);
+	rsw_ip_parse("fc00::3", &ip);
+	assert_true(rsw_prefix_contains(&p, &ip));
+	rsw_ip_parse("fc00::4", &ip);
+	assert_false(rsw_prefix_contains(&p, &ip));
+	assert_int_equal(rsw_prefix_parse("10.1.0.2/24", &p), -2); /* host bits: an address */
+	rsw_ip_parse("10.1.0.200", &ip);
+	assert_true(rsw_prefix_contains(&p, &ip));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pairs),
 		cmocka_unit_test(test_ports_need_restart),
 		cmocka_unit_test(test_resilient_across_reload),
+		cmocka_unit_test(test_interfaces_and_learnt),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
