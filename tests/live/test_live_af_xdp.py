@@ -19,7 +19,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "py"))
 
 import rocepkt  # noqa: E402
-from common import DATAPLANE, ROCESW, tmpdir, tshark_fields, write_pcap  # noqa: E402
+from common import (ROCESW, dataplane_cmd, require_root, tmpdir,  # noqa: E402
+                    tshark_fields, write_pcap)
 from labnet import Lab, captured, sh, wait_for_line  # noqa: E402
 
 ROUTER = "02:00:00:00:01:00"
@@ -58,8 +59,7 @@ def frames(sizes):
 class LiveAfXdp(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if os.geteuid() != 0:
-            raise AssertionError("the live tests need root (network namespaces); CI runs as root")
+        require_root()
         cls.dir = tmpdir()
 
     def run_lab(self, name, drivers, sent, mtus):
@@ -79,10 +79,8 @@ class LiveAfXdp(unittest.TestCase):
                 sh("ip", "link", "set", "eth0", "mtu", str(mtus[h]), ns=ns[h])
             stats = os.path.join(d, "stats.json")
             sock = os.path.join(d, "ctl.sock")
-            dp = lab.start([DATAPLANE, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1",
-                            "--no-shconf", "--file-prefix", "rswxdp", "--log-level", "error",
-                            "--", "--config", cfg, "--stats-json", stats,
-                            "--control-socket", sock],
+            dp = lab.start(dataplane_cmd("rswxdp", "--config", cfg, "--stats-json", stats,
+                                         "--control-socket", sock),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             cap = os.path.join(d, "h1.pcap")
             try:

@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "py"))
 from scapy.utils import rdpcap  # noqa: E402
 
 import rocepkt  # noqa: E402
-from common import DATAPLANE, ROCESW, tmpdir  # noqa: E402
+from common import ROCESW, dataplane_cmd, require_root, tmpdir  # noqa: E402
 from labnet import (HOST_MAC, ROUTER_MAC, UPLINK_MACS, Control, Flood, Lab,  # noqa: E402
                     four_uplink_config, pcap_count, send, wait_captured, wait_drained,
                     wait_for_line, wait_until)
@@ -60,8 +60,7 @@ def request(path, obj=None, raw=None):
 class LiveControl(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if os.geteuid() != 0:
-            raise AssertionError("the live tests need root (network namespaces); CI runs as root")
+        require_root()
         cls.dir = tmpdir()
         cfg = os.path.join(cls.dir, "switch.yaml")
         with open(cfg, "w") as f:
@@ -74,10 +73,8 @@ class LiveControl(unittest.TestCase):
         try:
             cls.h0 = cls.lab.host("h0", "rswc-h0", HOST_MAC)
             cls.ups = [cls.lab.host(f"u{i}", f"rswc-u{i}", UPLINK_MACS[i]) for i in range(4)]
-            cls.dp = cls.lab.start([DATAPLANE, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1",
-                                    "--no-shconf", "--file-prefix", PREFIX, "--log-level", "error",
-                                    "--", "--config", cfg, "--control-socket", cls.sock,
-                                    "--control-idle", "2"],
+            cls.dp = cls.lab.start(dataplane_cmd(PREFIX, "--config", cfg, "--control-socket",
+                                                 cls.sock, "--control-idle", "2"),
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             wait_for_line(cls.dp.stderr, "forwarding")
             cls.ctl = Control(cls.sock)

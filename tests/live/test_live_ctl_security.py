@@ -27,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "py"))
 
 import rocepkt  # noqa: E402
-from common import DATAPLANE, ROCESW, tmpdir, write_pcap  # noqa: E402
+from common import ROCESW, dataplane_cmd, require_root, tmpdir, write_pcap  # noqa: E402
 from labnet import (HOST_MAC, ROUTER_MAC, UPLINK_MACS, Lab, four_uplink_config,  # noqa: E402
                     wait_for_line)
 
@@ -96,8 +96,7 @@ def churn(args):
 class LiveCtlSecurity(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if os.geteuid() != 0:
-            raise AssertionError("the live tests need root (network namespaces); CI runs as root")
+        require_root()
         cls.dir = tmpdir()
         os.chmod(cls.dir, 0o755)  # the control group's member reaches the socket
         cls.base = four_uplink_config("rsws", "live-sec", HASH,
@@ -114,10 +113,8 @@ class LiveCtlSecurity(unittest.TestCase):
         try:
             cls.h0 = cls.lab.host("h0", "rsws-h0", HOST_MAC)
             cls.ups = [cls.lab.host(f"u{i}", f"rsws-u{i}", UPLINK_MACS[i]) for i in range(4)]
-            cls.dp = cls.lab.start([DATAPLANE, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1",
-                                    "--no-shconf", "--file-prefix", PREFIX, "--log-level", "error",
-                                    "--", "--config", cls.cfg, "--control-socket", cls.sock,
-                                    "--control-group", "nogroup"],
+            cls.dp = cls.lab.start(dataplane_cmd(PREFIX, "--config", cls.cfg, "--control-socket",
+                                                 cls.sock, "--control-group", "nogroup"),
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             wait_for_line(cls.dp.stderr, "forwarding")
             # the dataplane's log, kept (and drained, so it never blocks on a full pipe)

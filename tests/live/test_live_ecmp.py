@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "py"))
 from scapy.utils import rdpcap  # noqa: E402
 
 import rocepkt  # noqa: E402
-from common import DATAPLANE, tmpdir, tshark_fields  # noqa: E402
+from common import dataplane_cmd, require_root, tmpdir, tshark_fields  # noqa: E402
 from labnet import (HOST_MAC, ROUTER_MAC, UPLINK_MACS, Control, Lab, finish,  # noqa: E402
                     four_uplink_config, pcap_count, send, wait_captured, wait_drained, wait_for_line)
 
@@ -35,8 +35,7 @@ HASH_POLICY:
 class LiveEcmp(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if os.geteuid() != 0:
-            raise AssertionError("the live tests need root (network namespaces); CI runs as root")
+        require_root()
         cls.dir = tmpdir()
         # all flows share addresses and a fixed source port: only the QP tells them apart
         frames = []
@@ -59,10 +58,8 @@ class LiveEcmp(unittest.TestCase):
             ups = [lab.host(f"u{i}", f"rswl-u{i}", UPLINK_MACS[i]) for i in range(4)]
             stats = os.path.join(d, "stats.json")
             sock = os.path.join(d, "dp.sock")
-            dp = lab.start([DATAPLANE, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1",
-                            "--no-shconf", "--file-prefix", "rswlive", "--log-level", "error",
-                            "--", "--config", cfg, "--stats-json", stats,
-                            "--control-socket", sock],
+            dp = lab.start(dataplane_cmd("rswlive", "--config", cfg, "--stats-json", stats,
+                                         "--control-socket", sock),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             wait_for_line(dp.stderr, "forwarding")
             caps = [os.path.join(d, f"u{i}.pcap") for i in range(4)]

@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "py"))
 from scapy.utils import rdpcap  # noqa: E402
 
 import rocepkt  # noqa: E402
-from common import DATAPLANE, tmpdir  # noqa: E402
+from common import dataplane_cmd, require_root, tmpdir  # noqa: E402
 from labnet import (HOST_MAC, ROUTER_MAC, UPLINK_MACS, Control, Flood, Lab, finish,  # noqa: E402
                     four_uplink_config, pcap_count, send, sh, wait_captured, wait_drained,
                     wait_for_line)
@@ -47,8 +47,7 @@ def uplink_tx(c, i):
 
 class LiveFlap(unittest.TestCase):
     def test_host_link_flaps_under_traffic(self):
-        if os.geteuid() != 0:
-            raise AssertionError("the live tests need root (network namespaces); CI runs as root")
+        require_root()
         d = tmpdir()
         cfg = os.path.join(d, "switch.yaml")
         with open(cfg, "w") as f:
@@ -59,9 +58,8 @@ class LiveFlap(unittest.TestCase):
             h0 = lab.host("h0", "rswf-h0", HOST_MAC)
             ups = [lab.host(f"u{i}", f"rswf-u{i}", UPLINK_MACS[i]) for i in range(4)]
             stats, sock = os.path.join(d, "stats.json"), os.path.join(d, "dp.sock")
-            dp = lab.start([DATAPLANE, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1",
-                            "--no-shconf", "--file-prefix", "rswflap", "--log-level", "error",
-                            "--", "--config", cfg, "--stats-json", stats, "--control-socket", sock],
+            dp = lab.start(dataplane_cmd("rswflap", "--config", cfg, "--stats-json", stats,
+                                         "--control-socket", sock),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             wait_for_line(dp.stderr, "forwarding")
             ctl = Control(sock)

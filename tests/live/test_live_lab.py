@@ -12,7 +12,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "py"))
 
-from common import DATAPLANE, ROOT, tmpdir  # noqa: E402
+from common import ROOT, dataplane_cmd, require_root, tmpdir  # noqa: E402
 from labnet import wait_for_line  # noqa: E402
 
 LAB = os.path.join(ROOT, "scripts", "lab.py")
@@ -49,17 +49,15 @@ print("echoed", got)
 
 class LiveLab(unittest.TestCase):
     def test_lab_up_forward_down(self):
-        if os.geteuid() != 0:
-            raise AssertionError("the live tests need root (network namespaces); CI runs as root")
+        require_root()
         d = tmpdir()
         stats = os.path.join(d, "stats.json")
         r = subprocess.run([LAB, "up", CONFIG], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
         dp = server = None
         try:
-            dp = subprocess.Popen([DATAPLANE, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1",
-                                   "--no-shconf", "--file-prefix", "rswlab", "--log-level",
-                                   "error", "--", "--config", CONFIG, "--stats-json", stats],
+            dp = subprocess.Popen(dataplane_cmd("rswlab", "--config", CONFIG, "--stats-json",
+                                                stats),
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             wait_for_line(dp.stderr, "forwarding")
             server = subprocess.Popen(["ip", "netns", "exec", "h1", "/usr/bin/python3", "-c", ECHO],

@@ -15,7 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "py"))
 
 import rocepkt  # noqa: E402
-from common import DATAPLANE, tmpdir, tshark_fields, write_pcap  # noqa: E402
+from common import dataplane_cmd, require_root, tmpdir, tshark_fields, write_pcap  # noqa: E402
 from labnet import Lab, wait_for_line  # noqa: E402
 
 ROUTER = "02:00:00:00:01:00"
@@ -49,8 +49,7 @@ STATIC_ROUTE:
 
 class LiveLossless(unittest.TestCase):
     def test_small_frames_pause_not_drop(self):
-        if os.geteuid() != 0:
-            raise AssertionError("the live tests need root (network namespaces); CI runs as root")
+        require_root()
         d = tmpdir()
         cfg = os.path.join(d, "switch.yaml")
         with open(cfg, "w") as f:
@@ -66,9 +65,7 @@ class LiveLossless(unittest.TestCase):
         try:
             ns = {h: lab.host(h, f"rswk-{h}", MACS[h]) for h in ("h0", "r0")}
             stats = os.path.join(d, "stats.json")
-            dp = lab.start([DATAPLANE, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1",
-                            "--no-shconf", "--file-prefix", "rswk", "--log-level", "error",
-                            "--", "--config", cfg, "--stats-json", stats],
+            dp = lab.start(dataplane_cmd("rswk", "--config", cfg, "--stats-json", stats),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             wait_for_line(dp.stderr, "forwarding")
             cap = os.path.join(d, "h0.pcap")

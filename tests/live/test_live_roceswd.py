@@ -39,7 +39,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "py"))
 from scapy.utils import rdpcap  # noqa: E402
 
 import rocepkt  # noqa: E402
-from common import BUILD, ROCESW, tmpdir, write_pcap  # noqa: E402
+from common import BUILD, ROCESW, require_root, tmpdir, write_pcap  # noqa: E402
 from labnet import HOST_MAC, ROUTER_MAC, UPLINK_MACS, Lab, four_uplink_config  # noqa: E402
 
 ROCESWD = os.path.join(BUILD, "roceswd")
@@ -108,8 +108,7 @@ def metric(text, name):
 class LiveRoceswd(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if os.geteuid() != 0:
-            raise AssertionError("the live tests need root (network namespaces); CI runs as root")
+        require_root()
         cls.dir = tmpdir()
         cls.sock = os.path.join(cls.dir, "run", "dp.sock")
         cls.running = os.path.join(cls.dir, "run", "running-config.yaml")

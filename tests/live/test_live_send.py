@@ -24,7 +24,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "py"))
 
 import rocepkt  # noqa: E402
-from common import DATAPLANE, ROCESW, tmpdir, tshark_fields, write_pcap  # noqa: E402
+from common import (ROCESW, dataplane_cmd, require_root, tmpdir,  # noqa: E402
+                    tshark_fields, write_pcap)
 from labnet import Lab, captured, wait_for_line  # noqa: E402
 
 ROUTER = "02:00:00:00:01:00"
@@ -68,8 +69,7 @@ def data(src, qp):
 class LiveSend(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if os.geteuid() != 0:
-            raise AssertionError("the live tests need root (network namespaces); CI runs as root")
+        require_root()
         cls.dir = tmpdir()
 
     def run_lab(self, name, send_args):
@@ -82,9 +82,7 @@ class LiveSend(unittest.TestCase):
         try:
             ns = {h: lab.host(h, f"rsws-{h}", MACS[h]) for h in ("h0", "h1", "r0")}
             sock = os.path.join(d, "ctl.sock")
-            dp = lab.start([DATAPLANE, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1",
-                            "--no-shconf", "--file-prefix", "rswsend", "--log-level", "error",
-                            "--", "--config", cfg, "--control-socket", sock],
+            dp = lab.start(dataplane_cmd("rswsend", "--config", cfg, "--control-socket", sock),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             wait_for_line(dp.stderr, "forwarding")
             cap = os.path.join(d, "r0.pcap")

@@ -15,7 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "py"))
 
 import rocepkt  # noqa: E402
-from common import DATAPLANE, ROCESW, tmpdir, write_pcap  # noqa: E402
+from common import ROCESW, dataplane_cmd, tmpdir, write_pcap  # noqa: E402
 from labnet import HOST_MAC, ROUTER_MAC, wait_for_line  # noqa: E402
 
 N_FRAMES = 64
@@ -81,10 +81,8 @@ class LiveShow(unittest.TestCase):
         with open(cfg, "w") as f:
             f.write(config(cls.dir))
         cls.sock = os.path.join(cls.dir, "dp.sock")
-        cls.dp = subprocess.Popen([DATAPLANE, "--no-huge", "-m", "512", "--no-pci", "-l", "0-1",
-                                   "--no-shconf", "--file-prefix", "rsw-show-test",
-                                   "--log-level", "error", "--", "--config", cfg,
-                                   "--control-socket", cls.sock],
+        cls.dp = subprocess.Popen(dataplane_cmd("rsw-show-test", "--config", cfg,
+                                                "--control-socket", cls.sock, mem=512),
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         wait_for_line(cls.dp.stderr, "forwarding")
         # the capture is read once; wait until every frame has left (counters, not time)

@@ -29,7 +29,7 @@ from scapy.layers.l2 import Ether  # noqa: E402
 from scapy.utils import rdpcap  # noqa: E402
 
 import rocepkt  # noqa: E402
-from common import DATAPLANE, tmpdir, tshark_fields  # noqa: E402
+from common import dataplane_cmd, require_root, tmpdir, tshark_fields  # noqa: E402
 from labnet import (Control, Flood, Lab, finish, send, send_interleaved,  # noqa: E402
                     wait_captured, wait_drained, wait_for_line, wait_until)
 
@@ -124,8 +124,7 @@ class Run:
 class LiveTm(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if os.geteuid() != 0:
-            raise AssertionError("the live tests need root (network namespaces); CI runs as root")
+        require_root()
         cls.dir = tmpdir()
 
     def run_lab(self, name, scenario, captures, rx_speed=RX_SPEED, lcores=("-l", "0-1"),
@@ -146,10 +145,8 @@ class LiveTm(unittest.TestCase):
             ns = {h: lab.host(h, f"rswt-{h}", MACS[h]) for h in ("h0", "h1", "r0")}
             stats = os.path.join(d, "stats.json")
             sock = os.path.join(d, "dp.sock")
-            dp = lab.start([DATAPLANE, "--no-huge", "-m", "1024", "--no-pci", *lcores,
-                            "--no-shconf", "--file-prefix", "rswtm", "--log-level", "error",
-                            "--", "--config", cfg, "--stats-json", stats,
-                            "--control-socket", sock],
+            dp = lab.start(dataplane_cmd("rswtm", "--config", cfg, "--stats-json", stats,
+                                         "--control-socket", sock, lcores=lcores),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             wait_for_line(dp.stderr, "forwarding")
             caps = {}
@@ -184,16 +181,21 @@ class LiveTm(unittest.TestCase):
         self.assertEqual(len(got), 2 * n)
         self.assertEqual(sum(counters["drops"].values()), 0, counters["drops"])
         # the port drains at its speed, counting FCS, preamble and inter-frame gap: one frame of
-        # (size + 24) bytes per wire time at 10 Mb/s. From the capture's timestamps: the median
-        # gap between departures is the wire time within 3 % (a worker the kernel preempts
-        # leaves some longer gaps and catches up after them, which the median ignores), and no
-        # frame leaves earlier than the schedule allows: frame k at least k wire times after the
-        # first, less the 1 ms a late-polled port may catch up (SHAPER_SLACK_NS) and 50 us of
-        # timestamp jitter.
+        # (size + 24) bytes per wire time at 10 Mb/s. From the capture's timestamps: the mean
+        # of the gaps between departures that are within half a wire time of it is the wire time
+        # within 3 %. A worker the kernel preempts leaves a long gap and then sends what it owes
+        # back to back; both fall outside that window and are left out, while a late poll (a
+        # slightly long gap) and the early send that repays it (a slightly short one) stay in and
+        # cancel, so a shaper 3 % slow or fast fails however busy the machine is. At least 100
+        # of the 599 gaps must be such steady ones. And no frame leaves earlier than the schedule
+        # allows: frame k at least k wire times after the first, less the 1 ms a late-polled
+        # port may catch up (SHAPER_SLACK_NS) and 50 us of timestamp jitter.
         wire = (size + 24) * 8 / (RX_SPEED * 1e6)
         t = [float(p.time) for p in got]
         gaps = [b - a for a, b in zip(t, t[1:])]
-        self.assertAlmostEqual(statistics.median(gaps), wire, delta=wire * 0.03)
+        steady = [g for g in gaps if 0.5 * wire < g < 1.5 * wire]
+        self.assertGreaterEqual(len(steady), 100, f"{len(steady)} steady gaps of {len(gaps)}")
+        self.assertAlmostEqual(statistics.fmean(steady), wire, delta=wire * 0.03)
         early = max(k * wire - (tk - t[0]) for k, tk in enumerate(t))
         self.assertLess(early, 0.001 + 50e-6, "no frame ahead of the port's schedule")
         # ECN: the tail leaves with j frames queued (itself included); marked iff j*size > KMIN

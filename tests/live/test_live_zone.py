@@ -18,9 +18,9 @@ import yaml
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "py"))
 
-from common import DATAPLANE, ROCESW, ROOT, tmpdir  # noqa: E402
+from common import ROCESW, ROOT, dataplane_cmd, require_root, tmpdir  # noqa: E402
 from labnet import Control, wait_captured, wait_for_line  # noqa: E402
-from scapy.layers.inet import IP, UDP  # noqa: E402
+from scapy.layers.inet import IP  # noqa: E402
 from scapy.layers.l2 import Ether  # noqa: E402
 from scapy.utils import rdpcap  # noqa: E402
 
@@ -112,8 +112,7 @@ def ns_py(ns, code, *args, **kw):
 
 class LiveZone(unittest.TestCase):
     def setUp(self):
-        if os.geteuid() != 0:
-            raise AssertionError("the live tests need root (network namespaces); CI runs as root")
+        require_root()
         with open(ZONE) as f:
             z = yaml.safe_load(f)
         self.cfg = {}
@@ -181,10 +180,8 @@ class LiveZone(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         dp = cap = None
         try:
-            dp = subprocess.Popen([DATAPLANE, "--no-huge", "-m", "2048", "--no-pci", "-l", "0-1",
-                                   "--no-shconf", "--file-prefix", "rswzone", "--log-level",
-                                   "error", "--", "--zone", ZONE, "--stats-json", stats,
-                                   "--control-socket", sock],
+            dp = subprocess.Popen(dataplane_cmd("rswzone", "--zone", ZONE, "--stats-json", stats,
+                                                "--control-socket", sock, mem=2048),
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             wait_for_line(dp.stderr, "forwarding", timeout=120)
             pcap = os.path.join(d, "h1.pcap")

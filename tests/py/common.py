@@ -25,6 +25,18 @@ def tmpdir():
     return d
 
 
+def dataplane_cmd(prefix, *args, mem=1024, lcores=("-l", "0-1")):
+    """rocesw-dataplane as the tests start it: no hugepages (CI has none), no PCI scan, no shared
+    config and a file prefix of its own, so two runs never share a DPDK runtime directory."""
+    return [DATAPLANE, "--no-huge", "-m", str(mem), "--no-pci", *lcores, "--no-shconf",
+            "--file-prefix", prefix, "--log-level", "error", "--", *args]
+
+
+def require_root():
+    if os.geteuid() != 0:
+        raise AssertionError("the live tests need root (network namespaces); CI runs as root")
+
+
 def write_pcap(path, frames):
     wrpcap(path, frames)
     return path

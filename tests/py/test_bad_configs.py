@@ -9,7 +9,7 @@ import unittest
 
 import yaml
 
-from common import BUILD, DATAPLANE, ROCESW, ROOT
+from common import BUILD, ROCESW, ROOT, dataplane_cmd
 
 ROCESWD = os.path.join(BUILD, "roceswd")
 
@@ -33,9 +33,8 @@ class BadConfigs(unittest.TestCase):
 
     def test_dataplane_refuses_to_start(self):
         rel = "tests/bad-configs/route-unknown-group.yaml"
-        r = subprocess.run([DATAPLANE, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1",
-                            "--no-shconf", "--file-prefix", "rsw-bad", "--log-level", "error",
-                            "--", "--config", rel], cwd=ROOT, capture_output=True, text=True,
+        r = subprocess.run(dataplane_cmd("rsw-bad", "--config", rel),
+                           cwd=ROOT, capture_output=True, text=True,
                            timeout=60)
         self.assertEqual(r.returncode, 1)
         self.assertIn("route 10.9.0.0/16: no next-hop group named 'spines'", r.stderr)
@@ -51,9 +50,7 @@ class BadConfigs(unittest.TestCase):
                 want = f"{path}: is {kind}; expected a config file"
                 runs = {
                     "check-config": [ROCESW, "check-config", path],
-                    "dataplane": [DATAPLANE, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1",
-                                  "--no-shconf", "--file-prefix", "rsw-notfile", "--log-level",
-                                  "error", "--", "--config", path],
+                    "dataplane": dataplane_cmd("rsw-notfile", "--config", path),
                     "roceswd": [ROCESWD, "--config", path, "--foreground"],
                 }
                 for who, cmd in runs.items():

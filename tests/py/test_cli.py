@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import unittest
 
-from common import BUILD, DATAPLANE, ROCESW, ROOT, tmpdir
+from common import BUILD, DATAPLANE, ROCESW, ROOT, dataplane_cmd, tmpdir
 
 ROCESWD = os.path.join(BUILD, "roceswd")
 ZONE = os.path.join(ROOT, "config", "zone-2stage.yaml")
@@ -53,9 +53,8 @@ class Cli(unittest.TestCase):
         cfg = os.path.join(d, "sw.yaml")
         with open(cfg, "w") as f:
             f.write('PORT:\n  Ethernet0: {speed: 10000, devargs: "net_af_packet0,iface=rswnoif0"}\n')
-        r = subprocess.run([DATAPLANE, "--no-huge", "-m", "256", "--no-pci", "-l", "0-1",
-                            "--no-shconf", "--file-prefix", "rsw-cli-test", "--log-level", "error",
-                            "--", "--config", cfg], capture_output=True, text=True, timeout=60)
+        r = subprocess.run(dataplane_cmd("rsw-cli-test", "--config", cfg, mem=256),
+                           capture_output=True, text=True, timeout=60)
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("no network interface 'rswnoif0'", r.stderr)
         self.assertNotIn("File exists", r.stderr)
