@@ -499,6 +499,106 @@ static json_t *util_blocks(struct view *v)
 	return out;
 }
 
+/* Which flows share each uplink (leaf → spine), from each flow's path in summary.json: a bar per
+ * uplink with its flow count (returned), and in *collided a table of the uplinks two or more
+ * flows share, most flows first, naming the flows (at most 8 each). NULL for one switch or a
+ * zone without uplinks. */
+#define COLLIDED_SHOWN 8
+static json_t *flows_per_uplink(struct view *v, json_t **collided)
+{
+	*collided = NULL;
+	json_t *up = json_object(); /* "from→to" → [flows...] in the links' order */
+	json_t *order = json_array(), *shown = json_array(); /* "rtsw1|Ethernet256→ctsw1" */
+	size_t i, d, h;
+	json_t *l, *dir, *fl, *hop;
+	json_array_foreach(json_object_get(v->sum, "links"), i, l)
+		json_array_foreach(json_object_get(l, "directions"), d, dir) {
+			if (tier_of(v, js(dir, "from"), js(dir, "to")) != 2)
+				continue;
+			char label[300];
+			snprintf(label, sizeof(label), "%s→%s", js(dir, "from"), js(dir, "to"));
+			json_object_set_new(up, label, json_array());
+			json_array_append_new(order, json_string(label));
+			char spine[128];
+			node_of(js(dir, "to"), spine, sizeof(spine));
+			snprintf(label, sizeof(label), "%s→%s", js(dir, "from"), spine);
+			json_array_append_new(shown, json_string(label));
+		}
+	json_t *out = NULL;
+	if (!json_array_size(order))
+		goto done;
+	json_array_foreach(json_object_get(v->sum, "flows"), i, fl)
+		json_array_foreach(json_object_get(fl, "path"), h, hop) {
+			char label[300];
+			snprintf(label, sizeof(label), "%s→%s", js(hop, "from"), js(hop, "to"));
+			json_t *on = json_object_get(up, label);
+			if (on)
+				json_array_append_new(on, json_pack("{s:i, s:I}", "flow", (json_int_t)i,
+								    "bytes", (json_int_t)ju(hop, "bytes")));
+		}
+	json_t *b = rsw_block_chart("bars", "flows-uplink", "Flows per uplink", "uplink", "",
+				    "flows", "");
+	json_array_append_new(json_object_get(b, "series"), json_pack("{s:s}", "label", "flows"));
+	json_t *counts = json_array(), *rows = json_array();
+	json_t *lab;
+	json_array_foreach(order, i, lab) {
+		json_t *on = json_object_get(up, json_string_value(lab));
+		json_array_append_new(counts, json_integer((json_int_t)json_array_size(on)));
+	}
+	json_array_append_new(json_object_get(b, "data"), counts);
+	json_object_set_new(b, "categories", json_incref(shown));
+	/* the shared uplinks, most flows first, then in the links' order */
+	size_t n_up = json_array_size(order), n_shared = 0;
+	struct shared { size_t flows, idx; } *sh = calloc(n_up, sizeof(*sh));
+	json_array_foreach(order, i, lab) {
+		size_t c = json_array_size(json_object_get(up, json_string_value(lab)));
+		if (sh && c >= 2)
+			sh[n_shared++] = (struct shared){c, i};
+	}
+	for (size_t x = 1; x < n_shared; x++) /* insertion sort: stable, uplinks are few */
+		for (size_t y = x; y > 0 && sh[y - 1].flows < sh[y].flows; y--) {
+			struct shared t = sh[y];
+			sh[y] = sh[y - 1];
+			sh[y - 1] = t;
+		}
+	for (size_t x = 0; x < n_shared; x++) {
+		json_t *on = json_object_get(up, json_string_value(json_array_get(order, sh[x].idx)));
+		const char *name = json_string_value(json_array_get(shown, sh[x].idx));
+		json_t *e;
+		char names[1536] = "";
+		uint64_t bytes = 0;
+		size_t k;
+		json_array_foreach(on, k, e) {
+			json_t *f = json_array_get(json_object_get(v->sum, "flows"), ju(e, "flow"));
+			bytes += ju(e, "bytes");
+			if (k < COLLIDED_SHOWN)
+				snprintf(names + strlen(names), sizeof(names) - strlen(names),
+					 "%s%s→%s QP %lld", k ? ", " : "", js(f, "src"), js(f, "dst"),
+					 json_integer_value(json_object_get(f, "dest_qp")));
+		}
+		if (sh[x].flows > COLLIDED_SHOWN)
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), " and %zu more",
+				 sh[x].flows - COLLIDED_SHOWN);
+		json_array_append_new(rows, rsw_row("%s\t%zu\t%.3f\t%s", name, sh[x].flows,
+						    (double)bytes / 1e6, names));
+	}
+	free(sh);
+	out = b;
+	if (json_array_size(rows)) {
+		*collided = rsw_block_table("flow-collisions",
+					    json_pack("[s,s,s,s]", "uplink", "flows", "MB", "which flows"),
+					    rows);
+		json_object_set_new(*collided, "left", json_pack("[i,i]", 0, 3));
+	} else {
+		json_decref(rows);
+	}
+done:
+	json_decref(up);
+	json_decref(order);
+	json_decref(shown);
+	return out;
+}
+
 static json_t *find_port(const struct view *v, const char *end)
 {
 	char sw[128];
@@ -739,6 +839,11 @@ json_t *rsw_replay_view(const char *dir, char *err, size_t errlen)
 		json_object_set_new(out, "util", util_blocks(v));
 		if (v->zone)
 			json_object_set_new(out, "topology", topology_block(v));
+		json_t *collided, *fu = v->zone ? flows_per_uplink(v, &collided) : NULL;
+		if (fu)
+			json_object_set_new(out, "flows_uplink", fu);
+		if (fu && collided)
+			json_object_set_new(out, "flow_collisions", collided);
 		json_object_set_new(out, "conservation", conservation_block(v));
 		json_t *cl = closed_loop_block(v);
 		if (cl)
@@ -793,6 +898,17 @@ int rsw_replay_report(const char *dir, const char *path, char *err, size_t errle
 	json_array_foreach(json_object_get(v, "util"), i, b)
 		rsw_block_add(u, json_incref(b));
 	rsw_block_add(page, u);
+	json_t *fu = json_object_get(v, "flows_uplink");
+	if (fu) {
+		json_t *sec = rsw_block_section("Flows per uplink",
+						"Which flows each leaf → spine uplink carried (from "
+						"each flow's path in summary.json), and the uplinks "
+						"flows share: where ECMP made them collide.");
+		rsw_block_add(sec, json_incref(fu));
+		if (json_object_get(v, "flow_collisions"))
+			rsw_block_add(sec, json_incref(json_object_get(v, "flow_collisions")));
+		rsw_block_add(page, sec);
+	}
 	rsw_block_add(page, section_of("PFC", NULL, json_object_get(v, "pfc")));
 	rsw_block_add(page, section_of("ECN", NULL, json_object_get(v, "ecn")));
 	rsw_block_add(page, section_of("Flow completion",

@@ -1,6 +1,6 @@
 /* report.html of a replay: one self-contained page (control/html.h) drawn from the run's
  * summary.json and events.jsonl: overview, topology of a zone, queue depth as steps, link
- * utilization by tier, PFC pauses by port and priority, ECN marks, flow completion CDF,
+ * utilization by tier, flows per uplink, PFC pauses by port and priority, ECN marks, flow completion CDF,
  * conservation, and a closed-loop collective's figures. */
 #ifndef RSW_REPLAY_REPORT_H
 #define RSW_REPLAY_REPORT_H
@@ -13,7 +13,8 @@
 int rsw_replay_report(const char *dir, const char *path, char *err, size_t errlen);
 
 /* The page blocks of one run (new reference), or NULL with a message: "summary", "overview"
- * (table rows), "topology" (zones), "queue", "ecn", "pfc", "util" (array), "fct", "fct_stats",
+ * (table rows), "topology" (zones), "queue", "ecn", "pfc", "util" (array), "flows_uplink"
+ * (chart) and "flow_collisions" (table) in zones with uplinks, "fct", "fct_stats",
  * "conservation", "closed_loop" (when summary.json has "collective"). */
 json_t *rsw_replay_view(const char *dir, char *err, size_t errlen);
 

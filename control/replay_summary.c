@@ -102,7 +102,27 @@ static json_t *switch_conservation(const struct rsw_replay_switch_result *r)
 	return c;
 }
 
-static json_t *flows_json(const struct rsw_replay_result *r)
+static const char *end_name(const struct rsw_zone *z, const struct rsw_replay_end *e, char *buf,
+			    size_t len);
+
+/* The link directions the flow's frames were put on, in the order first used. */
+static json_t *path_json(const struct rsw_zone *z, const struct rsw_replay_flow *f)
+{
+	json_t *path = json_array();
+	for (uint32_t i = 0; z && i < f->n_hop; i++) {
+		const struct rsw_replay_link *l = &z->link[f->hop[i].dir / 2];
+		const struct rsw_replay_end *from = f->hop[i].dir % 2 ? &l->b : &l->a,
+					    *to = f->hop[i].dir % 2 ? &l->a : &l->b;
+		char a[128], b[128];
+		json_array_append_new(path, json_pack("{s:s, s:s, s:o, s:o}", "from",
+						      end_name(z, from, a, sizeof(a)), "to",
+						      end_name(z, to, b, sizeof(b)), "packets",
+						      J(f->hop[i].packets), "bytes", J(f->hop[i].bytes)));
+	}
+	return path;
+}
+
+static json_t *flows_json(const struct rsw_zone *z, const struct rsw_replay_result *r)
 {
 	json_t *flows = json_array();
 	for (size_t i = 0; i < r->n_flows; i++) {
@@ -127,6 +147,8 @@ static json_t *flows_json(const struct rsw_replay_result *r)
 		json_object_set_new(o, "completion_ns", f->packets_out == f->packets_in
 								? J(f->done_ns - f->first_in_ns)
 								: json_null());
+		if (z)
+			json_object_set_new(o, "path", path_json(z, f));
 		json_array_append_new(flows, o);
 	}
 	return flows;
@@ -360,7 +382,7 @@ json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
 		json_object_set_new(root, "ports", ports_json(fib, &r->sw[0]));
 		json_object_set_new(root, "pools", pools_json(fib, &r->sw[0]));
 		json_object_set_new(root, "drops", drops_json(r->sw[0].drops));
-		json_object_set_new(root, "flows", flows_json(r));
+		json_object_set_new(root, "flows", flows_json(NULL, r));
 		json_object_set_new(root, "conservation", switch_conservation(&r->sw[0]));
 		return root;
 	}
@@ -384,7 +406,7 @@ json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
 	json_object_set_new(root, "hosts", hosts_json(z, r, coll != NULL));
 	json_object_set_new(root, "links", links_json(z, r));
 	json_object_set_new(root, "drops", drops_json(drops));
-	json_object_set_new(root, "flows", flows_json(r));
+	json_object_set_new(root, "flows", flows_json(z, r));
 	if (coll && r->coll)
 		json_object_set_new(root, "collective", coll_json(z, coll, r->coll));
 	json_t *c = json_object();

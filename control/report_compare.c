@@ -220,6 +220,10 @@ int rsw_report_compare(const char *const *dirs, const char *const *names, unsign
 	rsw_block_add(page, section("Flow completion", NULL, fct_overlay(views, names, n)));
 	rsw_block_add(page, section("Queue depth", NULL, grid(views, names, n, "queue", 1)));
 	rsw_block_add(page, util_section(views, names, n));
+	if (json_object_get(views[0], "flows_uplink"))
+		rsw_block_add(page, section("Flows per uplink", "Which flows each leaf → spine "
+					    "uplink carried, every run on the same y axis.",
+					    grid(views, names, n, "flows_uplink", 0)));
 	rsw_block_add(page, section("PFC pauses", NULL, grid(views, names, n, "pfc", 1)));
 	rsw_block_add(page, section("ECN marks", NULL, grid(views, names, n, "ecn", 1)));
 	int closed = 0;

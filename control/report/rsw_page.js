@@ -108,6 +108,8 @@
     var opts = {
       title: b.title, width: width(b), height: (b.height || 260) + (rot ? longest * 6 : 0),
       scales: { x: { time: false, range: [-0.5, n - 0.5] }, y: { range: yRange(b) } },
+      // a label rotated 60 degrees reaches half its length to the right of its bar: room for the last
+      padding: [null, rot ? Math.ceil(longest * 3.2) + 8 : null, null, null],
       axes: [
         { label: b.x ? axisLabel(b.x) : "", rotate: rot ? -60 : 0, size: rot ? longest * 6 + 30 : 40,
           splits: function () { return x.filter(function (i) { return i % step === 0; }); },
@@ -243,12 +245,13 @@
     var t = el("table", { id: b.id || "" });
     if (b.head) {
       var tr = el("tr");
-      b.head.forEach(function (h) { tr.appendChild(el("th", {}, h)); });
+      b.head.forEach(function (h, i) { tr.appendChild(el("th", (b.left || [0]).indexOf(i) < 0 ? {} : { "class": "k" }, h)); });
       t.appendChild(tr);
     }
     b.rows.forEach(function (r) {
       var tr = el("tr");
-      r.forEach(function (c, i) { tr.appendChild(el("td", i ? {} : { "class": "k" }, c === null ? "–" : String(c))); });
+      var left = b.left || [0]; // text columns, aligned left; numbers stay right
+      r.forEach(function (c, i) { tr.appendChild(el("td", left.indexOf(i) < 0 ? {} : { "class": "k" }, c === null ? "–" : String(c))); });
       t.appendChild(tr);
     });
     box.appendChild(t);

@@ -70,6 +70,31 @@ void rp_flow_leave(struct replay *r, uint32_t flow, uint64_t done_ns)
 		f->done_ns = done_ns;
 }
 
+/* A frame of the flow put on link direction dir: its path. Paths are a few hops, so a short
+ * array searched from its end (the hop just added is the likely one) beats a hash. */
+static void flow_hop(struct replay *r, uint32_t flow, uint32_t dir, uint32_t len)
+{
+	if (flow == NO_FLOW)
+		return;
+	struct rsw_replay_flow *f = &r->fl[flow];
+	for (uint32_t i = f->n_hop; i-- > 0;)
+		if (f->hop[i].dir == dir) {
+			f->hop[i].packets++;
+			f->hop[i].bytes += len;
+			return;
+		}
+	uint32_t n = f->n_hop;
+	if (n == 0 || (n >= 4 && !(n & (n - 1)))) { /* capacity 4, 8, 16...: full at those */
+		void *h = realloc(f->hop, (n ? 2 * n : 4) * sizeof(*f->hop));
+		if (!h) {
+			r->oom = 1;
+			return;
+		}
+		f->hop = h;
+	}
+	f->hop[f->n_hop++] = (struct rsw_replay_hop){.dir = dir, .packets = 1, .bytes = len};
+}
+
 /* ---- frames, captures, wake-ups, events ---- */
 
 static const uint16_t mem_room[REPLAY_MEM_CLASSES] = {512, 2048, 4608, REPLAY_FRAME_ROOM};
@@ -241,6 +266,7 @@ void rp_link_send(struct replay *r, int dir, uint64_t t_start, struct rte_mbuf *
 	}
 	/* received whole after its serialization and the propagation; never before the frame
 	 * ahead of it (captures replayed as captured may overlap on the wire) */
+	flow_hop(r, *frame_flow(r, m), (uint32_t)dir, m->pkt_len);
 	uint64_t t = t_start + rsw_frame_ns(m->pkt_len, l->speed_mbps) + l->delay_ns;
 	if (t < l->last_t)
 		t = l->last_t;
@@ -484,6 +510,8 @@ void rsw_replay_result_free(struct rsw_replay_result *res, unsigned n_sw)
 	free(res->sw);
 	free(res->host);
 	free(res->flow_key);
+	for (size_t i = 0; res->flow && i < res->n_flows; i++)
+		free(res->flow[i].hop);
 	free(res->flow);
 	if (res->coll)
 		free(res->coll->qp);

@@ -100,6 +100,13 @@ struct rsw_replay_host_result {
 struct rsw_replay_flow {
 	uint64_t first_in_ns, done_ns;
 	uint64_t packets_in, bytes_in, packets_out;
+	/* the link directions its frames were put on (index 2 x link + 0 for a→b, 1 for b→a), in
+	 * the order first used: its path through the zone, more than one per tier if ECMP moved it */
+	struct rsw_replay_hop {
+		uint32_t dir;
+		uint64_t packets, bytes;
+	} *hop;
+	uint32_t n_hop;
 };
 
 struct rsw_replay_result {

@@ -159,4 +159,43 @@ def check_replay_page(test, got, run, suffix=""):
             pfc = sum(ports[e]["pfc"][f"SAI_PORT_STAT_PFC_{i}_TX_PKTS"] for e in
                       (link["a"], link["b"]) if e in ports for i in range(8))
             test.assertEqual(tl_link["pfc"], pfc)
+    check_flows_per_uplink(test, charts, spec, s, suffix)
     return s
+
+
+def check_flows_per_uplink(test, charts, spec, s, suffix):
+    """Zones with leaf -> spine links: a bar per uplink with the number of flows whose path in
+    summary.json crosses it, and on a report page (no suffix) the table of the uplinks two or
+    more flows share, most flows first (ties in the links' order), with their bytes."""
+    links = s.get("links", [])
+    leaves = set()  # switches with a host link
+    for link in links:
+        for host, sw in ((link["a"], link["b"]), (link["b"], link["a"])):
+            if "|" not in host:
+                leaves.add(sw.split("|")[0])
+    ups = [(d["from"], d["to"]) for link in links for d in link["directions"]
+           if "|" in d["from"] and "|" in d["to"] and d["from"].split("|")[0] in leaves
+           and d["to"].split("|")[0] not in leaves]
+    if not ups:
+        test.assertNotIn("flows-uplink" + suffix, charts)
+        return
+    on = {u: [] for u in ups}
+    for f in s["flows"]:
+        for hop in f["path"]:
+            if (hop["from"], hop["to"]) in on:
+                on[(hop["from"], hop["to"])].append((f, hop["bytes"]))
+    label = [f"{a}→{b.split('|')[0]}" for a, b in ups]
+    c = charts["flows-uplink" + suffix]
+    test.assertEqual(spec["flows-uplink" + suffix]["categories"], label)
+    test.assertEqual(c["data"][1], [len(on[u]) for u in ups])
+    if suffix:
+        return
+    shared = sorted((i for i, u in enumerate(ups) if len(on[ups[i]]) >= 2),
+                    key=lambda i: -len(on[ups[i]]))
+    rows = spec.get("flow-collisions", {}).get("rows", [])
+    test.assertEqual([r[0] for r in rows], [label[i] for i in shared])
+    for r, i in zip(rows, shared):
+        test.assertEqual(int(r[1]), len(on[ups[i]]))
+        test.assertEqual(r[2], f"{sum(b for _, b in on[ups[i]]) / 1e6:.3f}")
+        f0 = on[ups[i]][0][0]
+        test.assertTrue(r[3].startswith(f"{f0['src']}→{f0['dst']} QP {f0['dest_qp']}"), r[3])

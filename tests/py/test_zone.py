@@ -72,6 +72,36 @@ class Zone(unittest.TestCase):
                 up = sum(p["tx_bytes"] for p in sw["ports"] if int(p["name"][8:]) >= 256)
                 down = sum(p["rx_bytes"] for p in sw["ports"] if int(p["name"][8:]) < 256)
                 self.assertEqual(up, down, sw["name"])
+        # each flow's path in summary.json is where its frames were captured: on every port
+        # (and host) that sent frames, the flows and their frame counts read from the capture
+        # (IPv4 addresses, UDP ports, BTH destination QP) are those whose path leaves there
+        def key(raw):
+            return (".".join(map(str, raw[26:30])), ".".join(map(str, raw[30:34])),
+                    int.from_bytes(raw[34:36], "big"), int.from_bytes(raw[36:38], "big"),
+                    int.from_bytes(raw[47:50], "big"))
+        by_path = {}
+        for f in s["flows"]:
+            k = (f["src"], f["dst"], f["sport"], f["dport"], f["dest_qp"])
+            for hop in f["path"]:
+                by_path.setdefault(hop["from"], {})[k] = hop["packets"]
+        captures = {}
+        for name in os.listdir(out):
+            if name.endswith(".pcap"):
+                captures[name[:-5]] = os.path.join(out, name)
+            elif os.path.isdir(os.path.join(out, name)):
+                for p in os.listdir(os.path.join(out, name)):
+                    captures[f"{name}|{p[:-5]}"] = os.path.join(out, name, p)
+        self.assertEqual(len(captures), 8 + 8 + 8 + 8, "8 hosts, 8 host ports, 8 up-, 8 downlinks")
+        self.assertLessEqual(by_path.keys(), captures.keys())
+        for sender, pcap in captures.items():
+            seen = {}
+            for _, raw in read(pcap):
+                if raw[12:14] == b"\x08\x00":  # IPv4: PFC frames belong to no flow
+                    seen[key(raw)] = seen.get(key(raw), 0) + 1
+            self.assertEqual(seen, by_path.get(sender, {}), sender)
+        got = open_page(self, os.path.join(out, "report.html"), "replay-zone-ring")
+        check_replay_page(self, got, out)
+        self.assertIn("flow-collisions", {b.get("id") for b in blocks(got["spec"])})
         out2, _ = self.run_zone("ring-again")
         cmp = filecmp.dircmp(out, out2)
         self.assertEqual((cmp.left_only, cmp.right_only, cmp.diff_files), ([], [], []))
