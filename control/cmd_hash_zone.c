@@ -225,6 +225,7 @@ int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const c
 	}
 	if (rsw_eal_init_quiet("rocesw") < 0)
 		return 1;
+	rsw_fib_compact_ipv4(1); /* route tables sized to their routes, as replay's */
 	json_t *root = json_object(), *ps = json_array();
 	json_t *page = NULL;
 	if (html) {

@@ -14,6 +14,7 @@
 #include "dataplane/replay/replay.h"
 #include "capture_opts.h"
 #include "eal_quiet.h"
+#include "replay_memory.h"
 #include "replay_report.h"
 #include "replay_summary.h"
 #include "zone.h"
@@ -349,8 +350,15 @@ int rsw_cmd_replay(int argc, char **argv)
 	struct rsw_hash_policy pol;
 	if (policy_arg && load_policy(policy_arg, &pol) < 0)
 		return 2;
-	if (rsw_eal_init_quiet("rocesw") < 0)
+	unsigned long dpdk_mb;
+	if (rsw_replay_dpdk_mb(config, zone, quiet ? NULL : stderr, &dpdk_mb, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocesw replay: %s\n", err);
 		return 1;
+	}
+	if (rsw_eal_init_sized("rocesw", dpdk_mb) < 0)
+		return 1;
+	/* route tables sized to their routes: a zone compiles hundreds of switches */
+	rsw_fib_compact_ipv4(1);
 	static struct rsw_zone z;
 	struct rsw_zone_opts zo = {.ecn_seed = seed, .policy = policy_arg ? &pol : NULL,
 				   .warnings = stderr};

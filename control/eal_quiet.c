@@ -6,13 +6,14 @@
 
 #include "eal_quiet.h"
 
-int rsw_eal_init_quiet(const char *prog)
+int rsw_eal_init_sized(const char *prog, unsigned long mb)
 {
 	static int done;
-	char prefix[64];
+	char prefix[64], mem[32];
 	snprintf(prefix, sizeof(prefix), "--file-prefix=rocesw-tool-%ld", (long)getpid());
+	snprintf(mem, sizeof(mem), "%lu", mb);
 	char *argv[] = {
-		(char *)prog, "-l", "0", "--no-huge", "-m", "1024", "--no-pci", "--no-shconf", prefix,
+		(char *)prog, "-l", "0", "--no-huge", "-m", mem, "--no-pci", "--no-shconf", prefix,
 		"--no-telemetry", "--log-level=error", NULL,
 	};
 	if (done)
@@ -23,4 +24,9 @@ int rsw_eal_init_quiet(const char *prog)
 	}
 	done = 1;
 	return 0;
+}
+
+int rsw_eal_init_quiet(const char *prog)
+{
+	return rsw_eal_init_sized(prog, 1024);
 }

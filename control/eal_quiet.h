@@ -5,5 +5,8 @@
 
 /* Returns 0, or -1 with a message on stderr. Safe to call more than once. */
 int rsw_eal_init_quiet(const char *prog);
+/* The same with mb MiB of DPDK memory instead of 1024. Without hugepages it is an anonymous
+ * mapping that the kernel backs only where it is touched. */
+int rsw_eal_init_sized(const char *prog, unsigned long mb);
 
 #endif

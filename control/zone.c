@@ -354,6 +354,39 @@ static int parse_links(struct ydoc *y, yaml_node_t *t, const struct rsw_zone_opt
 	return 0;
 }
 
+int rsw_zone_switch_configs(const char *path, char ***out, unsigned *n, char *err, size_t errlen)
+{
+	struct ydoc y;
+	*out = NULL;
+	*n = 0;
+	if (ydoc_load(&y, path, err, errlen) < 0)
+		return -1;
+	yaml_node_t *t = table(&y, "SWITCH");
+	int rc = 0;
+	if (t && t->type == YAML_MAPPING_NODE) {
+		size_t cap = (size_t)(t->data.mapping.pairs.top - t->data.mapping.pairs.start);
+		*out = calloc(cap + 1, sizeof(**out));
+		rc = *out ? 0 : -1;
+		YDOC_FOREACH_PAIR(&y, t, pr) {
+			yaml_node_t *v = ydoc_node(&y, pr->value);
+			const char *cfg = NULL;
+			if (rc < 0 || v->type != YAML_MAPPING_NODE)
+				continue; /* rsw_zone_load says what is wrong with it */
+			YDOC_FOREACH_PAIR(&y, v, f) {
+				const char *k = ydoc_str(ydoc_node(&y, f->key));
+				if (k && !strcmp(k, "config"))
+					cfg = ydoc_str(ydoc_node(&y, f->value));
+			}
+			if (cfg && !((*out)[(*n)++] = resolve(path, cfg)))
+				rc = -1;
+		}
+	}
+	if (rc < 0)
+		snprintf(err, errlen, "out of memory");
+	ydoc_free(&y);
+	return rc;
+}
+
 int rsw_zone_load(const char *path, const struct rsw_zone_opts *o, struct rsw_zone *z, char *err,
 		  size_t errlen)
 {

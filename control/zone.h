@@ -49,6 +49,10 @@ int rsw_zone_detect(const char *path, char *err, size_t errlen);
 int rsw_zone_load(const char *path, const struct rsw_zone_opts *o, struct rsw_zone *z, char *err,
 		  size_t errlen);
 void rsw_zone_free(struct rsw_zone *z);
+/* The resolved config path of every switch of a zone config, without compiling anything (no
+ * EAL needed): *n paths in *out, each and the array to be freed. Errors in the zone are left to
+ * rsw_zone_load. Returns 0, or -1 with a message. */
+int rsw_zone_switch_configs(const char *path, char ***out, unsigned *n, char *err, size_t errlen);
 
 /* One switch from a switch config, as a one-switch zone with no links. */
 int rsw_zone_single(const char *path, const struct rsw_zone_opts *o, struct rsw_zone *z,

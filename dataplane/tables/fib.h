@@ -99,6 +99,10 @@ struct rsw_fib {
 /* Compile a validated state. Returns NULL with a message in err on failure (e.g. no memory). */
 struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, char *err,
 			      unsigned errlen);
+/* IPv4 main tables built from now on: 1 = a RIB trie sized to the routes (replay and the other
+ * offline commands, where a zone compiles hundreds of switches), 0 = DIR-24-8 (the default:
+ * the live dataplane's lookup in two memory reads, for 64 MiB per table). Same answers. */
+void rsw_fib_compact_ipv4(int on);
 /* From now on rsw_fib_free leaves DPDK's tables (LPM, RIB) to the process exit. */
 void rsw_fib_process_exiting(void);
 void rsw_fib_free(struct rsw_fib *fib);
