@@ -359,6 +359,8 @@ out:
 	return rc;
 }
 
+_Static_assert(RSW_COLL_MAX_RANKS >= RSW_ZONE_MAX_HOSTS, "a collective may take every host");
+
 int rsw_coll_spec_parse(const char *spec, const struct rsw_zone *z, struct rsw_coll *c,
 			char *err, size_t errlen)
 {

@@ -28,6 +28,8 @@ struct pfc_row {
 	uint64_t frames;
 };
 
+#define MAX_NAMES 1024 /* RSW_ZONE_MAX_SWITCHES */
+
 struct view {
 	json_t *sum;
 	int zone;
@@ -42,8 +44,11 @@ struct view {
 	uint64_t *ecn_t;
 	unsigned *ecn_sw;
 	size_t n_ecn, cap_ecn;
-	char names[64][64];
+	char names[MAX_NAMES][64];
 	unsigned n_names;
+	/* zones: the switches with a host link, and each switch port's summary by "SWITCH|PORT",
+	 * indexed once (looked up per link: a scan per lookup was quadratic in the links) */
+	json_t *leaf, *port_at;
 	struct pfc_row rows[MAX_PFC_ROWS];
 	unsigned n_rows;
 	int oom;
@@ -154,8 +159,8 @@ static unsigned name_index(struct view *v, const char *name)
 	for (unsigned i = 0; i < v->n_names; i++)
 		if (!strcmp(v->names[i], name))
 			return i;
-	if (v->n_names == 64)
-		return 63;
+	if (v->n_names == MAX_NAMES)
+		return MAX_NAMES - 1;
 	snprintf(v->names[v->n_names], sizeof(v->names[0]), "%s", name);
 	return v->n_names++;
 }
@@ -409,16 +414,7 @@ static double util_pct(const struct view *v, uint64_t bytes, uint64_t frames, ui
 
 static int is_leaf(const struct view *v, const char *sw)
 {
-	size_t i;
-	json_t *l;
-	size_t n = strlen(sw);
-	json_array_foreach(json_object_get(v->sum, "links"), i, l) {
-		const char *a = js(l, "a"), *b = js(l, "b");
-		int ha = !strchr(a, '|'), hb = !strchr(b, '|');
-		if ((ha && !strncmp(b, sw, n) && b[n] == '|') || (hb && !strncmp(a, sw, n) && a[n] == '|'))
-			return 1;
-	}
-	return 0;
+	return json_object_get(v->leaf, sw) != NULL;
 }
 
 static void node_of(const char *end, char *out, size_t len)
@@ -601,19 +597,30 @@ done:
 
 static json_t *find_port(const struct view *v, const char *end)
 {
-	char sw[128];
-	node_of(end, sw, sizeof(sw));
-	const char *pn = strchr(end, '|');
+	return json_object_get(v->port_at, end);
+}
+
+/* v->leaf and v->port_at from the summary. */
+static void index_zone(struct view *v)
+{
 	size_t i, j;
-	json_t *s, *p;
-	if (!pn)
-		return NULL;
+	json_t *l, *s, *p;
+	char key[256];
+	v->leaf = json_object();
+	v->port_at = json_object();
+	json_array_foreach(json_object_get(v->sum, "links"), i, l) {
+		const char *a = js(l, "a"), *b = js(l, "b");
+		int ha = !strchr(a, '|'), hb = !strchr(b, '|');
+		if (ha != hb) {
+			node_of(ha ? b : a, key, sizeof(key));
+			json_object_set_new(v->leaf, key, json_true());
+		}
+	}
 	json_array_foreach(json_object_get(v->sum, "switches"), i, s)
-		if (!strcmp(js(s, "name"), sw))
-			json_array_foreach(json_object_get(s, "ports"), j, p)
-				if (!strcmp(js(p, "name"), pn + 1))
-					return p;
-	return NULL;
+		json_array_foreach(json_object_get(s, "ports"), j, p) {
+			snprintf(key, sizeof(key), "%s|%s", js(s, "name"), js(p, "name"));
+			json_object_set(v->port_at, key, p);
+		}
 }
 
 static uint64_t pfc_sent(const json_t *port)
@@ -822,6 +829,7 @@ json_t *rsw_replay_view(const char *dir, char *err, size_t errlen)
 		return NULL;
 	}
 	v->zone = json_object_get(v->sum, "switches") != NULL;
+	index_zone(v);
 	v->t0 = ju(v->sum, "start_ns");
 	v->t1 = ju(v->sum, "end_ns");
 	each_port(v, pick_queues);
@@ -857,6 +865,8 @@ json_t *rsw_replay_view(const char *dir, char *err, size_t errlen)
 	free(v->inst);
 	free(v->ecn_t);
 	free(v->ecn_sw);
+	json_decref(v->leaf);
+	json_decref(v->port_at);
 	json_decref(v->sum);
 	free(v);
 	return out;

@@ -13,9 +13,9 @@
 #include "dataplane/hash/hash_policy.h"
 #include "dataplane/replay/replay.h"
 
-#define RSW_ZONE_MAX_SWITCHES 64
-#define RSW_ZONE_MAX_HOSTS 1024
-#define RSW_ZONE_MAX_LINKS 4096
+#define RSW_ZONE_MAX_SWITCHES 1024
+#define RSW_ZONE_MAX_HOSTS 16384
+#define RSW_ZONE_MAX_LINKS 32768
 
 struct rsw_zone {
 	char *name;

@@ -277,7 +277,7 @@ int main(int argc, char **argv)
 		if (period > 0 && t - last >= period) {
 			sum_all(z, cur, 0);
 			print_rates(z, cur, prev, t - last);
-			memcpy(prev, cur, sizeof(prev));
+			memcpy(prev, cur, z->n_sw * sizeof(*prev)); /* not the whole array: 1024 switches */
 			last = t;
 		}
 	}

@@ -20,6 +20,7 @@ enum rsw_coll_pattern {
 };
 
 #define RSW_COLL_MAX_DROPS 16
+#define RSW_COLL_MAX_RANKS 16384 /* every host of the largest zone (RSW_ZONE_MAX_HOSTS) */
 
 /* The n-th data frame (0-based, retransmissions included) host `host` puts on its link is lost on
  * the wire: a test's way to see the transport recover. */
@@ -31,7 +32,7 @@ struct rsw_coll_drop {
 struct rsw_coll {
 	unsigned pattern;          /* enum rsw_coll_pattern */
 	unsigned n_ranks;
-	uint16_t rank_host[1024];  /* zone host index of each rank */
+	uint16_t rank_host[RSW_COLL_MAX_RANKS]; /* zone host index of each rank */
 	unsigned root;             /* incast: the receiving rank */
 	uint64_t message;          /* bytes: each rank's buffer (AllReduce), the whole output
 				    * (AllGather) or input (ReduceScatter), what each rank sends to

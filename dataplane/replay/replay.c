@@ -625,7 +625,7 @@ static void dispatch(struct replay *r, const struct rsw_wake *w)
 		rp_fault_due(r, t);
 	} else {
 		unsigned s = (id - r->id_ctrl) / RSW_MAX_PORTS, p = (id - r->id_ctrl) % RSW_MAX_PORTS;
-		r->sw[s].dirty_ctrl |= 1ull << p;
+		rp_ports_add(&r->sw[s].dirty_ctrl, p);
 		sw_settle(r, s, t);
 	}
 }

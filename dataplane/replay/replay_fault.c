@@ -33,8 +33,9 @@ static int set_port(struct replay *r, unsigned s, uint16_t p, int up, uint64_t t
 	n->fib = rsw_switch_fib(sw);
 	rsw_switch_reap(sw);
 	/* every port's queues and PFC decisions may read the new tables */
-	n->dirty_tx |= n->fib->n_ports >= 64 ? ~0ull : (1ull << n->fib->n_ports) - 1;
-	n->dirty_ctrl |= 1ull << p;
+	for (unsigned q = 0; q < n->fib->n_ports; q++)
+		rp_ports_add(&n->dirty_tx, q);
+	rp_ports_add(&n->dirty_ctrl, p);
 	sw_settle(r, s, t);
 	return 0;
 }

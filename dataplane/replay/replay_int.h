@@ -53,6 +53,39 @@ struct link_dir {
 	uint64_t lost;
 };
 
+/* A set of a switch's ports (one bit each). */
+#define RP_PORT_WORDS ((RSW_MAX_PORTS + 63) / 64)
+struct rp_ports {
+	uint64_t w[RP_PORT_WORDS];
+};
+
+static inline void rp_ports_add(struct rp_ports *s, unsigned p)
+{
+	s->w[p / 64] |= 1ull << (p % 64);
+}
+
+static inline void rp_ports_del(struct rp_ports *s, unsigned p)
+{
+	s->w[p / 64] &= ~(1ull << (p % 64));
+}
+
+static inline int rp_ports_has(const struct rp_ports *s, unsigned p)
+{
+	return (s->w[p / 64] >> (p % 64)) & 1;
+}
+
+/* Removes and returns the lowest port of s, or -1 when s is empty. */
+static inline int rp_ports_pop(struct rp_ports *s)
+{
+	for (unsigned i = 0; i < RP_PORT_WORDS; i++)
+		if (s->w[i]) {
+			unsigned b = (unsigned)__builtin_ctzll(s->w[i]);
+			s->w[i] &= s->w[i] - 1;
+			return (int)(i * 64 + b);
+		}
+	return -1;
+}
+
 struct sw_node {
 	const char *name;
 	const struct rsw_fib *fib;
@@ -61,9 +94,9 @@ struct sw_node {
 	int tx_link[RSW_MAX_PORTS];   /* link direction a port transmits on, or -1 */
 	uint64_t rnd;
 	struct rsw_replay_switch_result *res;
-	uint64_t xoff_ports;          /* ports with an XOFF in force at their peer */
-	uint64_t dirty_ctrl, dirty_tx; /* ports to poll for PFC / to reschedule after this event */
-	uint64_t stalled;             /* ports that could not send when woken */
+	struct rp_ports xoff_ports;   /* ports with an XOFF in force at their peer */
+	struct rp_ports dirty_ctrl, dirty_tx; /* ports to poll for PFC / to reschedule after this event */
+	struct rp_ports stalled;      /* ports that could not send when woken */
 };
 
 struct pending {

@@ -1,6 +1,8 @@
 /* A switch in replay: frames arriving on its ports go through the live pipeline (parser, ingress
  * tables, traffic manager); each port sends when its shaper and scheduler let it; PFC frames it
  * owes its peers are sent between data frames. */
+#include <string.h>
+
 #include "dataplane/pkt/drop_reason.h"
 #include "dataplane/pkt/parse.h"
 #include "dataplane/tables/ingress.h"
@@ -71,8 +73,8 @@ void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct r
 		n->res->consumed++;
 		r->res->consumed++;
 		rte_pktmbuf_free(mb);
-		n->dirty_tx |= 1ull << port;   /* its queues paused or resumed */
-		n->dirty_ctrl |= 1ull << port; /* the watchdog watches them */
+		rp_ports_add(&n->dirty_tx, port);   /* its queues paused or resumed */
+		rp_ports_add(&n->dirty_ctrl, port); /* the watchdog watches them */
 		return;
 	}
 	if (entering) {
@@ -97,8 +99,8 @@ void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct r
 		drop(r, s, verdict, m.egress_port, t, mb);
 		return;
 	}
-	n->dirty_tx |= 1ull << m.egress_port;
-	n->dirty_ctrl |= 1ull << port; /* its PG grew */
+	rp_ports_add(&n->dirty_tx, m.egress_port);
+	rp_ports_add(&n->dirty_ctrl, port); /* its PG grew */
 }
 
 
@@ -122,9 +124,9 @@ void sw_service(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 {
 	struct sw_node *n = &r->sw[s];
 	struct rte_mbuf *m;
-	n->dirty_tx |= 1ull << p;
+	rp_ports_add(&n->dirty_tx, p);
 	if (rsw_tm_dequeue(n->tm, n->fib, p, t, &m, 1) != 1) {
-		n->stalled |= 1ull << p; /* never spin on a port that cannot send now */
+		rp_ports_add(&n->stalled, p); /* never spin on a port that cannot send now */
 		return;
 	}
 	uint32_t len = m->pkt_len;
@@ -137,7 +139,7 @@ void sw_service(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 	n->res->port[p].tx_packets++;
 	n->res->port[p].tx_bytes += len;
 	n->res->transmitted++;
-	n->dirty_ctrl |= 1ull << rsw_tm_tag(m)->in_port; /* its PG shrank */
+	rp_ports_add(&n->dirty_ctrl, rsw_tm_tag(m)->in_port); /* its PG shrank */
 	if (t > r->res->end_ns)
 		r->res->end_ns = t;
 	if (n->tx_link[p] >= 0) {
@@ -166,7 +168,7 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
 		flushed -= tp->qs[q].pfcwd_flushed;
 	if (flushed)
-		n->dirty_tx |= 1ull << p;
+		rp_ports_add(&n->dirty_tx, p);
 	if (rsw_tm_pfc_due(n->tm, n->fib, p, t, &enable, times)) {
 		uint8_t f[RSW_PFC_FRAME_LEN];
 		unsigned len = rsw_pfc_build(f, n->fib->ports[p].mac, enable, times);
@@ -187,15 +189,15 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 			else
 				rp_link_lost(r, n->tx_link[p], start, len);
 		}
-		n->dirty_tx |= 1ull << p;
+		rp_ports_add(&n->dirty_tx, p);
 	}
 	int xoff = 0;
 	for (unsigned pg = 0; pg < RSW_TM_PGS; pg++)
 		xoff |= tp->gen[pg].xoff;
 	if (xoff)
-		n->xoff_ports |= 1ull << p;
+		rp_ports_add(&n->xoff_ports, p);
 	else
-		n->xoff_ports &= ~(1ull << p);
+		rp_ports_del(&n->xoff_ports, p);
 	uint64_t next = rsw_tm_ctrl_next(n->tm, n->fib, p, t);
 	uint32_t id = r->id_ctrl + s * RSW_MAX_PORTS + p;
 	if (next == NEVER)
@@ -210,30 +212,27 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 void sw_settle(struct replay *r, unsigned s, uint64_t t)
 {
 	struct sw_node *n = &r->sw[s];
-	uint64_t ctrl = n->dirty_ctrl | n->xoff_ports;
+	struct rp_ports ctrl = n->dirty_ctrl;
+	for (unsigned i = 0; i < RP_PORT_WORDS; i++)
+		ctrl.w[i] |= n->xoff_ports.w[i];
 	r->settle_sw = s;
 	r->settle_t = t;
-	n->dirty_ctrl = 0;
-	while (ctrl) {
-		unsigned p = (unsigned)__builtin_ctzll(ctrl);
-		ctrl &= ctrl - 1;
+	memset(&n->dirty_ctrl, 0, sizeof(n->dirty_ctrl));
+	for (int p; (p = rp_ports_pop(&ctrl)) >= 0;)
 		control(r, s, (uint16_t)p, t);
-	}
-	uint64_t tx = n->dirty_tx;
-	n->dirty_tx = 0;
-	while (tx) {
-		unsigned p = (unsigned)__builtin_ctzll(tx);
-		tx &= tx - 1;
+	struct rp_ports tx = n->dirty_tx;
+	memset(&n->dirty_tx, 0, sizeof(n->dirty_tx));
+	for (int p; (p = rp_ports_pop(&tx)) >= 0;) {
 		uint64_t next = next_tx(n, (uint16_t)p, t);
-		if (next == t && (n->stalled & (1ull << p)))
+		if (next == t && rp_ports_has(&n->stalled, (unsigned)p))
 			next = t + 1;
-		uint32_t id = r->id_port + s * RSW_MAX_PORTS + p;
+		uint32_t id = r->id_port + s * RSW_MAX_PORTS + (unsigned)p;
 		if (next == NEVER)
 			rsw_event_cancel(&r->q, id);
 		else
 			rp_schedule(r, id, next);
 	}
-	n->stalled = 0;
+	memset(&n->stalled, 0, sizeof(n->stalled));
 }
 
 /* Queue-depth samples of every non-empty queue. */

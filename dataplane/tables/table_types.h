@@ -9,7 +9,7 @@
 #include "../hash/resilient.h"
 #include "../tm/tm_cfg.h"
 
-#define RSW_MAX_PORTS 64
+#define RSW_MAX_PORTS 256
 #define RSW_NAME_MAX 48
 #define RSW_ORIGIN_MAX 160
 #define RSW_DEVARGS_MAX 256
