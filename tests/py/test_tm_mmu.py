@@ -5,6 +5,7 @@ XOFF where the dynamic-threshold formula of REFERENCE.md §3 puts it."""
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import unittest
@@ -150,9 +151,13 @@ class Mmu(unittest.TestCase):
         shutil.copytree(os.path.join(ROOT, "config", "zone-2stage"), os.path.join(zdir, "zone-2stage"))
         shutil.copy(os.path.join(ROOT, "config", "zone-2stage.yaml"), zdir)
         for f in glob.glob(os.path.join(zdir, "zone-2stage", "rtsw*.yaml")):
-            with open(f, "a") as fh:
-                fh.write("BUFFER_POOL:\n  ingress_lossless_pool: {size: 8388608, type: ingress, "
-                         "mode: dynamic}\n")
+            with open(f) as fh:
+                text = fh.read()
+            # the shipped RTSW's 64 MiB ingress pool, cut to 8 MiB
+            pool = re.compile(r"^  ingress_lossless_pool: \{size: \d+,", re.M)
+            self.assertEqual(len(pool.findall(text)), 1, f)
+            with open(f, "w") as fh:
+                fh.write(pool.sub("  ingress_lossless_pool: {size: 8388608,", text))
         gen = os.path.join(self.dir, "ring")
         subprocess.run([ROCESW, "gen", "--pattern", "ring", "--hosts", "8", "--qps", "4",
                         "--qp-mode", "split", "--mtu", "256", "--message", "8388608",
