@@ -5,12 +5,19 @@
 # packet-hops per second of each and the median ratio. Wall time of whole commands (rocesw's
 # includes DPDK set-up). Also the packet-hop rate of a ring AllReduce on config/zone-2stage.yaml,
 # open loop (rocesw gen captures) and closed loop (--collective: RC transport, step dependencies).
-# Usage: bench/replay.sh [ROUNDS]    (default 3; needs ~1.1 GB in /dev/shm, else /tmp)
+# Then a zone-size series: zones from scripts/gen_zone.py (RACKSxHOSTSxCTSWS, default 4x2x2,
+# 32x16x16 and 192x16x16: 6, 48 and 208 switches) each replaying a closed-loop ring AllReduce over
+# one host per rack (ZONE_RING_SIZE bytes, default 12M), captures off: set-up time (a run
+# stopped at 1 ns), switch-hops per second after set-up, peak RSS (/usr/bin/time -v).
+# Usage: bench/replay.sh [ROUNDS | --zones-only]    (default 3; needs ~1.1 GB in /dev/shm, else
+# /tmp); ZONES="4x2x2 32x16x16" picks the series. Runs unattended (no terminal needed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
-  sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0
+  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0
 fi
+zones_only=0
+if [[ ${1:-} == --zones-only ]]; then zones_only=1; shift; fi
 rounds=${1:-3}
 b=${BENCH_BUILD:-build}
 ./scripts/build.sh "$b" >/dev/null
@@ -19,12 +26,44 @@ base=/tmp
 if [[ -d /dev/shm ]] && (( $(df --output=avail -k /dev/shm | tail -1) > 3000000 )); then base=/dev/shm; fi
 work=$(mktemp -d "$base/rocesw-replaybench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+now() { date +%s.%N; }
+zone_series() {
+  echo "zone-size series (closed-loop ring over one host per rack, captures off):"
+  printf '%-10s %8s %6s %9s %12s %11s %12s %10s\n' zone switches hosts setup_s switch_hops run_s \
+    Mhops_per_s peak_MB
+  for z in ${ZONES:-4x2x2 32x16x16 192x16x16}; do
+    IFS=x read -r racks hosts ctsws <<<"$z"
+    d=$work/zone-$z
+    /usr/bin/python3 scripts/gen_zone.py --racks "$racks" --hosts "$hosts" --ctsws "$ctsws" \
+      --out "$d" >/dev/null
+    spec="ring,size=${ZONE_RING_SIZE:-12M},ranks=$racks"
+    args=(replay --config "$d/zone.yaml" --collective "$spec" --captures none --sample-ns 0 --quiet)
+    s0=$(now)
+    ./"$b"/rocesw "${args[@]}" --out "$d/setup" --until 1 </dev/null >/dev/null 2>&1
+    s1=$(now)
+    t0=$(now)
+    /usr/bin/time -v -o "$d/time.txt" ./"$b"/rocesw "${args[@]}" --out "$d/run" \
+      </dev/null >/dev/null 2>&1
+    t1=$(now)
+    /usr/bin/python3 - "$d/run/summary.json" "$d/time.txt" "$z" "$s0" "$s1" "$t0" "$t1" <<'PY'
+import json, re, sys
+s = json.load(open(sys.argv[1]))
+assert s["conservation"]["holds"] and s["collective"]["complete"], sys.argv[1]
+hops = sum(p["rx_packets"] for sw in s["switches"] for p in sw["ports"])
+rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", open(sys.argv[2]).read())[1])
+setup = float(sys.argv[5]) - float(sys.argv[4])
+run = float(sys.argv[7]) - float(sys.argv[6])
+print(f"{sys.argv[3]:<10} {len(s['switches']):8} {len(s['hosts']):6} {setup:9.2f} {hops:12} {run:11.2f} "
+      f"{hops / max(run - setup, 1e-9) / 1e6:12.3f} {rss / 1024:10.0f}")
+PY
+  done
+}
+if (( zones_only )); then zone_series; exit 0; fi
 ./"$b"/rocesw gen --pattern incast --hosts 2 --root 1 --message 268435456 --mtu 256 \
   --out "$work/gen" >/dev/null
 in=$work/gen/h0.pcap
 n=$(/usr/bin/python3 -c "import sys; from scapy.utils import RawPcapReader
 print(sum(1 for _ in RawPcapReader(sys.argv[1])))" "$in")
-now() { date +%s.%N; }
 ratios=()
 for r in $(seq "$rounds"); do
   rm -f "$work/copy.pcap"; sync
@@ -72,3 +111,4 @@ PY
 }
 hops "open loop (captures)" "$work/zone/summary.json" "$t0" "$t1"
 hops "closed loop (--collective)" "$work/zone-closed/summary.json" "$c0" "$c1"
+zone_series
