@@ -1,5 +1,6 @@
 #include <net/if.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -109,6 +110,48 @@ static struct rte_mempool *port_pool(struct rsw_dp *dp, struct rsw_dp_port *p,
 	return pool;
 }
 
+/* The ring's blocks must be whole pages and hold whole frames, which ring frames in 1 KiB steps
+ * allow with at most four frames per block. */
+#define AF_PACKET_DEFAULT_FRAME 2048u
+#define AF_PACKET_STEP 1024u
+#define PAGE 4096u
+
+uint32_t rsw_dp_af_packet_frame(const char *devargs, unsigned mtu)
+{
+	if (strncmp(devargs, "net_af_packet", 13) || strstr(devargs, "framesz=") ||
+	    strstr(devargs, "blocksz="))
+		return 0;
+	uint32_t need = mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN + RSW_AF_PACKET_HDR;
+	return need <= AF_PACKET_DEFAULT_FRAME ? 0 : RTE_ALIGN_CEIL(need, AF_PACKET_STEP);
+}
+
+/* devargs with the ring sized for the port's MTU, when they leave it to the default; a ring
+ * the devargs size too small for the MTU is said at start, as the kernel cuts what it cannot
+ * hold before any counter sees it. */
+static const char *sized_devargs(const char *devargs, const char *port, unsigned mtu, char *buf,
+				 size_t len)
+{
+	uint32_t frame = rsw_dp_af_packet_frame(devargs, mtu);
+	const char *given = strstr(devargs, "framesz=");
+	if (!strncmp(devargs, "net_af_packet", 13) && given) {
+		unsigned long fs = strtoul(given + 8, NULL, 0);
+		if (fs > RSW_AF_PACKET_HDR &&
+		    RSW_AF_PACKET_DATA(fs) < mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)
+			fprintf(stderr,
+				"rocesw-dataplane: port %s (%s): af_packet ring frames of %lu bytes "
+				"carry frames of at most %lu bytes; the kernel cuts larger ones. Leave "
+				"framesz/blocksz out to have the ring sized for mtu %u\n",
+				port, devargs, fs, RSW_AF_PACKET_DATA(fs), mtu);
+	}
+	if (!frame)
+		return devargs;
+	uint32_t block = frame;
+	while (block % PAGE)
+		block += frame;
+	snprintf(buf, len, "%s,framesz=%u,blocksz=%u", devargs, frame, block);
+	return buf;
+}
+
 static int probe(const char *devargs, uint16_t *port_id, char *err, size_t errlen)
 {
 	char name[RSW_DEVARGS_MAX];
@@ -149,7 +192,7 @@ struct rte_mempool *rsw_dp_pool_create(const char *name, unsigned n_mbufs, uint3
 				       char *err, size_t errlen)
 {
 	/* one segment per frame: the parser sees whole packets */
-	uint32_t room = RTE_PKTMBUF_HEADROOM + (max_mtu > 1500 ? max_mtu : 1500) + 64;
+	uint32_t room = RTE_PKTMBUF_HEADROOM + (max_mtu > 1500 ? max_mtu : 1500) + RSW_DP_POOL_SLACK;
 	if (room < RTE_MBUF_DEFAULT_BUF_SIZE)
 		room = RTE_MBUF_DEFAULT_BUF_SIZE;
 	struct rte_mempool *mp = rte_pktmbuf_pool_create(name, n_mbufs, 256, 0, (uint16_t)room,
@@ -185,7 +228,9 @@ int rsw_dp_ports_start(struct rsw_dp *dp, char *err, size_t errlen)
 			return -1;
 		}
 		uint16_t id;
-		if (probe(p->devargs, &id, e, sizeof(e)) < 0) {
+		char sized[RSW_DEVARGS_MAX + 48];
+		if (probe(sized_devargs(p->devargs, pc->name, pc->mtu, sized, sizeof(sized)), &id,
+			  e, sizeof(e)) < 0) {
 			snprintf(err, errlen, "%s: port %s%s%s: %s", pc->origin, sw, bar, pc->name, e);
 			return -1;
 		}

@@ -5,10 +5,19 @@
 
 #include "dp_ctx.h"
 
-/* Packet memory for n_mbufs frames of up to max_mtu bytes, in one segment each. NULL with a
- * message. */
+/* Packet memory for n_mbufs frames of up to max_mtu bytes, in one segment each: a data room of
+ * max_mtu + RSW_DP_POOL_SLACK (Ethernet header, VLAN tag, FCS room). NULL with a message. */
+#define RSW_DP_POOL_SLACK 64u
 struct rte_mempool *rsw_dp_pool_create(const char *name, unsigned n_mbufs, uint32_t max_mtu,
 				       char *err, size_t errlen);
+/* af_packet ring frames for a port of this MTU when its devargs leave them to the default
+ * (2 KiB, which cuts larger frames): bytes per ring frame, or 0 when the default holds the
+ * port's largest frame or the devargs size the ring themselves. */
+uint32_t rsw_dp_af_packet_frame(const char *devargs, unsigned mtu);
+/* A ring frame holds a tpacket2_hdr (32 bytes aligned: the PMD's receive offset) and then the
+ * frame; the mbuf data room an af_packet port with ring frames of that size needs. */
+#define RSW_AF_PACKET_HDR 32u
+#define RSW_AF_PACKET_DATA(frame) ((frame) - RSW_AF_PACKET_HDR)
 /* How many frames a switch's ports need: n_eth DPDK ports, n_other links or unconnected ports. */
 unsigned rsw_dp_pool_mbufs(unsigned n_eth, unsigned n_other);
 /* Probe every RSW_DP_PORT_ETH port from its devargs and start it on dp->pool (set by the

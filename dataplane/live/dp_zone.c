@@ -259,6 +259,11 @@ int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, ch
 				n_other++;
 			if (pc->mtu > max_mtu)
 				max_mtu = pc->mtu;
+			/* an af_packet port hands over whole ring frames' data: mbufs must hold it */
+			const char *da = z->dp[s]->ports[p].devargs;
+			uint32_t fr = da ? rsw_dp_af_packet_frame(da, pc->mtu) : 0;
+			if (fr && RSW_AF_PACKET_DATA(fr) > max_mtu + RSW_DP_POOL_SLACK)
+				max_mtu = RSW_AF_PACKET_DATA(fr) - RSW_DP_POOL_SLACK;
 		}
 	z->pool = rsw_dp_pool_create("rsw_mbufs", o->mbufs ? o->mbufs : rsw_dp_pool_mbufs(n_eth, n_other),
 				     max_mtu, err, errlen);

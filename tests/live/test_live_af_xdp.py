@@ -136,6 +136,14 @@ class LiveAfXdp(unittest.TestCase):
         self.check_forwarded(("net_af_packet", "net_af_packet"), {"h0": 1500, "h1": 1500},
                              [64, 512, 1400])
 
+    def test_af_packet_jumbo(self):
+        # plain net_af_packet devargs on veths of the project's default MTU 9100: the ring is
+        # sized to the MTU (its default 2 KiB frames cut larger ones), so a RoCE MTU 4096 frame
+        # and a 9100-byte IP packet arrive whole
+        full = 9100 + 14 - len(bytes(frames([0])[0]))  # the payload of a 9100-byte IP packet
+        self.check_forwarded(("net_af_packet", "net_af_packet"), {"h0": 9100, "h1": 9100},
+                             [64, 1400, 2100, 4096, full])
+
     def test_af_xdp_default_mtu(self):
         # the config keeps the default MTU 9100: the ports start (they failed with "Failed to
         # create umem" before) and say what they carry
@@ -155,6 +163,9 @@ class LiveAfXdp(unittest.TestCase):
         drops = {k: v for k, v in counters["drops"].items() if v}
         self.assertEqual([int(r["infiniband.bth.psn"]) for r in rows], [0, 2], drops)
         self.assertEqual(drops, {"tx_too_big": 1})
+        # a ring sized by hand below the MTU is said at start (8192 - 32 bytes of ring header)
+        self.assertIn("af_packet ring frames of 8192 bytes carry frames of at most 8160 bytes",
+                      err)
 
     def test_af_xdp_jumbo_interface_refused(self):
         rows, _, err, rc = self.run_lab("refused", ("net_af_xdp", "net_af_xdp"), frames([64]),
