@@ -1,6 +1,7 @@
 /* The dataplane's counters (`show counters` reply) in Prometheus text exposition format 0.0.4:
  * names prefixed rocesw_, counters ending in _total, base units (seconds, bytes), labels port /
- * queue / priority / reason / group / member, every label value escaped. */
+ * queue / priority / reason / group / member (and switch, first, for a zone's switches), every
+ * label value escaped. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,147 +72,218 @@ static void head(struct out *o, const char *name, const char *type, const char *
 	emit(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* The switches a page covers: one (no name, no label) or a zone's, each sample then labelled
+ * switch="NAME" so that one scrape tells the zone's switches apart. */
+struct scope {
+	const char *sw;
+	json_t *c;
+};
+
+/* "name{" and the switch label if any; the caller writes the rest of the labels. */
+static void open_sample(struct out *o, const char *name, const struct scope *sc)
+{
+	emit(o, "%s{", name);
+	if (sc->sw) {
+		emit(o, "switch=\"");
+		label(o, sc->sw);
+		emit(o, "\",");
+	}
+}
+
+/* A sample with no label of its own: "name value" for one switch, "name{switch=...}" in a zone */
+static void plain_sample(struct out *o, const char *name, const struct scope *sc, long long v)
+{
+	if (!sc->sw) {
+		emit(o, "%s %lld\n", name, v);
+		return;
+	}
+	emit(o, "%s{switch=\"", name);
+	label(o, sc->sw);
+	emit(o, "\"} %lld\n", v);
+}
+
 /* One family over every port: value = port[key]. */
-static void per_port(struct out *o, json_t *ports, const char *name, const char *key,
-		     const char *help)
+static void per_port(struct out *o, const struct scope *sc, unsigned n, const char *name,
+		     const char *key, const char *help)
 {
 	json_t *p;
 	size_t i;
 	head(o, name, "counter", help);
-	json_array_foreach(ports, i, p) {
-		emit(o, "%s{port=\"", name);
-		label(o, str(p, "name"));
-		emit(o, "\"} %lld\n", num(p, key));
-	}
+	for (unsigned k = 0; k < n; k++)
+		json_array_foreach(json_object_get(sc[k].c, "ports"), i, p) {
+			open_sample(o, name, &sc[k]);
+			emit(o, "port=\"");
+			label(o, str(p, "name"));
+			emit(o, "\"} %lld\n", num(p, key));
+		}
 }
 
 /* One family over every port and priority: value = port.pfc[SAI_PORT_STAT_PFC_<p>_<what>] /
  * scale (1e6 turns the SAI's microseconds into seconds). */
-static void per_prio(struct out *o, json_t *ports, const char *name, const char *what,
-		     double scale, const char *help)
+static void per_prio(struct out *o, const struct scope *sc, unsigned n, const char *name,
+		     const char *what, double scale, const char *help)
 {
 	json_t *p;
 	size_t i;
 	head(o, name, "counter", help);
-	json_array_foreach(ports, i, p)
-		for (unsigned prio = 0; prio < 8; prio++) {
-			char k[64];
-			snprintf(k, sizeof(k), "SAI_PORT_STAT_PFC_%u_%s", prio, what);
-			long long v = num(json_object_get(p, "pfc"), k);
-			emit(o, "%s{port=\"", name);
-			label(o, str(p, "name"));
-			if (scale == 1)
-				emit(o, "\",priority=\"%u\"} %lld\n", prio, v);
-			else
-				emit(o, "\",priority=\"%u\"} %.6f\n", prio, (double)v / scale);
-		}
+	for (unsigned k = 0; k < n; k++)
+		json_array_foreach(json_object_get(sc[k].c, "ports"), i, p)
+			for (unsigned prio = 0; prio < 8; prio++) {
+				char key[64];
+				snprintf(key, sizeof(key), "SAI_PORT_STAT_PFC_%u_%s", prio, what);
+				long long v = num(json_object_get(p, "pfc"), key);
+				open_sample(o, name, &sc[k]);
+				emit(o, "port=\"");
+				label(o, str(p, "name"));
+				if (scale == 1)
+					emit(o, "\",priority=\"%u\"} %lld\n", prio, v);
+				else
+					emit(o, "\",priority=\"%u\"} %.6f\n", prio, (double)v / scale);
+			}
 }
 
 /* One family over every port and queue: value = queue[key]. */
-static void per_queue(struct out *o, json_t *ports, const char *name, const char *type,
-		      const char *key, const char *help)
+static void per_queue(struct out *o, const struct scope *sc, unsigned n, const char *name,
+		      const char *type, const char *key, const char *help)
 {
 	json_t *p, *q;
 	size_t i, j;
 	head(o, name, type, help);
-	json_array_foreach(ports, i, p)
-		json_array_foreach(json_object_get(p, "queues"), j, q) {
-			emit(o, "%s{port=\"", name);
-			label(o, str(p, "name"));
-			emit(o, "\",queue=\"%lld\"} %lld\n", num(q, "queue"), num(q, key));
+	for (unsigned k = 0; k < n; k++)
+		json_array_foreach(json_object_get(sc[k].c, "ports"), i, p)
+			json_array_foreach(json_object_get(p, "queues"), j, q) {
+				open_sample(o, name, &sc[k]);
+				emit(o, "port=\"");
+				label(o, str(p, "name"));
+				emit(o, "\",queue=\"%lld\"} %lld\n", num(q, "queue"), num(q, key));
+			}
+}
+
+static void daemon_metrics(struct out *o, json_t *counters, const struct rsw_prom_daemon *d)
+{
+	head(o, "rocesw_dataplane_up", "gauge", "1 while the dataplane answers");
+	emit(o, "rocesw_dataplane_up %d\n", counters ? 1 : 0);
+	head(o, "rocesw_dataplane_restarts_total", "counter",
+	     "dataplane restarts after it exited unexpectedly");
+	emit(o, "rocesw_dataplane_restarts_total %llu\n", (unsigned long long)d->restarts);
+	head(o, "rocesw_config_reloads_total", "counter", "config reloads by result");
+	emit(o, "rocesw_config_reloads_total{result=\"ok\"} %llu\n",
+	     (unsigned long long)d->reloads_ok);
+	emit(o, "rocesw_config_reloads_total{result=\"error\"} %llu\n",
+	     (unsigned long long)d->reloads_failed);
+	head(o, "rocesw_config_generation", "gauge",
+	     "table generation the dataplane reported for the last config applied");
+	emit(o, "rocesw_config_generation %llu\n", (unsigned long long)d->generation);
+	head(o, "rocesw_config_reload_in_progress", "gauge",
+	     "1 while a reload is sent and its outcome not yet known");
+	emit(o, "rocesw_config_reload_in_progress %d\n", d->reload_in_progress);
+	head(o, "rocesw_metrics_connections_cut_total", "counter",
+	     "metrics connections shut down at their deadline (ROCESWD metrics_timeout)");
+	emit(o, "rocesw_metrics_connections_cut_total %llu\n", (unsigned long long)d->http_cut);
+}
+
+static void switch_metrics(struct out *o, const struct scope *sc, unsigned n)
+{
+	static const char *const totals[][2] = {
+		{"received", "packets received on all ports"},
+		{"transmitted", "packets transmitted on all ports"},
+		{"dropped", "packets dropped, every reason"},
+		{"consumed", "PFC and PAUSE frames consumed"},
+	};
+	for (unsigned t = 0; t < 4; t++) {
+		char name[64];
+		snprintf(name, sizeof(name), "rocesw_packets_%s_total", totals[t][0]);
+		head(o, name, "counter", totals[t][1]);
+		for (unsigned k = 0; k < n; k++)
+			plain_sample(o, name, &sc[k],
+				     num(json_object_get(sc[k].c, "conservation"), totals[t][0]));
+	}
+	head(o, "rocesw_packets_queued", "gauge", "packets held in the traffic manager");
+	for (unsigned k = 0; k < n; k++)
+		plain_sample(o, "rocesw_packets_queued", &sc[k],
+			     num(json_object_get(sc[k].c, "conservation"), "queued"));
+	per_port(o, sc, n, "rocesw_port_rx_packets_total", "rx_packets", "packets received");
+	per_port(o, sc, n, "rocesw_port_rx_bytes_total", "rx_bytes", "bytes received");
+	per_port(o, sc, n, "rocesw_port_tx_packets_total", "tx_packets", "packets transmitted");
+	per_port(o, sc, n, "rocesw_port_tx_bytes_total", "tx_bytes", "bytes transmitted");
+	per_prio(o, sc, n, "rocesw_pfc_rx_frames_total", "RX_PKTS", 1,
+		 "PFC frames received with the priority enabled (SAI_PORT_STAT_PFC_<p>_RX_PKTS)");
+	per_prio(o, sc, n, "rocesw_pfc_tx_frames_total", "TX_PKTS", 1,
+		 "PFC frames sent for the priority (SAI_PORT_STAT_PFC_<p>_TX_PKTS)");
+	per_prio(o, sc, n, "rocesw_pfc_rx_pause_seconds_total", "RX_PAUSE_DURATION_US", 1e6,
+		 "time the priority was paused in seconds (SAI_PORT_STAT_PFC_<p>_RX_PAUSE_DURATION_US)");
+	static const char *const queue_families[][4] = {
+		{"rocesw_queue_packets_total", "counter", "SAI_QUEUE_STAT_PACKETS",
+		 "packets transmitted from the queue"},
+		{"rocesw_queue_bytes_total", "counter", "SAI_QUEUE_STAT_BYTES",
+		 "bytes transmitted from the queue"},
+		{"rocesw_queue_dropped_packets_total", "counter", "SAI_QUEUE_STAT_DROPPED_PACKETS",
+		 "packets dropped at the queue"},
+		{"rocesw_queue_ecn_marked_packets_total", "counter",
+		 "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS", "packets marked CE"},
+		{"rocesw_queue_watermark_bytes", "gauge", "SAI_QUEUE_STAT_WATERMARK_BYTES",
+		 "highest occupancy of the queue"},
+		{"rocesw_pfcwd_storms_detected_total", "counter",
+		 "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED", "PFC storms detected"},
+		{"rocesw_pfcwd_storms_restored_total", "counter",
+		 "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED", "PFC storms restored"},
+	};
+	for (unsigned f = 0; f < sizeof(queue_families) / sizeof(queue_families[0]); f++)
+		per_queue(o, sc, n, queue_families[f][0], queue_families[f][1],
+			  queue_families[f][2], queue_families[f][3]);
+	head(o, "rocesw_drops_total", "counter", "packets dropped, by reason");
+	for (unsigned k = 0; k < n; k++) {
+		const char *key;
+		json_t *v;
+		json_object_foreach(json_object_get(sc[k].c, "drops"), key, v) {
+			open_sample(o, "rocesw_drops_total", &sc[k]);
+			emit(o, "reason=\"");
+			label(o, key);
+			emit(o, "\"} %lld\n", (long long)json_integer_value(v));
 		}
+	}
+	head(o, "rocesw_ecmp_member_packets_total", "counter",
+	     "packets sent through each ECMP group member");
+	for (unsigned k = 0; k < n; k++) {
+		json_t *g, *m;
+		size_t i, j;
+		json_array_foreach(json_object_get(sc[k].c, "ecmp_groups"), i, g)
+			json_array_foreach(json_object_get(g, "members"), j, m) {
+				open_sample(o, "rocesw_ecmp_member_packets_total", &sc[k]);
+				emit(o, "group=\"");
+				label(o, str(g, "name"));
+				emit(o, "\",member=\"%lld\",port=\"", num(m, "member"));
+				label(o, str(m, "port"));
+				emit(o, "\"} %lld\n", num(m, "packets"));
+			}
+	}
 }
 
 char *rsw_prom_render(json_t *counters, const struct rsw_prom_daemon *d, size_t *len)
 {
 	struct out o = {0};
-	json_t *ports = json_object_get(counters, "ports");
-	json_t *cons = json_object_get(counters, "conservation");
 	head(&o, "rocesw_build_info", "gauge", "the version of rocesw serving these metrics");
 	emit(&o, "rocesw_build_info{version=\"");
 	label(&o, RSW_VERSION);
 	emit(&o, "\"} 1\n");
-	if (d) {
-		head(&o, "rocesw_dataplane_up", "gauge", "1 while the dataplane answers");
-		emit(&o, "rocesw_dataplane_up %d\n", counters ? 1 : 0);
-		head(&o, "rocesw_dataplane_restarts_total", "counter",
-		     "dataplane restarts after it exited unexpectedly");
-		emit(&o, "rocesw_dataplane_restarts_total %llu\n", (unsigned long long)d->restarts);
-		head(&o, "rocesw_config_reloads_total", "counter", "config reloads by result");
-		emit(&o, "rocesw_config_reloads_total{result=\"ok\"} %llu\n",
-		     (unsigned long long)d->reloads_ok);
-		emit(&o, "rocesw_config_reloads_total{result=\"error\"} %llu\n",
-		     (unsigned long long)d->reloads_failed);
-		head(&o, "rocesw_config_generation", "gauge",
-		     "table generation the dataplane reported for the last config applied");
-		emit(&o, "rocesw_config_generation %llu\n", (unsigned long long)d->generation);
-		head(&o, "rocesw_config_reload_in_progress", "gauge",
-		     "1 while a reload is sent and its outcome not yet known");
-		emit(&o, "rocesw_config_reload_in_progress %d\n", d->reload_in_progress);
-		head(&o, "rocesw_metrics_connections_cut_total", "counter",
-		     "metrics connections shut down at their deadline (ROCESWD metrics_timeout)");
-		emit(&o, "rocesw_metrics_connections_cut_total %llu\n",
-		     (unsigned long long)d->http_cut);
-	}
-	if (counters) {
-		static const char *const totals[][2] = {
-			{"received", "packets received on all ports"},
-			{"transmitted", "packets transmitted on all ports"},
-			{"dropped", "packets dropped, every reason"},
-			{"consumed", "PFC and PAUSE frames consumed"},
-		};
-		for (unsigned k = 0; k < 4; k++) {
-			char name[64];
-			snprintf(name, sizeof(name), "rocesw_packets_%s_total", totals[k][0]);
-			head(&o, name, "counter", totals[k][1]);
-			emit(&o, "%s %lld\n", name, num(cons, totals[k][0]));
+	if (d)
+		daemon_metrics(&o, counters, d);
+	json_t *sws = json_object_get(counters, "switches");
+	if (counters && !sws) {
+		struct scope one = {NULL, counters};
+		switch_metrics(&o, &one, 1);
+	} else if (sws) {
+		unsigned n = (unsigned)json_array_size(sws);
+		struct scope *sc = calloc(n ? n : 1, sizeof(*sc));
+		if (!sc) {
+			free(o.buf);
+			return NULL;
 		}
-		head(&o, "rocesw_packets_queued", "gauge", "packets held in the traffic manager");
-		emit(&o, "rocesw_packets_queued %lld\n", num(cons, "queued"));
-		per_port(&o, ports, "rocesw_port_rx_packets_total", "rx_packets", "packets received");
-		per_port(&o, ports, "rocesw_port_rx_bytes_total", "rx_bytes", "bytes received");
-		per_port(&o, ports, "rocesw_port_tx_packets_total", "tx_packets", "packets transmitted");
-		per_port(&o, ports, "rocesw_port_tx_bytes_total", "tx_bytes", "bytes transmitted");
-		per_prio(&o, ports, "rocesw_pfc_rx_frames_total", "RX_PKTS", 1,
-			 "PFC frames received with the priority enabled (SAI_PORT_STAT_PFC_<p>_RX_PKTS)");
-		per_prio(&o, ports, "rocesw_pfc_tx_frames_total", "TX_PKTS", 1,
-			 "PFC frames sent for the priority (SAI_PORT_STAT_PFC_<p>_TX_PKTS)");
-		per_prio(&o, ports, "rocesw_pfc_rx_pause_seconds_total", "RX_PAUSE_DURATION_US", 1e6,
-			 "time the priority was paused in seconds (SAI_PORT_STAT_PFC_<p>_RX_PAUSE_DURATION_US)");
-		per_queue(&o, ports, "rocesw_queue_packets_total", "counter", "SAI_QUEUE_STAT_PACKETS",
-			  "packets transmitted from the queue");
-		per_queue(&o, ports, "rocesw_queue_bytes_total", "counter", "SAI_QUEUE_STAT_BYTES",
-			  "bytes transmitted from the queue");
-		per_queue(&o, ports, "rocesw_queue_dropped_packets_total", "counter",
-			  "SAI_QUEUE_STAT_DROPPED_PACKETS", "packets dropped at the queue");
-		per_queue(&o, ports, "rocesw_queue_ecn_marked_packets_total", "counter",
-			  "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS", "packets marked CE");
-		per_queue(&o, ports, "rocesw_queue_watermark_bytes", "gauge",
-			  "SAI_QUEUE_STAT_WATERMARK_BYTES", "highest occupancy of the queue");
-		per_queue(&o, ports, "rocesw_pfcwd_storms_detected_total", "counter",
-			  "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED", "PFC storms detected");
-		per_queue(&o, ports, "rocesw_pfcwd_storms_restored_total", "counter",
-			  "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED", "PFC storms restored");
-		head(&o, "rocesw_drops_total", "counter", "packets dropped, by reason");
-		const char *k;
-		json_t *v;
-		json_object_foreach(json_object_get(counters, "drops"), k, v) {
-			emit(&o, "rocesw_drops_total{reason=\"");
-			label(&o, k);
-			emit(&o, "\"} %lld\n", (long long)json_integer_value(v));
-		}
-		json_t *g, *m;
-		size_t i, j;
-		head(&o, "rocesw_ecmp_member_packets_total", "counter",
-		     "packets sent through each ECMP group member");
-		json_array_foreach(json_object_get(counters, "ecmp_groups"), i, g)
-			json_array_foreach(json_object_get(g, "members"), j, m) {
-				emit(&o, "rocesw_ecmp_member_packets_total{group=\"");
-				label(&o, str(g, "name"));
-				emit(&o, "\",member=\"%lld\",port=\"", num(m, "member"));
-				label(&o, str(m, "port"));
-				emit(&o, "\"} %lld\n", num(m, "packets"));
-			}
+		for (unsigned k = 0; k < n; k++)
+			sc[k] = (struct scope){str(json_array_get(sws, k), "name"),
+					       json_array_get(sws, k)};
+		switch_metrics(&o, sc, n);
+		free(sc);
 	}
 	if (o.oom) {
 		free(o.buf);

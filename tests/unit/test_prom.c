@@ -1,6 +1,7 @@
 /* roceswd's metrics page (control/prom_metrics.c) against lines written here by hand from the
  * Prometheus text exposition format: label values escape backslash, double quote and line feed;
- * microseconds become seconds; every family has HELP and TYPE; build_info is 1. */
+ * microseconds become seconds; every family has HELP and TYPE; build_info is 1; a zone's
+ * switches are told apart by a switch label. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -94,6 +95,45 @@ static void no_dataplane(void **state)
 	free(t);
 }
 
+/* A zone's counters (`show counters` of a --zone dataplane): every switch's samples, each with
+ * its switch label first, under one HELP and one TYPE per family. */
+static const char *ZONE =
+	"{\"zone\": \"z\", \"switches\": ["
+	" {\"name\": \"rtsw1\", \"ports\": [{\"name\": \"Ethernet0\", \"rx_packets\": 5,"
+	"   \"queues\": [{\"queue\": 3, \"SAI_QUEUE_STAT_PACKETS\": 6}]}],"
+	"  \"drops\": {\"voq_full\": 4}, \"conservation\": {\"received\": 5, \"queued\": 1}},"
+	" {\"name\": \"ct\\\"sw\", \"ports\": [{\"name\": \"Ethernet0\", \"rx_packets\": 7}],"
+	"  \"conservation\": {\"received\": 7}}]}";
+
+static void zone_switch_labels(void **state)
+{
+	(void)state;
+	char *t = render(ZONE);
+	assert_non_null(strstr(t, "rocesw_port_rx_packets_total{switch=\"rtsw1\",port=\"Ethernet0\"} "
+				  "5\n"));
+	/* the second switch is named ct"sw: escaped */
+	assert_non_null(strstr(t, "rocesw_port_rx_packets_total{switch=\"ct\\\"sw\",port=\"Ethernet0\"} "
+				  "7\n"));
+	assert_non_null(strstr(t, "rocesw_packets_received_total{switch=\"rtsw1\"} 5\n"));
+	assert_non_null(strstr(t, "rocesw_packets_received_total{switch=\"ct\\\"sw\"} 7\n"));
+	assert_non_null(strstr(t, "rocesw_packets_queued{switch=\"rtsw1\"} 1\n"));
+	assert_non_null(strstr(t, "rocesw_queue_packets_total{switch=\"rtsw1\",port=\"Ethernet0\","
+				  "queue=\"3\"} 6\n"));
+	assert_non_null(strstr(t, "rocesw_drops_total{switch=\"rtsw1\",reason=\"voq_full\"} 4\n"));
+	/* one TYPE line per family, however many switches */
+	const char *type = "# TYPE rocesw_port_rx_packets_total ";
+	char *first = strstr(t, type);
+	assert_non_null(first);
+	assert_null(strstr(first + 1, type));
+	/* no sample without its switch in a zone, apart from the daemon's and build_info */
+	for (char *line = t; *line; line = strchr(line, '\n') + 1)
+		if (*line != '#' && strncmp(line, "rocesw_build_info", 17) &&
+		    strncmp(line, "rocesw_dataplane_", 17) && strncmp(line, "rocesw_config_", 14) &&
+		    strncmp(line, "rocesw_metrics_", 15))
+			assert_true(strstr(line, "{switch=\"") == line + strcspn(line, "{"));
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -101,6 +141,7 @@ int main(void)
 		cmocka_unit_test(base_units_and_build_info),
 		cmocka_unit_test(help_and_type_for_every_family),
 		cmocka_unit_test(no_dataplane),
+		cmocka_unit_test(zone_switch_labels),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
