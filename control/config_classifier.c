@@ -15,8 +15,8 @@
 #include "config_cc.h"
 
 /* "48" or "48/0x3f" → value, mask (mask defaults to all of max) */
-static int ternary(struct cc *c, yaml_node_t *v, const char *key, unsigned max, uint8_t *val,
-		   uint8_t *mask)
+static int ternary(struct cc *c, yaml_node_t *v, const char *key, const char *field,
+		   unsigned max, uint8_t *val, uint8_t *mask)
 {
 	const char *s = ydoc_str(v);
 	char *end;
@@ -28,17 +28,17 @@ static int ternary(struct cc *c, yaml_node_t *v, const char *key, unsigned max, 
 			m = max + 1;
 	}
 	if (!s || !*s || *end || x > max || m > max || (x & ~m))
-		return ydoc_error(&c->y, v, key, "expected a value 0..%u, optionally with a mask like "
-				  "\"24/0x38\" (value bits outside the mask not allowed), got '%s'", max,
-				  s ? s : "?");
+		return ydoc_error(&c->y, v, key, "%s: expected a value 0..%u, optionally with a mask "
+				  "like \"24/0x38\" (value bits outside the mask not allowed), got "
+				  "'%s'", field, max, s ? s : "?");
 	*val = (uint8_t)x;
 	*mask = (uint8_t)m;
 	return 0;
 }
 
 /* "lo-hi" or "n" */
-static int range(struct cc *c, yaml_node_t *v, const char *key, unsigned long max, uint32_t *lo,
-		 uint32_t *hi)
+static int range(struct cc *c, yaml_node_t *v, const char *key, const char *field,
+		 unsigned long max, uint32_t *lo, uint32_t *hi)
 {
 	const char *s = ydoc_str(v);
 	char *end;
@@ -50,8 +50,8 @@ static int range(struct cc *c, yaml_node_t *v, const char *key, unsigned long ma
 			b = max + 1;
 	}
 	if (!s || !*s || *end || a > b || b > max || s[0] == '-')
-		return ydoc_error(&c->y, v, key, "expected a range lo-hi within 0..%lu like "
-				  "\"0x100-0x1ff\", got '%s'", max, s ? s : "?");
+		return ydoc_error(&c->y, v, key, "%s: expected a range lo-hi within 0..%lu like "
+				  "\"0x100-0x1ff\", got '%s'", field, max, s ? s : "?");
 	*lo = (uint32_t)a;
 	*hi = (uint32_t)b;
 	return 0;
@@ -60,58 +60,45 @@ static int range(struct cc *c, yaml_node_t *v, const char *key, unsigned long ma
 static int parse_rule(struct cc *c, yaml_node_t *k, yaml_node_t *v, struct rsw_classifier_rule *r)
 {
 	char key[96];
+	struct rsw_fval f[CL_IN_PORT + 1];
 	snprintf(key, sizeof(key), "CLASSIFIER|%s", ydoc_str(k) ? ydoc_str(k) : "?");
 	memset(r, 0, sizeof(*r));
-	if (rsw_cc_get_name(c, k, "CLASSIFIER", r->name) < 0 || rsw_cc_want_map(c, v, key) < 0)
+	if (rsw_cc_get_name(c, k, "CLASSIFIER", r->name) < 0)
 		return -1;
 	rsw_cc_origin(c, k, r->origin);
 	r->qp_hi = 0xFFFFFF;
 	r->len_hi = UINT32_MAX;
 	r->in_port = -1;
-	int have_tc = 0;
-	YDOC_FOREACH_PAIR(&c->y, v, f) {
-		yaml_node_t *fk = ydoc_node(&c->y, f->key), *fv = ydoc_node(&c->y, f->value);
-		const char *name = ydoc_str(fk) ? ydoc_str(fk) : "?";
-		char fkey[160];
-		unsigned long long x;
-		snprintf(fkey, sizeof(fkey), "%s.%s", key, name);
-		if (!strcmp(name, "priority")) {
-			if (rsw_cc_get_u64(c, fv, fkey, 0, 65535, &x) < 0)
-				return -1;
-			r->priority = (uint16_t)x;
-		} else if (!strcmp(name, "tc")) {
-			if (rsw_cc_get_u64(c, fv, fkey, 0, 7, &x) < 0)
-				return -1;
-			r->tc = (uint8_t)x;
-			have_tc = 1;
-		} else if (!strcmp(name, "dscp")) {
-			if (ternary(c, fv, fkey, 63, &r->dscp, &r->dscp_mask) < 0)
-				return -1;
-		} else if (!strcmp(name, "bth_opcode")) {
-			if (ternary(c, fv, fkey, 255, &r->opcode, &r->opcode_mask) < 0)
-				return -1;
-			r->roce_only = 1;
-		} else if (!strcmp(name, "dest_qp")) {
-			if (range(c, fv, fkey, 0xFFFFFF, &r->qp_lo, &r->qp_hi) < 0)
-				return -1;
-			r->roce_only = 1;
-		} else if (!strcmp(name, "length")) {
-			if (range(c, fv, fkey, 65535, &r->len_lo, &r->len_hi) < 0)
-				return -1;
-		} else if (!strcmp(name, "in_port")) {
-			const char *pn = ydoc_str(fv);
-			int pi = rsw_cc_port_by_name(c, fv, fkey, pn ? pn : "?");
-			if (pi < 0)
-				return -1;
-			r->in_port = pi;
-		} else {
-			return ydoc_error(&c->y, fk, key, "unknown field '%s' (expected priority, dscp, "
-					  "bth_opcode, dest_qp, length, in_port, tc)", name);
-		}
+	if (rsw_cc_fields(c, rsw_schema_tables[T_CLASSIFIER].fields, key, k, v, f))
+		return -1;
+	int rc = 0;
+	r->priority = (uint16_t)f[CL_PRIORITY].u;
+	r->tc = (uint8_t)f[CL_TC].u;
+	if (f[CL_DSCP].v && ternary(c, f[CL_DSCP].v, key, "dscp", 63, &r->dscp, &r->dscp_mask) < 0)
+		rc = -1;
+	if (f[CL_OPCODE].v) {
+		r->roce_only = 1;
+		if (ternary(c, f[CL_OPCODE].v, key, "bth_opcode", 255, &r->opcode,
+			    &r->opcode_mask) < 0)
+			rc = -1;
 	}
-	if (!have_tc)
-		return ydoc_error(&c->y, k, key, "missing 'tc' (the traffic class it sets, 0..7)");
-	return 0;
+	if (f[CL_QP].v) {
+		r->roce_only = 1;
+		if (range(c, f[CL_QP].v, key, "dest_qp", 0xFFFFFF, &r->qp_lo, &r->qp_hi) < 0)
+			rc = -1;
+	}
+	if (f[CL_LENGTH].v && range(c, f[CL_LENGTH].v, key, "length", 65535, &r->len_lo,
+				    &r->len_hi) < 0)
+		rc = -1;
+	if (f[CL_IN_PORT].v) {
+		char fkey[128];
+		snprintf(fkey, sizeof(fkey), "%s: in_port", key);
+		int pi = rsw_cc_port_by_name(c, f[CL_IN_PORT].v, fkey, f[CL_IN_PORT].s);
+		if (pi < 0)
+			rc = -1;
+		r->in_port = pi;
+	}
+	return rc;
 }
 
 int rsw_cc_classifier(struct cc *c)
@@ -126,11 +113,14 @@ int rsw_cc_classifier(struct cc *c)
 		yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
 		struct rsw_table_write w = {.op = RSW_W_SET, .table = RSW_T_CLASSIFIER};
 		if (parse_rule(c, k, v, &w.u.cls) < 0)
-			return -1;
+			continue;
+		int dup = 0;
 		for (const yaml_node_pair_t *q = t->data.mapping.pairs.start; q < pr; q++)
-			if (!strcmp(ydoc_str(ydoc_node(&c->y, q->key)) ?: "", w.u.cls.name))
-				return ydoc_error(&c->y, k, "CLASSIFIER", "rule '%s' defined twice",
-						  w.u.cls.name);
+			dup |= !strcmp(ydoc_str(ydoc_node(&c->y, q->key)) ?: "", w.u.cls.name);
+		if (dup) {
+			ydoc_error(&c->y, k, "CLASSIFIER", "rule '%s' defined twice", w.u.cls.name);
+			continue;
+		}
 		named_cts |= !strcmp(w.u.cls.name, "cts");
 		named_cnp |= !strcmp(w.u.cls.name, "cnp");
 		if (rsw_cc_add(c, &w) < 0)

@@ -7,15 +7,10 @@
 
 #include "config_cc.h"
 
-/* SONiC fields of an INTERFACE entry that change nothing here. */
+/* SONiC fields of an INTERFACE entry, all of which change nothing here (config_schema.c). */
 static int known_field(const char *name)
 {
-	static const char *const ok[] = {"scope", "family", "vrf_name", "mpls", "ipv6_use_link_local_only",
-					 "nat_zone", "mac_addr", "loopback_action", NULL};
-	for (unsigned i = 0; ok[i]; i++)
-		if (!strcmp(name, ok[i]))
-			return 1;
-	return 0;
+	return rsw_schema_field(rsw_schema_tables[T_INTF].fields, name) >= 0;
 }
 
 int rsw_cc_interface(struct cc *c, yaml_node_t *t)

@@ -49,17 +49,18 @@ static const char *fname(struct cc *c, yaml_node_t *n)
 	return s ? s : "?";
 }
 
-/* The start of a named entry "TABLE|name": its key for messages, a free slot, its name, and a
- * mapping as its value. */
+/* The start of a named entry "TABLE|name": its key for messages, a free slot and its name.
+ * -2 when the table is full (stop), -1 for a bad name (next entry). */
 static int entry_start(struct cc *c, const char *table, yaml_node_t *k, yaml_node_t *v, unsigned n,
 		       unsigned max, char *key, size_t keylen, char *name)
 {
 	snprintf(key, keylen, "%s|%s", table, fname(c, k));
-	if (n == max)
-		return ydoc_error(&c->y, k, key, "more than %u entries in %s", max, table);
-	if (rsw_cc_get_name(c, k, table, name) < 0 || rsw_cc_want_map(c, v, key) < 0)
-		return -1;
-	return 0;
+	(void)v;
+	if (n == max) {
+		ydoc_error(&c->y, k, key, "more than %u entries in %s", max, table);
+		return -2;
+	}
+	return rsw_cc_get_name(c, k, table, name);
 }
 
 /* "ingress_lossless_pool" or SONiC's older "[BUFFER_POOL|ingress_lossless_pool]" */
@@ -132,7 +133,7 @@ static int pool_for_role(struct tm_cc *t, enum pool_role role)
 	return (int)tp->n_pools - 1;
 }
 
-static int parse_pools(struct tm_cc *t, yaml_node_t *n)
+static void parse_pools(struct tm_cc *t, yaml_node_t *n)
 {
 	struct cc *c = t->c;
 	struct rsw_tm_pools *tp = &c->sw.tm;
@@ -140,60 +141,32 @@ static int parse_pools(struct tm_cc *t, yaml_node_t *n)
 		/* all three, in this order, so `show` lists the same pools for every config */
 		for (unsigned r = 0; r < sizeof(role_pool) / sizeof(role_pool[0]); r++)
 			add_default_pool(tp, (enum pool_role)r);
-		return 0;
+		return;
 	}
 	if (rsw_cc_want_map(c, n, "BUFFER_POOL") < 0)
-		return -1;
+		return;
 	YDOC_FOREACH_PAIR(&c->y, n, pr) {
 		yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
 		char key[96];
 		unsigned i = tp->n_pools;
-		if (entry_start(c, "BUFFER_POOL", k, v, i, RSW_BUF_POOLS, key, sizeof(key), tp->name[i]) < 0)
-			return -1;
-		if (pool_index(tp, tp->name[i]) >= 0)
-			return ydoc_error(&c->y, k, key, "pool defined twice");
-		tp->pool[i].dynamic = 1;
-		int have_size = 0, have_type = 0;
-		YDOC_FOREACH_PAIR(&c->y, v, f) {
-			yaml_node_t *fk = ydoc_node(&c->y, f->key), *fv = ydoc_node(&c->y, f->value);
-			const char *name = fname(c, fk), *val = ydoc_str(fv);
-			char fkey[160];
-			unsigned long long x;
-			snprintf(fkey, sizeof(fkey), "%s.%s", key, name);
-			if (!strcmp(name, "size")) {
-				if (rsw_cc_get_u64(c, fv, fkey, 1, 1ull << 40, &x) < 0)
-					return -1;
-				tp->pool[i].size = x;
-				have_size = 1;
-			} else if (!strcmp(name, "type")) {
-				if (val && !strcmp(val, "ingress"))
-					tp->pool[i].type = RSW_POOL_INGRESS;
-				else if (val && !strcmp(val, "egress"))
-					tp->pool[i].type = RSW_POOL_EGRESS;
-				else
-					return ydoc_error(&c->y, fv, fkey, "expected ingress or egress");
-				have_type = 1;
-			} else if (!strcmp(name, "mode")) {
-				if (val && !strcmp(val, "dynamic"))
-					tp->pool[i].dynamic = 1;
-				else if (val && !strcmp(val, "static"))
-					tp->pool[i].dynamic = 0;
-				else
-					return ydoc_error(&c->y, fv, fkey, "expected dynamic or static");
-			} else if (!strcmp(name, "xoff")) {
-				return ydoc_error(&c->y, fk, fkey,
-						  "a shared headroom pool is not modelled; give each "
-						  "lossless PG its headroom in BUFFER_PROFILE.xoff");
-			} else {
-				return ydoc_error(&c->y, fk, key,
-						  "unknown field '%s' (expected size, type, mode)", name);
-			}
+		struct rsw_fval f[BP_XOFF + 1];
+		int e = entry_start(c, "BUFFER_POOL", k, v, i, RSW_BUF_POOLS, key, sizeof(key),
+				tp->name[i]);
+		if (e == -2)
+			return;
+		if (e < 0)
+			continue;
+		if (pool_index(tp, tp->name[i]) >= 0) {
+			ydoc_error(&c->y, k, key, "pool defined twice");
+			continue;
 		}
-		if (!have_size || !have_type)
-			return ydoc_error(&c->y, k, key, "missing '%s'", have_size ? "type" : "size");
+		if (rsw_cc_fields(c, rsw_schema_tables[T_BUFPOOL].fields, key, k, v, f))
+			continue;
+		tp->pool[i].size = f[BP_SIZE].u;
+		tp->pool[i].type = f[BP_TYPE].word == 1 ? RSW_POOL_INGRESS : RSW_POOL_EGRESS;
+		tp->pool[i].dynamic = !f[BP_MODE].v || f[BP_MODE].word == 1;
 		tp->n_pools++;
 	}
-	return 0;
 }
 
 static struct named_profile *find_profile(struct tm_cc *t, const char *name)
@@ -204,99 +177,69 @@ static struct named_profile *find_profile(struct tm_cc *t, const char *name)
 	return NULL;
 }
 
-static int parse_profiles(struct tm_cc *t, yaml_node_t *n)
+static void parse_profiles(struct tm_cc *t, yaml_node_t *n)
 {
 	struct cc *c = t->c;
-	if (!n)
-		return 0;
-	if (rsw_cc_want_map(c, n, "BUFFER_PROFILE") < 0)
-		return -1;
+	if (!n || rsw_cc_want_map(c, n, "BUFFER_PROFILE") < 0)
+		return;
 	YDOC_FOREACH_PAIR(&c->y, n, pr) {
 		yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
-		char key[96];
+		char key[96], buf[RSW_TM_NAME_MAX];
 		struct named_profile *np = &t->prof[t->n_prof];
+		struct rsw_fval f[BPR_XON_OFFSET + 1];
 		memset(np, 0, sizeof(*np));
-		if (entry_start(c, "BUFFER_PROFILE", k, v, t->n_prof, MAX_PROFILES, key, sizeof(key),
-				np->name) < 0)
-			return -1;
-		if (find_profile(t, np->name))
-			return ydoc_error(&c->y, k, key, "profile defined twice");
-		int have_pool = 0;
-		unsigned long long size = 0;
-		int have_size = 0;
-		YDOC_FOREACH_PAIR(&c->y, v, f) {
-			yaml_node_t *fk = ydoc_node(&c->y, f->key), *fv = ydoc_node(&c->y, f->value);
-			const char *name = fname(c, fk), *val = ydoc_str(fv);
-			char fkey[160], buf[RSW_TM_NAME_MAX];
-			unsigned long long x;
-			snprintf(fkey, sizeof(fkey), "%s.%s", key, name);
-			if (!strcmp(name, "pool")) {
-				const char *pn = val ? strip_ref(val, "BUFFER_POOL", buf, sizeof(buf)) : NULL;
-				int pi = pn ? pool_index(&c->sw.tm, pn) : -1;
-				if (pi < 0)
-					return ydoc_error(&c->y, fv, fkey, "no pool named '%s' in BUFFER_POOL",
-							  pn ? pn : "?");
-				np->p.pool = (uint8_t)pi;
-				snprintf(np->pool_name, sizeof(np->pool_name), "%s", pn);
-				have_pool = 1;
-			} else if (!strcmp(name, "size")) {
-				if (rsw_cc_get_u64(c, fv, fkey, 0, 1ull << 40, &size) < 0)
-					return -1;
-				have_size = 1;
-			} else if (!strcmp(name, "dynamic_th")) {
-				char *end;
-				long th = val ? strtol(val, &end, 10) : 99;
-				if (!val || *end || th < -7 || th > 7)
-					return ydoc_error(&c->y, fv, fkey, "expected an integer -7..7 "
-							  "(alpha = 2^dynamic_th), got '%s'", val ? val : "?");
-				np->p.dynamic = 1;
-				np->p.dynamic_th = (int8_t)th;
-				np->has_th++;
-			} else if (!strcmp(name, "static_th")) {
-				if (rsw_cc_get_u64(c, fv, fkey, 0, 1ull << 40, &x) < 0)
-					return -1;
-				np->p.dynamic = 0;
-				np->p.static_th = x;
-				np->has_th++;
-			} else if (!strcmp(name, "xoff")) {
-				if (rsw_cc_get_u64(c, fv, fkey, 1, 1ull << 32, &x) < 0)
-					return -1;
-				np->p.xoff = x;
-				np->p.lossless = 1;
-			} else if (!strcmp(name, "xon")) {
-				if (rsw_cc_get_u64(c, fv, fkey, 0, 1ull << 32, &x) < 0)
-					return -1;
-				np->p.xon = x;
-			} else if (!strcmp(name, "xon_offset")) {
-				if (rsw_cc_get_u64(c, fv, fkey, 0, 1ull << 32, &x) < 0)
-					return -1;
-				np->p.xon_offset = x;
-			} else {
-				return ydoc_error(&c->y, fk, key,
-						  "unknown field '%s' (expected pool, size, dynamic_th, "
-						  "static_th, xon, xoff, xon_offset)", name);
-			}
+		int e = entry_start(c, "BUFFER_PROFILE", k, v, t->n_prof, MAX_PROFILES, key, sizeof(key),
+				np->name);
+		if (e == -2)
+			return;
+		if (e < 0)
+			continue;
+		if (find_profile(t, np->name)) {
+			ydoc_error(&c->y, k, key, "profile defined twice");
+			continue;
 		}
-		if (!have_pool)
-			return ydoc_error(&c->y, k, key, "missing 'pool'");
-		if (np->has_th != 1)
-			return ydoc_error(&c->y, k, key, "expected exactly one of dynamic_th, static_th");
-		if (np->p.dynamic && !c->sw.tm.pool[np->p.pool].dynamic)
-			return ydoc_error(&c->y, k, key, "dynamic_th on pool '%s' whose mode is static",
-					  np->pool_name);
+		if (rsw_cc_fields(c, rsw_schema_tables[T_BUFPROF].fields, key, k, v, f))
+			continue;
+		const char *pn = f[BPR_POOL].s ? strip_ref(f[BPR_POOL].s, "BUFFER_POOL", buf,
+							   sizeof(buf)) : "?";
+		int pi = pool_index(&c->sw.tm, pn);
+		if (pi < 0) {
+			ydoc_error(&c->y, f[BPR_POOL].v, key, "pool: no pool named '%s' in BUFFER_POOL",
+				   pn);
+			continue;
+		}
+		np->p.pool = (uint8_t)pi;
+		snprintf(np->pool_name, sizeof(np->pool_name), "%s", pn);
+		if (!!f[BPR_DYN_TH].v + !!f[BPR_STATIC_TH].v != 1) {
+			ydoc_error(&c->y, k, key, "expected exactly one of dynamic_th, static_th");
+			continue;
+		}
+		np->p.dynamic = f[BPR_DYN_TH].v != NULL;
+		np->p.dynamic_th = (int8_t)f[BPR_DYN_TH].i;
+		np->p.static_th = f[BPR_STATIC_TH].u;
+		np->p.xoff = f[BPR_XOFF].u;
+		np->p.lossless = f[BPR_XOFF].v != NULL;
+		np->p.xon = f[BPR_XON].u;
+		np->p.xon_offset = f[BPR_XON_OFFSET].u;
+		if (np->p.dynamic && !c->sw.tm.pool[np->p.pool].dynamic) {
+			ydoc_error(&c->y, k, key, "dynamic_th on pool '%s' whose mode is static",
+				   np->pool_name);
+			continue;
+		}
 		/* SONiC: a lossless profile's size is xon + xoff; the xoff part is headroom */
+		unsigned long long size = f[BPR_SIZE].u;
 		if (np->p.lossless) {
-			if (have_size && size < np->p.xoff)
-				return ydoc_error(&c->y, k, key,
-						  "size %llu is less than xoff %llu (size = reserved + "
-						  "headroom)", size, (unsigned long long)np->p.xoff);
-			np->p.reserved = have_size ? size - np->p.xoff : np->p.xon;
+			if (f[BPR_SIZE].v && size < np->p.xoff) {
+				ydoc_error(&c->y, k, key, "size %llu is less than xoff %llu (size = "
+					   "reserved + headroom)", size, (unsigned long long)np->p.xoff);
+				continue;
+			}
+			np->p.reserved = f[BPR_SIZE].v ? size - np->p.xoff : np->p.xon;
 		} else {
 			np->p.reserved = size;
 		}
 		t->n_prof++;
 	}
-	return 0;
 }
 
 /* "3-4", "0", "0-2,5-6" → bit mask of indices 0..7 */
@@ -325,354 +268,283 @@ static int parse_range(const char *s, uint8_t *mask)
 	return *mask ? 0 : -1;
 }
 
-/* "Ethernet0|3-4" → port index and index mask. */
-static int port_range_key(struct cc *c, yaml_node_t *k, const char *table, int *port, uint8_t *mask)
+/* "Ethernet0|3-4", or SONiC's "Ethernet0,Ethernet4|3-4" → port mask and index mask. */
+static int port_range_key(struct cc *c, yaml_node_t *k, const char *table, uint8_t *ports,
+			  uint8_t *mask)
 {
 	const char *s = ydoc_str(k);
-	char name[RSW_NAME_MAX];
-	const char *bar = s ? strchr(s, '|') : NULL;
-	if (!bar || (size_t)(bar - s) >= sizeof(name))
+	char names[1024];
+	const char *bar = s ? strrchr(s, '|') : NULL;
+	if (!bar || (size_t)(bar - s) >= sizeof(names))
 		return ydoc_error(&c->y, k, table, "expected a key like \"Ethernet0|3-4\", got '%s'",
 				  s ? s : "?");
-	memcpy(name, s, (size_t)(bar - s));
-	name[bar - s] = 0;
-	*port = rsw_cc_port_by_name(c, k, table, name);
-	if (*port < 0)
-		return -1;
+	memcpy(names, s, (size_t)(bar - s));
+	names[bar - s] = 0;
+	memset(ports, 0, RSW_MAX_PORTS);
+	char *save = NULL;
+	int rc = 0;
+	for (char *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+		int port = rsw_cc_port_by_name(c, k, table, n);
+		if (port < 0)
+			rc = -1;
+		else
+			ports[port] = 1;
+	}
 	if (parse_range(bar + 1, mask) < 0)
 		return ydoc_error(&c->y, k, table, "expected indices 0..7 like 3-4 or 0-2,5 after '|', "
 				  "got '%s'", bar + 1);
-	return 0;
+	return rc;
+}
+
+/* A profile bound to one port's PGs (pg = 1) or queues. */
+static void bind_profile(struct tm_cc *t, unsigned port, uint8_t mask, int pg,
+			 const struct named_profile *np, yaml_node_t *at, const char *key)
+{
+	struct cc *c = t->c;
+	struct rsw_port_cfg *p = &c->ports[port];
+	for (unsigned i = 0; i < 8; i++) {
+		if (!(mask & (1u << i)))
+			continue;
+		int lossless = (p->pfc_enable >> i) & 1;
+		if (pg && lossless != np->p.lossless) {
+			ydoc_error(&c->y, at, key,
+				   lossless ? "PG %u is lossless (pfc_enable) but profile '%s' has no "
+					      "xoff headroom"
+					    : "PG %u is not in pfc_enable but profile '%s' has xoff "
+					      "headroom",
+				   i, np->name);
+			return;
+		}
+		if (pg) {
+			p->tm.pg[i] = np->p;
+			snprintf(p->tm.pg_profile[i], RSW_TM_NAME_MAX, "%s", np->name);
+		} else {
+			p->tm.queue[i] = np->p;
+			p->tm.queue[i].lossless = (uint8_t)lossless;
+			snprintf(p->tm.queue_profile[i], RSW_TM_NAME_MAX, "%s", np->name);
+		}
+	}
+	if (pg)
+		t->pg_set[port] |= mask;
+	else
+		t->queue_set[port] |= mask;
 }
 
 /* BUFFER_PG (pg = 1) or BUFFER_QUEUE (pg = 0) */
-static int parse_bindings(struct tm_cc *t, yaml_node_t *n, int pg)
+static void parse_bindings(struct tm_cc *t, yaml_node_t *n, int pg)
 {
 	struct cc *c = t->c;
 	const char *table = pg ? "BUFFER_PG" : "BUFFER_QUEUE";
-	if (!n)
-		return 0;
-	if (rsw_cc_want_map(c, n, table) < 0)
-		return -1;
+	if (!n || rsw_cc_want_map(c, n, table) < 0)
+		return;
 	YDOC_FOREACH_PAIR(&c->y, n, pr) {
 		yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
-		int port;
-		uint8_t mask;
-		char key[128];
+		uint8_t ports[RSW_MAX_PORTS], mask;
+		char key[128], buf[RSW_TM_NAME_MAX];
+		struct rsw_fval f[BIND_PROFILE + 1];
 		snprintf(key, sizeof(key), "%s|%s", table, fname(c, k));
-		if (port_range_key(c, k, table, &port, &mask) < 0 || rsw_cc_want_map(c, v, key) < 0)
-			return -1;
-		struct named_profile *np = NULL;
-		yaml_node_t *at = k;
-		YDOC_FOREACH_PAIR(&c->y, v, f) {
-			yaml_node_t *fk = ydoc_node(&c->y, f->key), *fv = ydoc_node(&c->y, f->value);
-			const char *name = fname(c, fk), *val = ydoc_str(fv);
-			char fkey[160], buf[RSW_TM_NAME_MAX];
-			snprintf(fkey, sizeof(fkey), "%s.%s", key, name);
-			if (strcmp(name, "profile"))
-				return ydoc_error(&c->y, fk, key, "unknown field '%s' (expected profile)",
-						  name);
-			const char *pn = val ? strip_ref(val, "BUFFER_PROFILE", buf, sizeof(buf)) : "?";
-			np = find_profile(t, pn);
-			if (!np)
-				return ydoc_error(&c->y, fv, fkey, "no profile named '%s' in BUFFER_PROFILE",
-						  pn);
-			at = fv;
+		if (port_range_key(c, k, table, ports, &mask) < 0 ||
+		    rsw_cc_fields(c, rsw_schema_tables[pg ? T_BUFPG : T_BUFQ].fields, key, k, v, f))
+			continue;
+		const char *pn = f[BIND_PROFILE].s ? strip_ref(f[BIND_PROFILE].s, "BUFFER_PROFILE",
+							       buf, sizeof(buf)) : "?";
+		if (c->sonic && !strcmp(pn, "NULL")) {
+			/* SONiC's dynamic buffer model: the profile is computed, as here */
+			rsw_cc_warn(c, k, "%s: profile NULL: rocesw's computed default is used", table);
+			continue;
 		}
-		if (!np)
-			return ydoc_error(&c->y, k, key, "missing 'profile'");
-		struct rsw_port_cfg *p = &c->ports[port];
+		struct named_profile *np = find_profile(t, pn);
+		if (!np) {
+			ydoc_error(&c->y, f[BIND_PROFILE].v, key,
+				   "profile: no profile named '%s' in BUFFER_PROFILE", pn);
+			continue;
+		}
 		unsigned want = pg ? RSW_POOL_INGRESS : RSW_POOL_EGRESS;
-		if (c->sw.tm.pool[np->p.pool].type != want)
-			return ydoc_error(&c->y, at, key, "profile '%s' uses %s pool '%s'; a %s needs an "
-					  "%s pool", np->name, want ? "ingress" : "egress",
-					  np->pool_name, pg ? "PG" : "queue", pg ? "ingress" : "egress");
-		for (unsigned i = 0; i < 8; i++) {
-			if (!(mask & (1u << i)))
-				continue;
-			int lossless = (p->pfc_enable >> i) & 1;
-			if (pg && lossless != np->p.lossless)
-				return ydoc_error(&c->y, at, key,
-						  lossless ? "PG %u is lossless (pfc_enable) but profile "
-							     "'%s' has no xoff headroom"
-							   : "PG %u is not in pfc_enable but profile '%s' "
-							     "has xoff headroom",
-						  i, np->name);
-			if (pg) {
-				p->tm.pg[i] = np->p;
-				snprintf(p->tm.pg_profile[i], RSW_TM_NAME_MAX, "%s", np->name);
-			} else {
-				p->tm.queue[i] = np->p;
-				p->tm.queue[i].lossless = (uint8_t)lossless;
-				snprintf(p->tm.queue_profile[i], RSW_TM_NAME_MAX, "%s", np->name);
-			}
+		if (c->sw.tm.pool[np->p.pool].type != want) {
+			ydoc_error(&c->y, f[BIND_PROFILE].v, key, "profile '%s' uses %s pool '%s'; a %s "
+				   "needs an %s pool", np->name, want ? "ingress" : "egress",
+				   np->pool_name, pg ? "PG" : "queue", pg ? "ingress" : "egress");
+			continue;
 		}
-		if (pg)
-			t->pg_set[port] |= mask;
-		else
-			t->queue_set[port] |= mask;
+		for (unsigned port = 0; port < c->n_ports; port++)
+			if (ports[port])
+				bind_profile(t, port, mask, pg, np, f[BIND_PROFILE].v, key);
 	}
-	return 0;
 }
 
-static int parse_schedulers(struct tm_cc *t, yaml_node_t *n)
+static void parse_schedulers(struct tm_cc *t, yaml_node_t *n)
 {
+	static const uint8_t types[] = {RSW_SCHED_STRICT, RSW_SCHED_DWRR, RSW_SCHED_WRR};
 	struct cc *c = t->c;
-	if (!n)
-		return 0;
-	if (rsw_cc_want_map(c, n, "SCHEDULER") < 0)
-		return -1;
+	if (!n || rsw_cc_want_map(c, n, "SCHEDULER") < 0)
+		return;
 	YDOC_FOREACH_PAIR(&c->y, n, pr) {
 		yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
 		char key[96];
 		struct named_sched *ns = &t->sched[t->n_sched];
+		struct rsw_fval f[SC_PRIORITY + 1];
 		memset(ns, 0, sizeof(*ns));
-		if (entry_start(c, "SCHEDULER", k, v, t->n_sched, MAX_SCHEDULERS, key, sizeof(key),
-				ns->name) < 0)
-			return -1;
-		int have_type = 0;
-		YDOC_FOREACH_PAIR(&c->y, v, f) {
-			yaml_node_t *fk = ydoc_node(&c->y, f->key), *fv = ydoc_node(&c->y, f->value);
-			const char *name = fname(c, fk), *val = ydoc_str(fv);
-			char fkey[160];
-			unsigned long long x;
-			snprintf(fkey, sizeof(fkey), "%s.%s", key, name);
-			if (!strcmp(name, "type")) {
-				if (val && !strcmp(val, "STRICT"))
-					ns->type = RSW_SCHED_STRICT;
-				else if (val && !strcmp(val, "DWRR"))
-					ns->type = RSW_SCHED_DWRR;
-				else if (val && !strcmp(val, "WRR"))
-					ns->type = RSW_SCHED_WRR;
-				else
-					return ydoc_error(&c->y, fv, fkey, "expected STRICT, DWRR or WRR, "
-							  "got '%s'", val ? val : "?");
-				have_type = 1;
-			} else if (!strcmp(name, "weight")) {
-				if (rsw_cc_get_u64(c, fv, fkey, 1, 100, &x) < 0)
-					return -1;
-				ns->weight = (uint8_t)x;
-			} else if (!strcmp(name, "priority")) {
-				if (rsw_cc_get_u64(c, fv, fkey, 0, 7, &x) < 0)
-					return -1;
-				ns->priority = (uint8_t)x;
-			} else if (!strcmp(name, "meter_type") || !strcmp(name, "pir") ||
-				   !strcmp(name, "pbs") || !strcmp(name, "cir") || !strcmp(name, "cbs")) {
-				return ydoc_error(&c->y, fk, fkey, "queue shaping is not modelled (ports "
-						  "are shaped by PORT.speed)");
-			} else {
-				return ydoc_error(&c->y, fk, key, "unknown field '%s' (expected type, "
-						  "weight, priority)", name);
-			}
+		int e = entry_start(c, "SCHEDULER", k, v, t->n_sched, MAX_SCHEDULERS, key, sizeof(key),
+				ns->name);
+		if (e == -2)
+			return;
+		if (e < 0)
+			continue;
+		if (rsw_cc_fields(c, rsw_schema_tables[T_SCHED].fields, key, k, v, f))
+			continue;
+		ns->type = types[f[SC_TYPE].word - 1];
+		ns->weight = (uint8_t)f[SC_WEIGHT].u;
+		ns->priority = (uint8_t)f[SC_PRIORITY].u;
+		if (ns->type != RSW_SCHED_STRICT && !ns->weight) {
+			ydoc_error(&c->y, k, key, "missing 'weight' (1..100) for %s",
+				   ns->type == RSW_SCHED_WRR ? "WRR" : "DWRR");
+			continue;
 		}
-		if (!have_type)
-			return ydoc_error(&c->y, k, key, "missing 'type'");
-		if (ns->type != RSW_SCHED_STRICT && !ns->weight)
-			return ydoc_error(&c->y, k, key, "missing 'weight' (1..100) for %s",
-					  ns->type == RSW_SCHED_WRR ? "WRR" : "DWRR");
 		t->n_sched++;
 	}
-	return 0;
 }
 
-static int parse_wred(struct tm_cc *t, yaml_node_t *n)
+static void parse_wred(struct tm_cc *t, yaml_node_t *n)
 {
 	struct cc *c = t->c;
-	if (!n)
-		return 0;
-	if (rsw_cc_want_map(c, n, "WRED_PROFILE") < 0)
-		return -1;
+	if (!n || rsw_cc_want_map(c, n, "WRED_PROFILE") < 0)
+		return;
 	YDOC_FOREACH_PAIR(&c->y, n, pr) {
 		yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
 		char key[96];
 		struct named_wred *nw = &t->wred[t->n_wred];
+		struct rsw_fval f[WR_MARK + 1];
 		memset(nw, 0, sizeof(*nw));
-		if (entry_start(c, "WRED_PROFILE", k, v, t->n_wred, MAX_WRED, key, sizeof(key),
-				nw->name) < 0)
-			return -1;
-		int have_min = 0, have_max = 0, have_p = 0;
-		YDOC_FOREACH_PAIR(&c->y, v, f) {
-			yaml_node_t *fk = ydoc_node(&c->y, f->key), *fv = ydoc_node(&c->y, f->value);
-			const char *name = fname(c, fk), *val = ydoc_str(fv);
-			char fkey[160];
-			unsigned long long x;
-			snprintf(fkey, sizeof(fkey), "%s.%s", key, name);
-			if (!strcmp(name, "ecn")) {
-				if (val && (!strcmp(val, "ecn_all") || !strcmp(val, "ecn_green") ||
-					    !strcmp(val, "ecn_green_yellow") || !strcmp(val, "ecn_green_red")))
-					nw->w.ecn = 1; /* every packet is green here */
-				else if (val && !strcmp(val, "ecn_none"))
-					nw->w.ecn = 0;
-				else
-					return ydoc_error(&c->y, fv, fkey, "expected ecn_all, ecn_green or "
-							  "ecn_none, got '%s'", val ? val : "?");
-			} else if (!strcmp(name, "green_min_threshold")) {
-				if (rsw_cc_get_u64(c, fv, fkey, 0, 1ull << 40, &x) < 0)
-					return -1;
-				nw->w.kmin = x;
-				have_min = 1;
-			} else if (!strcmp(name, "green_max_threshold")) {
-				if (rsw_cc_get_u64(c, fv, fkey, 0, 1ull << 40, &x) < 0)
-					return -1;
-				nw->w.kmax = x;
-				have_max = 1;
-			} else if (!strcmp(name, "green_drop_probability")) {
-				if (rsw_cc_get_u64(c, fv, fkey, 0, 100, &x) < 0)
-					return -1;
-				nw->w.pmax_ppm = (uint32_t)x * 10000u;
-				have_p = 1;
-			} else if (!strcmp(name, "mark")) {
-				if (val && !strcmp(val, "dequeue"))
-					nw->w.mark_on_enqueue = 0;
-				else if (val && !strcmp(val, "enqueue"))
-					nw->w.mark_on_enqueue = 1;
-				else
-					return ydoc_error(&c->y, fv, fkey, "expected dequeue or enqueue");
-			} else if (!strncmp(name, "yellow_", 7) || !strncmp(name, "red_", 4) ||
-				   !strncmp(name, "wred_", 5)) {
-				/* colours other than green do not occur: no policers colour packets */
-			} else {
-				return ydoc_error(&c->y, fk, key, "unknown field '%s' (expected ecn, "
-						  "green_min_threshold, green_max_threshold, "
-						  "green_drop_probability, mark)", name);
-			}
+		int e = entry_start(c, "WRED_PROFILE", k, v, t->n_wred, MAX_WRED, key, sizeof(key),
+				nw->name);
+		if (e == -2)
+			return;
+		if (e < 0)
+			continue;
+		if (rsw_cc_fields(c, rsw_schema_tables[T_WRED].fields, key, k, v, f))
+			continue;
+		/* every packet is green here: a setting that marks green marks */
+		nw->w.ecn = f[WR_ECN].v && strstr(f[WR_ECN].s, "green") != NULL;
+		if (f[WR_ECN].v && !strcmp(f[WR_ECN].s, "ecn_all"))
+			nw->w.ecn = 1;
+		nw->w.kmin = f[WR_GMIN].u;
+		nw->w.kmax = f[WR_GMAX].u;
+		nw->w.pmax_ppm = (uint32_t)f[WR_GPROB].u * 10000u;
+		nw->w.mark_on_enqueue = f[WR_MARK].word == 2;
+		if (nw->w.kmax < nw->w.kmin) {
+			ydoc_error(&c->y, k, key, "green_max_threshold is below green_min_threshold");
+			continue;
 		}
-		if (!have_min || !have_max || !have_p)
-			return ydoc_error(&c->y, k, key, "missing '%s'",
-					  !have_min ? "green_min_threshold"
-					  : !have_max ? "green_max_threshold" : "green_drop_probability");
-		if (nw->w.kmax < nw->w.kmin)
-			return ydoc_error(&c->y, k, key, "green_max_threshold is below green_min_threshold");
 		t->n_wred++;
 	}
-	return 0;
 }
 
-static int parse_queues(struct tm_cc *t, yaml_node_t *n)
+/* The entry a QUEUE field names ("name" or "[TABLE|name]") among n named entries of stride
+ * bytes starting at names: its index, or -1 (absent, or reported as missing). */
+static int named_ref(struct cc *c, const struct rsw_fval *f, const char *key, const char *table,
+		     const char *what, const char *names, size_t stride, unsigned n)
+{
+	char buf[RSW_TM_NAME_MAX];
+	if (!f->v)
+		return -1;
+	const char *name = f->s ? strip_ref(f->s, table, buf, sizeof(buf)) : "?";
+	for (unsigned i = 0; i < n; i++)
+		if (!strcmp(names + i * stride, name))
+			return (int)i;
+	const char *field = ydoc_str(f->k) ? ydoc_str(f->k) : "?";
+	return ydoc_error(&c->y, f->v, key, "%s: no %s named '%s' in %s", field, what, name, table);
+}
+
+static void parse_queues(struct tm_cc *t, yaml_node_t *n)
 {
 	struct cc *c = t->c;
-	if (!n)
-		return 0;
-	if (rsw_cc_want_map(c, n, "QUEUE") < 0)
-		return -1;
+	if (!n || rsw_cc_want_map(c, n, "QUEUE") < 0)
+		return;
 	YDOC_FOREACH_PAIR(&c->y, n, pr) {
 		yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
-		int port;
-		uint8_t mask;
+		uint8_t ports[RSW_MAX_PORTS], mask;
 		char key[128];
+		struct rsw_fval f[Q_WRED + 1];
 		snprintf(key, sizeof(key), "QUEUE|%s", fname(c, k));
-		if (port_range_key(c, k, "QUEUE", &port, &mask) < 0 || rsw_cc_want_map(c, v, key) < 0)
-			return -1;
-		struct rsw_tm_port_cfg *tm = &c->ports[port].tm;
-		YDOC_FOREACH_PAIR(&c->y, v, f) {
-			yaml_node_t *fk = ydoc_node(&c->y, f->key), *fv = ydoc_node(&c->y, f->value);
-			const char *name = fname(c, fk), *val = ydoc_str(fv);
-			char fkey[160], buf[RSW_TM_NAME_MAX];
-			snprintf(fkey, sizeof(fkey), "%s.%s", key, name);
-			if (!strcmp(name, "scheduler")) {
-				const char *sn = val ? strip_ref(val, "SCHEDULER", buf, sizeof(buf)) : "?";
-				struct named_sched *ns = NULL;
-				for (unsigned i = 0; i < t->n_sched; i++)
-					if (!strcmp(t->sched[i].name, sn))
-						ns = &t->sched[i];
-				if (!ns)
-					return ydoc_error(&c->y, fv, fkey, "no scheduler named '%s' in "
-							  "SCHEDULER", sn);
-				for (unsigned q = 0; q < 8; q++) {
-					if (!(mask & (1u << q)))
-						continue;
+		if (port_range_key(c, k, "QUEUE", ports, &mask) < 0 ||
+		    rsw_cc_fields(c, rsw_schema_tables[T_QUEUE].fields, key, k, v, f))
+			continue;
+		int si = named_ref(c, &f[Q_SCHEDULER], key, "SCHEDULER", "scheduler", t->sched[0].name,
+				   sizeof(t->sched[0]), t->n_sched);
+		int wi = named_ref(c, &f[Q_WRED], key, "WRED_PROFILE", "profile", t->wred[0].name,
+				   sizeof(t->wred[0]), t->n_wred);
+		struct named_sched *ns = si >= 0 ? &t->sched[si] : NULL;
+		struct named_wred *nw = wi >= 0 ? &t->wred[wi] : NULL;
+		for (unsigned port = 0; port < c->n_ports; port++) {
+			struct rsw_tm_port_cfg *tm = &c->ports[port].tm;
+			for (unsigned q = 0; ports[port] && q < 8; q++) {
+				if (!(mask & (1u << q)))
+					continue;
+				if (ns) {
 					tm->sched.type[q] = ns->type;
 					tm->sched.weight[q] = ns->weight;
 					tm->sched.priority[q] = ns->priority;
 					snprintf(tm->scheduler[q], RSW_TM_NAME_MAX, "%s", ns->name);
 				}
-				t->sched_set[port] |= mask;
-			} else if (!strcmp(name, "wred_profile")) {
-				const char *wn = val ? strip_ref(val, "WRED_PROFILE", buf, sizeof(buf)) : "?";
-				struct named_wred *nw = NULL;
-				for (unsigned i = 0; i < t->n_wred; i++)
-					if (!strcmp(t->wred[i].name, wn))
-						nw = &t->wred[i];
-				if (!nw)
-					return ydoc_error(&c->y, fv, fkey, "no profile named '%s' in "
-							  "WRED_PROFILE", wn);
-				for (unsigned q = 0; q < 8; q++) {
-					if (!(mask & (1u << q)))
-						continue;
+				if (nw) {
 					tm->wred[q] = nw->w;
 					snprintf(tm->wred_profile[q], RSW_TM_NAME_MAX, "%s", nw->name);
 				}
-				t->wred_set[port] |= mask;
-			} else {
-				return ydoc_error(&c->y, fk, key, "unknown field '%s' (expected scheduler, "
-						  "wred_profile)", name);
 			}
+			if (ports[port] && ns)
+				t->sched_set[port] |= mask;
+			if (ports[port] && nw)
+				t->wred_set[port] |= mask;
 		}
 	}
-	return 0;
 }
 
 /* PFC_WD: { GLOBAL: {POLL_INTERVAL: ms}, Ethernet0: {action, detection_time, restoration_time} } */
-static int parse_pfcwd(struct tm_cc *t, yaml_node_t *n)
+static void parse_pfcwd(struct tm_cc *t, yaml_node_t *n)
 {
+	static const uint8_t actions[] = {RSW_PFCWD_DROP, RSW_PFCWD_FORWARD, RSW_PFCWD_ALERT};
 	struct cc *c = t->c;
 	c->sw.tm.pfcwd_poll_ns = 200ull * 1000000u;
-	if (!n)
-		return 0;
-	if (rsw_cc_want_map(c, n, "PFC_WD") < 0)
-		return -1;
+	if (!n || rsw_cc_want_map(c, n, "PFC_WD") < 0)
+		return;
 	YDOC_FOREACH_PAIR(&c->y, n, pr) {
 		yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
 		const char *pn = fname(c, k);
 		char key[96];
+		struct rsw_fval f[WD_POLL + 1];
 		snprintf(key, sizeof(key), "PFC_WD|%s", pn);
-		if (rsw_cc_want_map(c, v, key) < 0)
-			return -1;
 		int global = !strcmp(pn, "GLOBAL"), port = -1;
 		if (!global && (port = rsw_cc_port_by_name(c, k, "PFC_WD", pn)) < 0)
-			return -1;
+			continue;
+		if (rsw_cc_fields(c, rsw_schema_tables[T_PFCWD].fields, key, k, v, f))
+			continue;
+		for (unsigned i = 0; i <= WD_POLL; i++)
+			if (f[i].v && global != (i == WD_POLL)) {
+				ydoc_error(&c->y, f[i].k, key, "%s: %s", rsw_schema_tables[T_PFCWD]
+					   .fields[i].name, global ? "expected only POLL_INTERVAL "
+					   "under GLOBAL" : "POLL_INTERVAL goes under GLOBAL");
+				global = -1;
+			}
+		if (global < 0)
+			continue;
+		if (global) {
+			if (f[WD_POLL].v)
+				c->sw.tm.pfcwd_poll_ns = f[WD_POLL].u * 1000000u;
+			continue;
+		}
 		struct rsw_pfcwd_cfg wd = {.enabled = 1, .action = RSW_PFCWD_DROP,
 					   .detection_ns = 200ull * 1000000u,
 					   .restoration_ns = 200ull * 1000000u};
-		YDOC_FOREACH_PAIR(&c->y, v, f) {
-			yaml_node_t *fk = ydoc_node(&c->y, f->key), *fv = ydoc_node(&c->y, f->value);
-			const char *name = fname(c, fk), *val = ydoc_str(fv);
-			char fkey[160];
-			unsigned long long x;
-			snprintf(fkey, sizeof(fkey), "%s.%s", key, name);
-			if (global && !strcmp(name, "POLL_INTERVAL")) {
-				if (rsw_cc_get_u64(c, fv, fkey, 1, 60000, &x) < 0)
-					return -1;
-				c->sw.tm.pfcwd_poll_ns = x * 1000000u;
-			} else if (global) {
-				return ydoc_error(&c->y, fk, key, "unknown field '%s' (expected "
-						  "POLL_INTERVAL)", name);
-			} else if (!strcmp(name, "action")) {
-				int a = val ? rsw_pfcwd_action_from_name(val) : -1;
-				if (a < 0)
-					return ydoc_error(&c->y, fv, fkey, "expected drop, forward or alert, "
-							  "got '%s'", val ? val : "?");
-				wd.action = (uint8_t)a;
-			} else if (!strcmp(name, "detection_time")) {
-				if (rsw_cc_get_u64(c, fv, fkey, 1, 60000, &x) < 0)
-					return -1;
-				wd.detection_ns = x * 1000000u;
-			} else if (!strcmp(name, "restoration_time")) {
-				if (rsw_cc_get_u64(c, fv, fkey, 1, 60000, &x) < 0)
-					return -1;
-				wd.restoration_ns = x * 1000000u;
-			} else {
-				return ydoc_error(&c->y, fk, key, "unknown field '%s' (expected action, "
-						  "detection_time, restoration_time)", name);
-			}
-		}
-		if (!global) {
-			for (unsigned q = 0; q < 8; q++)
-				c->ports[port].tm.wd[q] = wd;
-			t->wd_set[port] = 1;
-		}
+		if (f[WD_ACTION].v)
+			wd.action = actions[f[WD_ACTION].word - 1];
+		if (f[WD_DETECT].v)
+			wd.detection_ns = f[WD_DETECT].u * 1000000u;
+		if (f[WD_RESTORE].v)
+			wd.restoration_ns = f[WD_RESTORE].u * 1000000u;
+		for (unsigned q = 0; q < 8; q++)
+			c->ports[port].tm.wd[q] = wd;
+		t->wd_set[port] = 1;
 	}
-	return 0;
 }
 
 /* Everything the file did not set, per port (docs/config.md, "Traffic-manager defaults"). */
@@ -772,11 +644,16 @@ int rsw_cc_tm(struct cc *c)
 	}
 	t->c = c;
 	c->sw.tm.ecn_seed = 1;
-	if (parse_pools(t, c->tables[T_BUFPOOL]) < 0 || parse_profiles(t, c->tables[T_BUFPROF]) < 0 ||
-	    parse_bindings(t, c->tables[T_BUFPG], 1) < 0 ||
-	    parse_bindings(t, c->tables[T_BUFQ], 0) < 0 ||
-	    parse_schedulers(t, c->tables[T_SCHED]) < 0 || parse_wred(t, c->tables[T_WRED]) < 0 ||
-	    parse_queues(t, c->tables[T_QUEUE]) < 0 || parse_pfcwd(t, c->tables[T_PFCWD]) < 0)
+	parse_pools(t, c->tables[T_BUFPOOL]);
+	parse_profiles(t, c->tables[T_BUFPROF]);
+	parse_bindings(t, c->tables[T_BUFPG], 1);
+	parse_bindings(t, c->tables[T_BUFQ], 0);
+	parse_schedulers(t, c->tables[T_SCHED]);
+	parse_wred(t, c->tables[T_WRED]);
+	parse_queues(t, c->tables[T_QUEUE]);
+	parse_pfcwd(t, c->tables[T_PFCWD]);
+	/* defaults resolve pools by role: only once the file's pools are known good */
+	if (c->y.n_err)
 		goto out;
 	for (unsigned i = 0; i < c->n_ports; i++)
 		if (port_defaults(t, i) < 0)

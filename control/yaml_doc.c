@@ -10,6 +10,11 @@
 
 #include "yaml_doc.h"
 
+struct ydoc_msg {
+	unsigned line, seq;
+	char *text;
+};
+
 static const char *file_kind(mode_t m)
 {
 	return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket"
@@ -134,6 +139,11 @@ void ydoc_free(struct ydoc *d)
 	if (d->loaded)
 		yaml_document_delete(&d->doc);
 	d->loaded = 0;
+	for (size_t i = 0; i < d->n_msgs; i++)
+		free(d->msgs[i].text);
+	free(d->msgs);
+	d->msgs = NULL;
+	d->n_msgs = d->cap_msgs = 0;
 }
 
 yaml_node_t *ydoc_root(struct ydoc *d)
@@ -158,11 +168,54 @@ const char *ydoc_str(const yaml_node_t *n)
 
 int ydoc_error(struct ydoc *d, const yaml_node_t *at, const char *key, const char *fmt, ...)
 {
-	char msg[512];
+	char msg[512], line[1024];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	snprintf(d->err, d->errlen, "%s:%u: %s: %s", d->file, ydoc_line(at), key, msg);
+	snprintf(line, sizeof(line), "%s:%u: %s: %s", d->file, ydoc_line(at), key, msg);
+	d->n_err++;
+	if (!d->collect) {
+		snprintf(d->err, d->errlen, "%s", line);
+		return -1;
+	}
+	if (d->n_msgs == d->cap_msgs) {
+		size_t cap = d->cap_msgs ? 2 * d->cap_msgs : 16;
+		struct ydoc_msg *m = realloc(d->msgs, cap * sizeof(*m));
+		if (!m)
+			return -1; /* counted, not listed */
+		d->msgs = m;
+		d->cap_msgs = cap;
+	}
+	char *text = strdup(line);
+	if (text)
+		d->msgs[d->n_msgs++] = (struct ydoc_msg){ydoc_line(at), d->n_err, text};
 	return -1;
+}
+
+static int msg_order(const void *a, const void *b)
+{
+	const struct ydoc_msg *x = a, *y = b;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void ydoc_errors_flush(struct ydoc *d)
+{
+	size_t o = 0;
+	if (d->n_msgs)
+		d->err[0] = 0;
+	qsort(d->msgs, d->n_msgs, sizeof(*d->msgs), msg_order);
+	for (size_t i = 0; i < d->n_msgs; i++) {
+		if (i < YDOC_MAX_LISTED && o < d->errlen)
+			o += (size_t)snprintf(d->err + o, d->errlen - o, "%s%s", i ? "\n" : "",
+					      d->msgs[i].text);
+		free(d->msgs[i].text);
+	}
+	if (d->n_err > YDOC_MAX_LISTED && o < d->errlen)
+		snprintf(d->err + o, d->errlen - o, "\n(%u more errors)", d->n_err - YDOC_MAX_LISTED);
+	free(d->msgs);
+	d->msgs = NULL;
+	d->n_msgs = d->cap_msgs = 0;
 }

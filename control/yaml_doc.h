@@ -5,13 +5,24 @@
 #include <stddef.h>
 #include <yaml.h>
 
+struct ydoc_msg;
+
 struct ydoc {
 	yaml_document_t doc;
 	const char *file;
 	char *err;
 	size_t errlen;
 	int loaded;
+	/* With collect set, ydoc_error records each error (in ydoc_errors_flush's list) instead
+	 * of overwriting err: a compiler can report every error of a file at once. */
+	int collect;
+	unsigned n_err;
+	struct ydoc_msg *msgs;
+	size_t n_msgs, cap_msgs;
 };
+
+/* At most this many errors are listed; the rest are counted. */
+#define YDOC_MAX_LISTED 50
 
 /* The largest config file read: a million routes fit with room to spare; a bound on what a
  * control client can make the dataplane allocate. */
@@ -37,6 +48,8 @@ yaml_node_t *ydoc_node(struct ydoc *d, int id);
 unsigned ydoc_line(const yaml_node_t *n);
 /* Scalar text, or NULL if n is not a scalar. */
 const char *ydoc_str(const yaml_node_t *n);
+/* Writes the collected errors into err, by line, one a line; frees them. */
+void ydoc_errors_flush(struct ydoc *d);
 /* Error "FILE:LINE: KEY: message"; returns -1. */
 int ydoc_error(struct ydoc *d, const yaml_node_t *at, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

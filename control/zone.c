@@ -26,7 +26,9 @@ int rsw_zone_detect(const char *path, char *err, size_t errlen)
 	struct ydoc y;
 	if (ydoc_load(&y, path, err, errlen) < 0)
 		return -1;
-	int zone = table(&y, "SWITCH") != NULL;
+	/* a zone by its ZONE table; SWITCH alone is also a SONiC CONFIG_DB table */
+	int zone = table(&y, "ZONE") ||
+		   (table(&y, "SWITCH") && table(&y, "LINK") && !table(&y, "PORT"));
 	ydoc_free(&y);
 	return zone;
 }

@@ -1,5 +1,6 @@
-"""Every bad config in tests/bad-configs is refused with the message its first line expects
-(`# expect: {file}:LINE: KEY: ...`) and a non-zero exit, by `rocesw check-config` and by the
+"""Every bad config in tests/bad-configs is refused with the messages its first lines expect
+(`# expect: {file}:LINE: KEY: ...`, one line per error: all are reported at once) and a
+non-zero exit, by `rocesw check-config` and by the
 dataplane, which must not start. The shipped examples load, with the counts their YAML holds."""
 import glob
 import os
@@ -22,9 +23,10 @@ class BadConfigs(unittest.TestCase):
             rel = os.path.relpath(f, ROOT)
             with self.subTest(config=rel):
                 with open(f) as fh:
-                    first = fh.readline()
-                self.assertTrue(first.startswith("# expect: "), "first line must say what to expect")
-                want = first[len("# expect: "):].rstrip("\n").replace("{file}", rel)
+                    expect = [l for l in fh.read().split("\n") if l.startswith("# expect: ")]
+                self.assertTrue(expect, "the first lines must say what to expect")
+                # every error of the file, one a line, in file order
+                want = "\n".join(l[len("# expect: "):].replace("{file}", rel) for l in expect)
                 r = subprocess.run([ROCESW, "check-config", rel], cwd=ROOT, capture_output=True,
                                    text=True)
                 self.assertEqual(r.returncode, 1)
