@@ -13,7 +13,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: rocesw show counters|ports|queues|buffers|pfc|watchdog|routes|ecmp|config|control\n"
+		"usage: rocesw show counters|ports|queues|buffers|pfc|watchdog|routes|ecmp|config|control|\n"
+		"                   arp|ndp\n"
 		"                   [--switch NAME] [--json] [--socket PATH]\n"
 		"\n"
 		"Asks a running rocesw-dataplane over its control socket (--socket, else $ROCESW_SOCKET,\n"
@@ -21,7 +22,9 @@ static void usage(FILE *f)
 		"SAI_QUEUE_STAT_*, SAI_INGRESS_PRIORITY_GROUP_STAT_*, SAI_BUFFER_POOL_STAT_*) and\n"
 		"SONiC's PFC_WD_QUEUE_STATS_*. --json prints the reply as is (docs/control.md).\n"
 		"A dataplane running a zone (--zone) answers for the switch --switch names; without\n"
-		"it, counters are printed for every switch.\n");
+		"it, counters are printed for every switch.\n"
+		"arp / ndp: the neighbours, configured (static) and learnt from ARP / ND (dynamic);\n"
+		"--json adds their ages and the ARP/ND counters.\n");
 }
 
 /* `show interfaces counters`-like, then the drops by reason and the conservation line. */
@@ -243,6 +246,28 @@ static void print_buffers(json_t *r)
 		       "SAI_INGRESS_PRIORITY_GROUP_STAT_DROPPED_PACKETS", "pg");
 }
 
+/* `show arp` / `show ndp` as SONiC prints them (Address, MacAddress, Iface, Vlan; ndp adds
+ * Status), with where each entry came from, and the entry count. */
+static void print_neigh(json_t *r, int ndp)
+{
+	static const char *const hdr[] = {"Address", "MacAddress", "Iface", "Vlan", "Type", "Status"};
+	struct rsw_cli_table *t = rsw_cli_table_new(ndp ? 6 : 5, hdr);
+	json_t *o, *entries = json_object_get(r, "entries");
+	size_t i;
+	json_array_foreach(entries, i, o) {
+		int dyn = !strcmp(S(o, "type"), "dynamic");
+		rsw_cli_table_cell(t, "%s", S(o, "address"));
+		rsw_cli_table_cell(t, "%s", S(o, "mac"));
+		rsw_cli_table_cell(t, "%s", S(o, "port"));
+		rsw_cli_table_cell(t, "-");
+		rsw_cli_table_cell(t, "%s", S(o, "type"));
+		if (ndp)
+			rsw_cli_table_cell(t, "%s", dyn ? "REACHABLE" : "PERMANENT");
+	}
+	rsw_cli_table_print(t, stdout, "No entries.");
+	printf("Total number of entries %zu\n", json_array_size(entries));
+}
+
 int rsw_cmd_show(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -303,6 +328,8 @@ int rsw_cmd_show(int argc, char **argv)
 		print_ecmp(r);
 	} else if (!strcmp(what, "buffers")) {
 		print_buffers(r);
+	} else if (!strcmp(what, "arp") || !strcmp(what, "ndp")) {
+		print_neigh(r, what[0] == 'n');
 	} else {
 		print_flat(r, "");
 	}

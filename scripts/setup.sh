@@ -12,6 +12,7 @@ PKGS=(
   libmicrohttpd-dev libsystemd-dev # roceswd: /metrics server, sd_notify
   prometheus                      # promtool checks roceswd's metrics in the live test
   python3 python3-scapy python3-yaml tshark tcpdump iproute2 procps ethtool util-linux
+  iputils-ping                    # ping across the lab and to the switch (test_live_arp)
   chromium                        # the page tests open every HTML page in headless chromium
   libclang-rt-14-dev              # libFuzzer builds of tests/fuzz (scripts/fuzz.sh; clang is above)
 )

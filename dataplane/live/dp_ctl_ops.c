@@ -13,6 +13,7 @@
 #include "dataplane/tables/ingress.h"
 #include "dataplane/tables/state_diff.h"
 #include "dp_ctl.h"
+#include "dp_neigh.h"
 #include "dp_stats.h"
 
 #define J(v) json_integer((json_int_t)(v))
@@ -201,8 +202,10 @@ static json_t *show(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
 		return config(c);
 	if (!strcmp(what, "control"))
 		return control_stats(c);
+	if (!strcmp(what, "arp") || !strcmp(what, "ndp"))
+		return rsw_dp_neigh_show(dp, what[0] == 'a' ? 4 : 6);
 	snprintf(err, errlen, "show: \"what\" must be one of counters, ports, queues, buffers, pfc, "
-		 "watchdog, routes, ecmp, config, control");
+		 "watchdog, routes, ecmp, config, control, arp, ndp");
 	return NULL;
 }
 

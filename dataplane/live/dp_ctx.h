@@ -28,6 +28,9 @@ struct rsw_dp_counters {
 	uint64_t pfc_tx_failed[RSW_MAX_PORTS]; /* PFC frames the device did not take */
 	uint64_t icrc_ok[RSW_MAX_PORTS], icrc_bad[RSW_MAX_PORTS]; /* with --verify-icrc */
 	uint64_t pfc_injected[RSW_MAX_PORTS];  /* PFC frames a storm injection stood in for */
+	uint64_t punted[RSW_MAX_PORTS];   /* ARP, ND, frames to the switch: to the main lcore */
+	uint64_t ctl_tx[RSW_MAX_PORTS];   /* frames the main lcore sent (ARP/ND, ping replies) */
+	uint64_t ctl_tx_failed[RSW_MAX_PORTS];
 	uint64_t ecmp[RSW_DP_COUNTED_GROUPS][RSW_ECMP_MAX_MEMBERS];
 } __rte_cache_aligned;
 
@@ -39,6 +42,7 @@ enum rsw_dp_port_kind {
 };
 
 struct rsw_dp_link;
+struct rsw_dp_neigh;
 
 struct rsw_dp_port {
 	uint16_t port_id;         /* DPDK port (RSW_DP_PORT_ETH) */
@@ -83,6 +87,7 @@ struct rsw_dp {
 	unsigned n_workers;
 	struct rsw_dp_worker workers[RSW_DP_MAX_WORKERS];
 	int verify_icrc;        /* count ICRC check results (off the fast path by default) */
+	struct rsw_dp_neigh *neigh; /* ARP/ND control plane (dp_neigh.h) */
 };
 
 #endif

@@ -22,6 +22,7 @@
 #include "control/config.h"
 #include "dp_ctl.h"
 #include "dp_ctx.h"
+#include "dp_neigh.h"
 #include "dp_ports.h"
 #include "dp_stats.h"
 #include "dp_telemetry.h"
@@ -41,7 +42,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: rocesw-dataplane [EAL args] -- --config F | --zone Z [--stats-period S]\n"
 		"                        [--stats-json FILE] [--duration S] [--verify-icrc]\n"
-		"                        [--mbufs N] [--control-socket PATH [--control-group G]\n"
+		"                        [--mbufs N] [--neigh-timeout S]\n"
+		"                        [--control-socket PATH [--control-group G]\n"
 		"                        [--control-idle S]]\n"
 		"\n"
 		"The live switch. Ports come from the devargs of each PORT in F (af_packet, af_xdp,\n"
@@ -64,6 +66,8 @@ static void usage(FILE *f)
 		"  --stats-period S   print rx/tx packets per second per port every S seconds\n"
 		"  --stats-json FILE  write the final counters as JSON at exit\n"
 		"  --duration S       stop after S seconds (default: until SIGINT/SIGTERM)\n"
+		"  --neigh-timeout S  a learnt neighbour (ARP/ND) nothing refreshed for S seconds is\n"
+		"                     removed; it is probed from 3/4 of S (default 300; 0: never)\n"
 		"  --verify-icrc      check the ICRC of every RoCE packet and count ok/bad per port\n"
 		"                     (packets are forwarded either way, as a switch does)\n"
 		"  --control-socket PATH  serve the control protocol (docs/control.md) on a Unix\n"
@@ -149,6 +153,7 @@ int main(int argc, char **argv)
 		{"verify-icrc", no_argument, NULL, 'v'}, {"zone", required_argument, NULL, 'z'},
 		{"mbufs", required_argument, NULL, 'm'}, {"pin", required_argument, NULL, 'P'},
 		{"idle-sleep-us", required_argument, NULL, 'i'},
+		{"neigh-timeout", required_argument, NULL, 'N'},
 		{"control-socket", required_argument, NULL, 'S'},
 		{"control-group", required_argument, NULL, 'G'},
 		{"control-idle", required_argument, NULL, 'I'},
@@ -157,7 +162,8 @@ int main(int argc, char **argv)
 	const char *config = NULL, *zone = NULL, *json = NULL, *ctl_path = NULL, *ctl_group = NULL;
 	double period = 0, duration = 0;
 	long idle = RSW_CTL_IDLE_S;
-	struct rsw_dp_zone_opts zo = {.idle_max_ns = RSW_DP_IDLE_MAX_NS};
+	struct rsw_dp_zone_opts zo = {.idle_max_ns = RSW_DP_IDLE_MAX_NS,
+				      .neigh_timeout_s = RSW_DP_NEIGH_TIMEOUT_S};
 	char *end;
 	char err[1024];
 	int c;
@@ -194,6 +200,17 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			zo.idle_max_ns = (uint64_t)(us * 1000);
+			break;
+		}
+		case 'N': {
+			unsigned long t = strtoul(optarg, &end, 10);
+			if (*end || end == optarg || optarg[0] == '-' || t > 86400 * 365) {
+				fprintf(stderr, "rocesw-dataplane: --neigh-timeout: expected seconds "
+					"(0 to 31536000), got '%s'\n", optarg);
+				rte_eal_cleanup();
+				return 2;
+			}
+			zo.neigh_timeout_s = (unsigned)t;
 			break;
 		}
 		case 'P': {
@@ -265,10 +282,13 @@ int main(int argc, char **argv)
 	double t0 = now_s(), last = t0;
 	sum_all(z, prev, 0);
 	while (!z->stop) {
+		/* 10 ms: how long an ARP/ND request or a ping to the switch waits at most */
 		if (ctl.listen_fd >= 0)
-			rsw_ctl_poll(&ctl, 50);
+			rsw_ctl_poll(&ctl, 10);
 		else
-			usleep(50000);
+			usleep(10000);
+		for (unsigned s = 0; s < z->n_sw; s++)
+			rsw_dp_neigh_poll(z->dp[s]);
 		for (unsigned s = 0; s < z->n_sw; s++)
 			rsw_switch_reap(z->dp[s]->sw); /* after the reply: freeing old tables is slow */
 		double t = now_s();

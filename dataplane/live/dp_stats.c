@@ -17,7 +17,7 @@ void rsw_dp_stats_sum(const struct rsw_dp *dp, struct rsw_dp_totals *t, uint64_t
 	for (unsigned p = 0; p < dp->n_ports; p++) {
 		t->received += t->c.rx_pkts[p];
 		t->transmitted += t->c.tx_pkts[p];
-		t->consumed += t->c.pfc_rx[p] + t->c.pause_rx[p];
+		t->consumed += t->c.pfc_rx[p] + t->c.pause_rx[p] + t->c.punted[p];
 	}
 	/* packets the watchdog flushed out of queues left the TM, not a worker */
 	t->c.drops[RSW_DROP_PFCWD_DROP] += rsw_dp_stats_tm_flushed(dp);
@@ -112,6 +112,9 @@ json_t *rsw_dp_stats_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t
 		json_object_set_new(o, "port_rx_missed", json_integer((json_int_t)missed(dp, p)));
 		json_object_set_new(o, "icrc_ok", json_integer((json_int_t)t->c.icrc_ok[p]));
 		json_object_set_new(o, "icrc_bad", json_integer((json_int_t)t->c.icrc_bad[p]));
+		json_object_set_new(o, "punted_frames", json_integer((json_int_t)t->c.punted[p]));
+		json_object_set_new(o, "control_tx_frames", json_integer((json_int_t)t->c.ctl_tx[p]));
+		json_object_set_new(o, "control_tx_failed", json_integer((json_int_t)t->c.ctl_tx_failed[p]));
 		if (dp->tm)
 			rsw_dp_stats_tm_json(dp, t, p, o, rsw_clock_now(&dp->clock));
 		json_array_append_new(ports, o);

@@ -18,12 +18,35 @@
 #include "dataplane/tables/ingress.h"
 #include "dataplane/tm/pfc.h"
 #include "dp_link.h"
+#include "dp_neigh.h"
 #include "dp_worker.h"
 
 static inline void drop(struct rsw_dp_counters *c, struct rte_mbuf *m, unsigned reason)
 {
 	c->drops[reason]++;
 	rte_pktmbuf_free(m);
+}
+
+/* Hands a frame to the main lcore (ARP, ND, to the switch's addresses): consumed here. */
+static inline void punt(struct rsw_dp *dp, struct rsw_dp_counters *c, struct rte_mbuf *m,
+			uint16_t in_port)
+{
+	m->port = in_port;
+	if (rte_ring_mp_enqueue(dp->neigh->punt, m) != 0)
+		drop(c, m, RSW_DROP_PUNT_QUEUE_FULL);
+	else
+		c->punted[in_port]++;
+}
+
+/* ARP, or an IPv6 neighbour-discovery message (router/neighbour solicitation, advertisement,
+ * redirect: ICMPv6 types 133-137) right after the IPv6 header. */
+static inline int is_arp_nd(const uint8_t *d, uint32_t len, const struct rsw_pkt_meta *m,
+			    int parsed)
+{
+	if (!parsed)
+		return len >= 14 && d[12] == 0x08 && d[13] == 0x06;
+	return m->l3 == RSW_L3_IPV6 && m->ip_proto == 58 && m->l4_off + 1u < len &&
+	       d[m->l4_off] >= 133 && d[m->l4_off] <= 137;
 }
 
 /* Frames to the port's far end: the device, the link, or nowhere. */
@@ -109,7 +132,14 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 		}
 		uint8_t *data = rte_pktmbuf_mtod(mb, uint8_t *);
 		if (rsw_parse(data, mb->data_len, m)) {
-			drop(c, mb, m->drop);
+			if (dp->neigh && is_arp_nd(data, mb->data_len, m, 0))
+				punt(dp, c, mb, in_port);
+			else
+				drop(c, mb, m->drop);
+			continue;
+		}
+		if (dp->neigh && is_arp_nd(data, mb->data_len, m, 1)) {
+			punt(dp, c, mb, in_port);
 			continue;
 		}
 		if (m->l2_kind != RSW_L2_DATA) {
@@ -150,6 +180,15 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 		struct rte_mbuf *mb = pkts[i];
 		struct rsw_pkt_meta *m = &meta[i];
 		if (m->drop) {
+			if (m->drop == RSW_DROP_TO_SWITCH && dp->neigh) {
+				punt(dp, c, mb, in_port);
+				continue;
+			}
+			if (m->drop == RSW_DROP_NEIGHBOR_MISS && dp->neigh) {
+				/* the main lcore solicits it (rate-limited); this packet is lost */
+				struct rsw_dp_miss miss = {.ip = fib->nh[m->nexthop].ip};
+				rte_ring_mp_enqueue_elem(dp->neigh->miss, &miss, sizeof(miss));
+			}
 			drop(c, mb, m->drop);
 			continue;
 		}
@@ -241,6 +280,23 @@ static void inject_storm(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t po
 	p->storm_next_ns = now + rsw_pause_ns(0xFFFF, speed) / 2;
 }
 
+/* Frames the main lcore built for this port (ARP/ND answers and requests, ping replies), sent
+ * like PFC frames: ahead of the queues, counted apart from forwarded traffic. */
+static uint16_t send_ctl(struct rsw_dp *dp, struct rsw_dp_counters *c, uint16_t port, uint64_t now)
+{
+	struct rte_mbuf *m[8];
+	unsigned n = rte_ring_sc_dequeue_burst(dp->neigh->inject[port], (void **)m, RTE_DIM(m),
+					       NULL);
+	if (!n)
+		return 0;
+	uint16_t sent = port_tx(&dp->ports[port], m, (uint16_t)n, now);
+	c->ctl_tx[port] += sent;
+	c->ctl_tx_failed[port] += n - sent;
+	if (sent < n)
+		rte_pktmbuf_free_bulk(&m[sent], n - sent);
+	return sent;
+}
+
 /* Returns how many frames left the port (work done, for the worker's idle decision). */
 static uint16_t tx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t port,
 			const struct rsw_fib *fib, uint64_t now)
@@ -261,7 +317,8 @@ static uint16_t tx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t por
 					       cap - p->n_pending));
 	}
 	tx_flush(p, w->cnt, port, now);
-	return (uint16_t)(w->cnt->tx_pkts[port] - before);
+	uint16_t ctl = dp->neigh ? send_ctl(dp, w->cnt, port, now) : 0;
+	return (uint16_t)(w->cnt->tx_pkts[port] - before + ctl);
 }
 
 /* What the worker still holds for one of its ports: in its queues, its pending buffer. */

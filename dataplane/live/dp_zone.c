@@ -10,6 +10,7 @@
 #include <rte_malloc.h>
 
 #include "control/config.h"
+#include "dp_neigh.h"
 #include "dp_ports.h"
 #include "dp_zone.h"
 
@@ -289,6 +290,9 @@ int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, ch
 			return -1;
 		dp->tm->log = rsw_dp_log_line;
 		dp->tm->log_arg = dp;
+		dp->neigh = rsw_dp_neigh_new(dp, s, o->neigh_timeout_s, err, errlen);
+		if (!dp->neigh)
+			return -1;
 	}
 	return 0;
 }
@@ -325,6 +329,7 @@ uint64_t rsw_dp_zone_close(struct rsw_dp_zone *z)
 	for (unsigned s = 0; s < z->n_sw; s++) {
 		struct rsw_dp *dp = z->dp[s];
 		rsw_tm_free(dp->tm);
+		rsw_dp_neigh_free(dp->neigh);
 		for (unsigned w = 0; w < z->n_workers; w++)
 			rte_free(dp->workers[w].cnt);
 		if (!z->model)

@@ -417,7 +417,8 @@ class Link(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("host h0: devargs 'net_tap0,iface=t0' is not an af_packet or af_xdp", r.stderr)
         self.assertIn("host h2: devargs 'net_memif0,role=server'", r.stderr)
-        self.assertIn("host h1: b has no IPv4 NEIGH entry on Ethernet8", r.stderr)
+        self.assertIn("host h1: b has no INTERFACE address and no IPv4 NEIGH entry on Ethernet8",
+                      r.stderr)
         self.assertFalse(os.path.exists("/sys/class/net/t0"))
         # a file with neither af_packet ports nor SWITCH: nothing to build, said so
         r = subprocess.run([os.path.join(ROOT, "scripts", "lab.py"), "up",
