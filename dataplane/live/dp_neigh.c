@@ -84,6 +84,16 @@ static const struct rsw_interface *ours(const struct rsw_state *s, const struct 
 	return a && a->port == port ? a : NULL;
 }
 
+/* The configured (static) or the learnt neighbour for ip, on any port; NULL if none. */
+static const struct rsw_neighbor *neigh_of(const struct rsw_state *s, const struct rsw_ip *ip,
+					   int dynamic)
+{
+	for (size_t i = 0; i < s->n_neigh; i++)
+		if (s->neigh[i].dynamic == dynamic && rsw_ip_eq(&s->neigh[i].ip, ip))
+			return &s->neigh[i];
+	return NULL;
+}
+
 static struct rsw_dp_learnt *find_learnt(struct rsw_dp_neigh *n, const struct rsw_ip *ip)
 {
 	for (unsigned i = 0; i < n->n_learnt; i++)
@@ -135,9 +145,9 @@ static void learn(struct rsw_dp *dp, uint16_t port, const struct rsw_ip *ip, con
 		n->st.outside_subnet++;
 		return;
 	}
-	const struct rsw_neighbor *cur = rsw_state_resolve(s, ip);
-	if (cur && !cur->dynamic) {
-		if (cur->port != port || memcmp(cur->mac, mac, 6))
+	const struct rsw_neighbor *st = neigh_of(s, ip, 0);
+	if (st) {
+		if (st->port != port || memcmp(st->mac, mac, 6))
 			n->st.static_kept++;
 		return;
 	}
@@ -265,10 +275,13 @@ static void commit(struct rsw_dp *dp, uint64_t now)
 		return;
 	for (unsigned i = 0; i < n->n_learnt;) {
 		struct rsw_dp_learnt *e = &n->learnt[i];
-		const struct rsw_neighbor *cur = rsw_state_resolve(s, &e->ip);
+		const struct rsw_neighbor *cur = neigh_of(s, &e->ip, 1);
 		int expired = n->timeout_ns && now - e->seen_ns > n->timeout_ns;
-		if (cur && !cur->dynamic) {
-			/* configured since (a reload, `rocesw`): the configured entry stands */
+		if (neigh_of(s, &e->ip, 0)) {
+			/* configured since (a reload, `rocesw`), maybe on another port: the
+			 * configured entry stands alone */
+			if (cur)
+				add_write(t, RSW_W_DELETE, cur->port, &cur->ip, NULL);
 			n->learnt[i] = n->learnt[--n->n_learnt];
 			continue;
 		}

@@ -10,7 +10,8 @@ reply and neighbour advertisement captured on the host (opcode, addresses, MAC, 
 option, ICMPv6 checksum verified); `rocesw show arp` / `show ndp` (`--switch` in the zone) list
 the learnt hosts with the MACs of their namespaces' eth0; a conflicting ARP does not override a
 static NEIGH entry; a learnt host that answers the switch's probes stays, and once it is gone the
-entry ages out within the configured timeout (polled on the control socket)."""
+entry ages out within the configured timeout (polled on the control socket); a reload that
+configures a learnt host's address on another port leaves the configured entry alone."""
 import json
 import os
 import re
@@ -196,6 +197,21 @@ class LiveArp(unittest.TestCase):
                              "aged within the timeout (plus an ageing step and a poll)")
         self.assertGreaterEqual(entries(ctl, "arp")["counters"]["aged"], 1)
         self.assertIsNotNone(entry(ctl, "arp", "10.1.0.5"), "h1 still answers")
+
+        # a reload configuring h1's address on another port: the configured entry stands
+        # alone (the learnt one on Ethernet8 goes), other learnt entries stay
+        cfg["NEIGH"]["Ethernet0|10.1.0.5"] = {"neigh": STATIC_MAC}
+        config2 = os.path.join(d, "switch2.yaml")
+        with open(config2, "w") as f:
+            yaml.safe_dump(cfg, f)
+        r = subprocess.run([ROCESW, "reload", config2, "--socket", sock], capture_output=True,
+                           text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        h1_entries = lambda: [(e["port"], e["mac"], e["type"])  # noqa: E731
+                              for e in entries(ctl, "arp")["entries"] if e["address"] == "10.1.0.5"]
+        wait_until(lambda: h1_entries() == [("Ethernet0", STATIC_MAC, "static")],
+                   "the configured entry alone for 10.1.0.5")
+        self.assertEqual(entry(ctl, "ndp", "fc00:1::3")["type"], "dynamic", "kept by the reload")
 
         Lab.stop(tcpdump)
         rows = tshark(cap, "arp.opcode == 2", ["eth.src", "eth.dst", "arp.src.hw_mac",
