@@ -19,7 +19,7 @@
 #include <jansson.h>
 #include <linux/if_link.h>
 
-#include "control/cmd.h"
+#include "control/cli/cmd.h"
 #include "hostsend/pfc_xdp_load.h"
 #include "hostsend/xsk_tx.h"
 

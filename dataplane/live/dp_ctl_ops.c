@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control/config.h"
+#include "control/config/config.h"
 #include "dataplane/hash/hash_algo.h"
 #include "dataplane/pkt/drop_reason.h"
 #include "dataplane/pkt/parse.h"

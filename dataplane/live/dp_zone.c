@@ -9,7 +9,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
-#include "control/config.h"
+#include "control/config/config.h"
 #include "dp_neigh.h"
 #include "dp_ports.h"
 #include "dp_zone.h"

@@ -7,8 +7,8 @@
 #include <rte_log.h>
 #include <rte_malloc.h>
 
-#include "control/config.h"
-#include "control/eal_quiet.h"
+#include "control/config/config.h"
+#include "control/cli/eal_quiet.h"
 #include "dataplane/live/dp_ctl.h"
 #include "fuzz_targets.h"
 

@@ -15,7 +15,7 @@
 #include <rte_fib.h>
 #include <rte_malloc.h>
 
-#include "control/eal_quiet.h"
+#include "control/cli/eal_quiet.h"
 #include "dataplane/tables/fib.h"
 #include "dataplane/tables/state.h"
 

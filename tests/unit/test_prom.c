@@ -1,4 +1,4 @@
-/* roceswd's metrics page (control/prom_metrics.c) against lines written here by hand from the
+/* roceswd's metrics page (control/daemon/prom_metrics.c) against lines written here by hand from the
  * Prometheus text exposition format: label values escape backslash, double quote and line feed;
  * microseconds become seconds; every family has HELP and TYPE; build_info is 1; a zone's
  * switches are told apart by a switch label. */
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "control/prom_metrics.h"
+#include "control/daemon/prom_metrics.h"
 
 static char *render(const char *counters_json)
 {

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "control/eal_quiet.h"
+#include "control/cli/eal_quiet.h"
 #include "dataplane/pkt/drop_reason.h"
 #include "dataplane/tables/ingress.h"
 #include "dataplane/tables/switch.h"

@@ -1,4 +1,4 @@
-/* report.html of a replay: one self-contained page (control/html.h) drawn from the run's
+/* report.html of a replay: one self-contained page (control/labs/html.h) drawn from the run's
  * summary.json and events.jsonl: overview, topology of a zone, queue depth as steps, link
  * utilization by tier, flows per uplink, PFC pauses by port and priority, ECN marks, flow completion CDF,
  * conservation, and a closed-loop collective's figures. */

@@ -4,7 +4,7 @@
 
 #include "html.h"
 
-/* Generated from the files in control/report at build time (control/report/embed.py). */
+/* Generated from the files in control/report at build time (control/labs/report/embed.py). */
 extern const char rsw_asset_uplot_js[], rsw_asset_uplot_css[], rsw_asset_page_js[],
 	rsw_asset_page_css[];
 

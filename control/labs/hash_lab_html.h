@@ -1,4 +1,4 @@
-/* The hash lab's pages (control/html.h: one self-contained file, charts by the inlined uPlot). */
+/* The hash lab's pages (control/labs/html.h: one self-contained file, charts by the inlined uPlot). */
 #ifndef RSW_HASH_LAB_HTML_H
 #define RSW_HASH_LAB_HTML_H
 
