@@ -465,10 +465,10 @@ int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port, 
 	if (!cfg->pfc_enable || fib->tm_pools.n_pools == 0)
 		return 0;
 	uint64_t refresh = refresh_ns(fib, port);
-	for (unsigned pg = 0; pg < RSW_TM_PGS; pg++) {
-		time[pg] = 0;
-		if (!(cfg->pfc_enable & (1u << pg)))
-			continue;
+	memset(time, 0, RSW_TM_PGS * sizeof(time[0]));
+	/* only the lossless PGs, in order: most of a port's eight are not */
+	for (unsigned bits = cfg->pfc_enable; bits; bits &= bits - 1) {
+		unsigned pg = (unsigned)__builtin_ctz(bits);
 		const struct rsw_buf_profile_cfg *gp = &cfg->pg[pg];
 		/* an idle PG with no XOFF in force has nothing to say: skip the threshold math */
 		if (!ip->gen[pg].xoff &&
