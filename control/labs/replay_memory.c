@@ -1,12 +1,14 @@
-/* DPDK memory for an offline run, sized from what its switch configs ask for. Without hugepages
- * EAL maps the whole -m size at start and keeps a 48-byte descriptor per 4 KiB page of it, which
- * it writes at once (1.2 % of the size, about 190 MB for 16 GiB): a fixed large size taxes every
- * small run, and the old fixed 1 GiB refused zones of 14 switches. */
+/* DPDK memory for an offline run, sized from what its switch configs ask for: their route tables
+ * and the first packet buffers. Without hugepages EAL maps the whole -m size at start and writes
+ * a 48-byte descriptor per 4 KiB page of it (1.2 % of the size, about 190 MB for 16 GiB), so the
+ * packets the buffers may hold are not reserved up front: replay grows packet memory as they
+ * fill (dataplane/replay/replay_mem.c). The old fixed 1 GiB refused zones of 16 switches. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
+#include "dataplane/replay/replay.h"
 #include "dataplane/tables/table_write.h"
 #include "replay_memory.h"
 #include "zone.h"
@@ -74,19 +76,6 @@ static int one_switch(const char *path, uint64_t *tables, uint64_t *packets, cha
 	return 0;
 }
 
-static uint64_t available_bytes(void)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[256];
-	unsigned long long kb = 0;
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kb * 1024;
-}
-
 int rsw_replay_dpdk_mb(const char *config, int zone, FILE *note, unsigned long *mb, char *err,
 		       size_t errlen)
 {
@@ -106,23 +95,21 @@ int rsw_replay_dpdk_mb(const char *config, int zone, FILE *note, unsigned long *
 		*mb = 1024; /* loading the zone reports the config's error, with the switch's name */
 		return 0;
 	}
-	uint64_t fixed = BASE_MB * MIB + tables, want = fixed + packets;
+	/* packets beyond the first pools go to memory replay adds as the buffers fill
+	 * (dataplane/replay/replay_mem.c): EAL starts with what the tables need */
+	uint64_t want = BASE_MB * MIB + tables;
 	/* leave the machine 512 MiB for the program's own heap, captures' buffers, the kernel */
-	uint64_t avail = available_bytes(), room = avail > 512 * MIB ? avail - 512 * MIB : 0;
-	if (avail && fixed > room) {
+	uint64_t avail = rsw_mem_available(), room = avail > 512 * MIB ? avail - 512 * MIB : 0;
+	if (avail && want > room) {
 		snprintf(err, errlen, "the zone needs %llu MiB of DPDK memory for its tables and "
 			 "first packet buffers, and the machine has %llu MiB available",
-			 (unsigned long long)(fixed / MIB), (unsigned long long)(room / MIB));
+			 (unsigned long long)(want / MIB), (unsigned long long)(room / MIB));
 		return -1;
 	}
-	if (avail && want > room) {
-		if (note)
-			fprintf(note, "rocesw replay: DPDK memory %llu MiB, the machine's available "
-				"memory; the switches' buffers could hold %llu MiB of packets, and a "
-				"packet past it would be a no_mbuf drop\n",
-				(unsigned long long)(room / MIB), (unsigned long long)(packets / MIB));
-		want = room;
-	}
+	if (avail && want + packets > room && note)
+		fprintf(note, "rocesw replay: the switches' buffers could hold %llu MiB of packets and "
+			"the machine has %llu MiB available: a packet past that would be a no_mbuf "
+			"drop\n", (unsigned long long)(packets / MIB), (unsigned long long)(room / MIB));
 	*mb = (unsigned long)((want + MIB - 1) / MIB);
 	return 0;
 }

@@ -114,10 +114,8 @@ static struct rte_mempool *add_pool(struct replay *r, unsigned c)
 	unsigned shift = r->mem[c].n < 4 ? r->mem[c].n : 4;
 	unsigned n = REPLAY_POOL_MIN << shift;
 	snprintf(name, sizeof(name), "rsw_replay%u", instance++);
-	struct rte_mempool *mp = rte_pktmbuf_pool_create(name, n <= REPLAY_POOL_MAX ? n
-								 : REPLAY_POOL_MAX, 0, 0,
-							 RTE_PKTMBUF_HEADROOM + mem_room[c],
-							 SOCKET_ID_ANY);
+	struct rte_mempool *mp = rp_pool_create(name, n <= REPLAY_POOL_MAX ? n : REPLAY_POOL_MAX,
+						RTE_PKTMBUF_HEADROOM + mem_room[c]);
 	if (mp)
 		r->mem[c].pool[r->mem[c].n++] = mp;
 	return mp;
@@ -133,8 +131,15 @@ struct rte_mbuf *rp_mbuf(struct replay *r, const uint8_t *data, uint32_t len, ui
 		/* the newest pool first: older ones are full while queues grow */
 		for (unsigned i = r->mem[c].n; !m && i > 0; i--)
 			m = rte_pktmbuf_alloc(r->mem[c].pool[i - 1]);
-		if (!m && add_pool(r, c))
+		/* out of memory, trying a new pool per frame would cost a failed allocation of up
+		 * to a gigabyte each: the frames are no_mbuf drops, and a new pool is tried again
+		 * after 65536 of them (memory the machine may have freed meanwhile) */
+		if (!m && r->mem[c].skip)
+			r->mem[c].skip--;
+		else if (!m && add_pool(r, c))
 			m = rte_pktmbuf_alloc(r->mem[c].pool[r->mem[c].n - 1]);
+		else if (!m)
+			r->mem[c].skip = 65536;
 	}
 	uint8_t *buf = m ? (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len) : NULL;
 	if (!buf) {

@@ -162,4 +162,8 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 		   const struct rsw_replay_opts *opts, struct rsw_replay_result *res, char *err,
 		   size_t errlen);
 
+/* The machine's available memory in bytes (MemAvailable of /proc/meminfo), 0 if unknown: what
+ * replay's packet memory may still grow into. */
+uint64_t rsw_mem_available(void);
+
 #endif

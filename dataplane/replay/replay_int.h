@@ -53,6 +53,10 @@ struct link_dir {
 	uint64_t lost;
 };
 
+/* A packet pool of n frames of data_room bytes: in DPDK's memory while it lasts, then in an
+ * external heap grown from anonymous memory while the machine has some free (replay_mem.c). */
+struct rte_mempool *rp_pool_create(const char *name, unsigned n, uint16_t data_room);
+
 /* A set of a switch's ports (one bit each). */
 #define RP_PORT_WORDS ((RSW_MAX_PORTS + 63) / 64)
 struct rp_ports {
@@ -128,6 +132,7 @@ struct replay {
 	struct {                     /* packet memory of one size class: pools added as it fills */
 		struct rte_mempool **pool;
 		unsigned n, cap;
+		unsigned skip; /* frames not to try a new pool for, after one could not be made */
 	} mem[REPLAY_MEM_CLASSES];
 	int flow_field;              /* mbuf dynamic field: the frame's flow index */
 	struct rsw_event_heap q;
