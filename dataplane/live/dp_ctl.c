@@ -54,19 +54,28 @@ int rsw_ctl_open(struct rsw_ctl *c, struct rsw_dp *dp, const char *path, const c
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	strcpy(a.sun_path, path);
+	/* bound and listening under a temporary name, then renamed into place: the path appears
+	 * only once a client can connect to it (who waits for the file is never refused) */
+	char tmp[sizeof(a.sun_path) + 32];
+	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
+	const char *bound = strlen(tmp) < sizeof(a.sun_path) ? tmp : path;
+	strcpy(a.sun_path, bound);
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	c->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	struct stat st;
 	if (!lstat(path, &st) && S_ISSOCK(st.st_mode))
 		unlink(path); /* a socket left by a dataplane that died */
+	unlink(tmp);
 	/* created 0660 from the start: no moment at which others could connect */
 	mode_t old = umask(0117);
 	int rc = c->listen_fd < 0 ? -1 : bind(c->listen_fd, (struct sockaddr *)&a, sizeof(a));
 	umask(old);
 	if (rc < 0 || listen(c->listen_fd, RSW_CTL_BACKLOG) < 0 ||
-	    (c->group != (gid_t)-1 && chown(path, (uid_t)-1, c->group) < 0)) {
+	    (c->group != (gid_t)-1 && chown(bound, (uid_t)-1, c->group) < 0) ||
+	    (bound != path && rename(bound, path) < 0)) {
 		snprintf(err, errlen, "--control-socket %s: %s", path, strerror(errno));
+		if (rc == 0 && bound != path)
+			unlink(bound);
 		rsw_ctl_close(c);
 		return -1;
 	}
