@@ -204,9 +204,10 @@ static int msg_order(const void *a, const void *b)
 void ydoc_errors_flush(struct ydoc *d)
 {
 	size_t o = 0;
-	if (d->n_msgs)
+	if (d->n_msgs) { /* (qsort may not be given the null array of no messages) */
 		d->err[0] = 0;
-	qsort(d->msgs, d->n_msgs, sizeof(*d->msgs), msg_order);
+		qsort(d->msgs, d->n_msgs, sizeof(*d->msgs), msg_order);
+	}
 	for (size_t i = 0; i < d->n_msgs; i++) {
 		if (i < YDOC_MAX_LISTED && o < d->errlen)
 			o += (size_t)snprintf(d->err + o, d->errlen - o, "%s%s", i ? "\n" : "",
