@@ -587,6 +587,9 @@ static void cleanup(struct replay *r)
 	}
 	loop_free(r);
 	rsw_event_heap_free(&r->q);
+	/* (on success finish() handed the flows to the result and r->fl is NULL) */
+	for (size_t i = 0; r->fl && i < r->flows.n; i++)
+		free(r->fl[i].hop);
 	rsw_flow_table_free(&r->flows);
 	free(r->fl);
 	free(r->in);
