@@ -63,8 +63,18 @@ int rsw_ctl_open(struct rsw_ctl *c, struct rsw_dp *dp, const char *path, const c
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	c->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	struct stat st;
-	if (!lstat(path, &st) && S_ISSOCK(st.st_mode))
+	if (!lstat(path, &st)) {
+		if (!S_ISSOCK(st.st_mode)) {
+			/* the rename below would replace it: never clobber what is not a socket */
+			snprintf(err, errlen, "--control-socket %s: exists and is not a socket", path);
+			close(c->listen_fd);
+			c->listen_fd = -1;
+			free(c->buf);
+			c->buf = NULL;
+			return -1;
+		}
 		unlink(path); /* a socket left by a dataplane that died */
+	}
 	unlink(tmp);
 	/* created 0660 from the start: no moment at which others could connect */
 	mode_t old = umask(0117);

@@ -57,6 +57,22 @@ class Cli(unittest.TestCase):
                            capture_output=True, text=True, timeout=60)
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("no network interface 'rswnoif0'", r.stderr)
+
+    def test_control_socket_never_replaces_a_file(self):
+        """The socket is bound under a temporary name and renamed into place: a path that is
+        a regular file is refused, its content left as it was."""
+        d = tmpdir()
+        cfg, victim = os.path.join(d, "sw.yaml"), os.path.join(d, "victim")
+        with open(cfg, "w") as f:
+            f.write('PORT:\n  Ethernet0: {speed: 10000, devargs: "net_null0"}\n')
+        with open(victim, "w") as f:
+            f.write("keep\n")
+        r = subprocess.run(dataplane_cmd("rsw-cli-sock", "--config", cfg, "--control-socket",
+                                         victim, mem=512),
+                           capture_output=True, text=True, timeout=60)
+        self.assertIn(f"--control-socket {victim}: exists and is not a socket", r.stderr)
+        with open(victim) as f:
+            self.assertEqual(f.read(), "keep\n")
         self.assertNotIn("File exists", r.stderr)
 
     def test_hugepage_hint(self):
