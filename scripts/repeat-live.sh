@@ -5,7 +5,7 @@
 set -euo pipefail
 usage() {
   cat <<'USAGE'
-usage: scripts/repeat-live.sh [-n N] [--load] [--build DIR] [--keep-going|--stop] [TEST ...]
+usage: scripts/repeat-live.sh [-n N] [--load] [--build DIR] [--lock-each FILE] [--keep-going|--stop] [TEST ...]
 
 Runs `meson test -C DIR --suite live` (or only the TESTs named, e.g. test_live_tm) N times
 in a row (default 20) and prints one line per run (pass/FAIL, seconds) and then
@@ -15,19 +15,25 @@ in a row (default 20) and prints one line per run (pass/FAIL, seconds) and then
   --load        keep one CPU-bound process busy (a shell loop) for the whole time, as another
                 engineer's build or a busy CI neighbour would
   --build DIR   the build directory (default build)
+  --lock-each FILE
+                take the live lock FILE (flock) around each run instead of expecting the
+                caller to hold it for the whole series, so that other live work on the
+                machine can run between two runs of a long series
   --stop        stop at the first failure (default: keep going and count)
   -h, --help    this text
 
 Exit status: 0 if every run passed, 1 otherwise. Live tests need root and must hold the live
 lock: flock /tmp/rocesw-live.lock scripts/repeat-live.sh -n 20
+(or scripts/repeat-live.sh -n 20 --lock-each /tmp/rocesw-live.lock)
 USAGE
 }
-n=20 load=0 build=build stop=0 tests=()
+n=20 load=0 build=build stop=0 lock= tests=()
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) n=$2; shift 2 ;;
     --load) load=1; shift ;;
     --build) build=$2; shift 2 ;;
+    --lock-each) lock=$2; shift 2 ;;
     --stop) stop=1; shift ;;
     --keep-going) stop=0; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -47,16 +53,20 @@ if [ "$load" = 1 ]; then
   loadpid=$!
 fi
 if [ ${#tests[@]} -eq 0 ]; then sel=(--suite live); else sel=("${tests[@]}"); fi
+if [ -n "$lock" ]; then exec 9>>"$lock"; fi
 pass=0 fail=0 t_all=$(date +%s)
 for k in $(seq 1 "$n"); do
+  # the duration counts from when the lock is held, not the wait for it
+  if [ -n "$lock" ]; then flock 9; fi
   t0=$(date +%s%N)
-  if meson test -C "$build" --print-errorlogs --num-processes 1 "${sel[@]}" > "$build/repeat-live-run.log" 2>&1; then
+  if meson test -C "$build" --print-errorlogs --num-processes 1 "${sel[@]}" > "$build/repeat-live-run.log" 2>&1 9>&-; then
     pass=$((pass + 1)) verdict=pass
   else
     fail=$((fail + 1)) verdict=FAIL
     cp "$build/repeat-live-run.log" "$build/repeat-live-$k.log"
   fi
   ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  if [ -n "$lock" ]; then flock -u 9; fi
   printf 'run %d/%d: %s %d.%d s%s\n' "$k" "$n" "$verdict" $((ms / 1000)) $((ms % 1000 / 100)) \
     "$([ "$verdict" = FAIL ] && echo " (log: $build/repeat-live-$k.log)")"
   if [ "$verdict" = FAIL ] && [ "$stop" = 1 ]; then break; fi
