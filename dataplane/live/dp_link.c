@@ -38,9 +38,12 @@ int rsw_dp_link_init(struct rsw_dp_link *l, const char *name, uint32_t speed_mbp
 	return 0;
 }
 
-uint16_t rsw_dp_link_tx(struct rsw_dp_link *l, struct rte_mbuf **m, uint16_t n, uint64_t now)
+uint16_t rsw_dp_link_tx(struct rsw_dp_link *l, struct rte_mbuf **m, uint16_t n, uint64_t now,
+			int ctl)
 {
-	unsigned room = rte_ring_free_count(l->ring);
+	unsigned used = rte_ring_count(l->ring), room = rte_ring_free_count(l->ring);
+	if (!ctl)
+		room = used < RSW_DP_LINK_DATA ? RSW_DP_LINK_DATA - used : 0;
 	if (n > room)
 		n = (uint16_t)room;
 	for (uint16_t i = 0; i < n; i++) {

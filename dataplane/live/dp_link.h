@@ -14,8 +14,15 @@
 
 #include "dataplane/tm/shaper.h"
 
-#define RSW_DP_LINK_RING 4096u /* frames on the wire and waiting at the far end */
+/* Frames on the wire and waiting at the far end. Data takes at most RSW_DP_LINK_DATA of the
+ * ring's slots (then it waits in the sender's pending buffer and queues, as for a device whose TX
+ * ring is full); the rest is kept for MAC control (PFC) and the main lcore's frames, so a link
+ * full of data never refuses a PFC frame. The packet memory is sized for a full ring (dp_zone.c). */
+#define RSW_DP_LINK_RING 1024u
+#define RSW_DP_LINK_DATA 768u
 #define RSW_DP_LINK_HELD 32u   /* frames taken off the ring, not yet due */
+/* Frames one direction of a link can hold: the packet memory a zone reserves for it. */
+#define RSW_DP_LINK_FRAMES (RSW_DP_LINK_RING - 1u + RSW_DP_LINK_HELD)
 
 struct rsw_dp_link {
 	struct rte_ring *ring;
@@ -35,8 +42,10 @@ struct rsw_dp_link {
 int rsw_dp_link_init(struct rsw_dp_link *l, const char *name, uint32_t speed_mbps,
 		     uint64_t delay_ns, char *err, size_t errlen);
 /* Puts up to n frames on the wire at now; returns how many it took (the rest wait, as for a
- * device whose TX ring is full). */
-uint16_t rsw_dp_link_tx(struct rsw_dp_link *l, struct rte_mbuf **m, uint16_t n, uint64_t now);
+ * device whose TX ring is full). ctl: MAC control or the main lcore's frames, which may use the
+ * slots data leaves free. */
+uint16_t rsw_dp_link_tx(struct rsw_dp_link *l, struct rte_mbuf **m, uint16_t n, uint64_t now,
+			int ctl);
 /* Frames whose last bit has arrived by now, in order, up to max. */
 uint16_t rsw_dp_link_rx(struct rsw_dp_link *l, struct rte_mbuf **m, uint16_t max, uint64_t now);
 /* Frames on the wire or waiting at the far end (exact once both ends stopped). */

@@ -8,7 +8,7 @@
 #include "dp_neigh.h"
 
 #define J(v) json_integer((json_int_t)(v))
-#define RING_SIZE 1024
+#define RING_SIZE RSW_DP_PUNT_RING
 
 static const uint8_t BCAST[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 static const uint8_t ZERO_MAC[6];
@@ -31,7 +31,7 @@ struct rsw_dp_neigh *rsw_dp_neigh_new(struct rsw_dp *dp, unsigned idx, unsigned 
 	int ok = n->punt && n->miss;
 	for (unsigned p = 0; ok && p < dp->n_ports; p++) {
 		snprintf(name, sizeof(name), "rsw_inj%u_%u", idx, p);
-		n->inject[p] = rte_ring_create(name, 256, SOCKET_ID_ANY,
+		n->inject[p] = rte_ring_create(name, RSW_DP_INJECT_RING, SOCKET_ID_ANY,
 					       RING_F_SP_ENQ | RING_F_SC_DEQ);
 		ok = n->inject[p] != NULL;
 	}

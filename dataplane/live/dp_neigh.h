@@ -18,6 +18,8 @@
 
 #define RSW_DP_NEIGH_TIMEOUT_S 300     /* default age of a learnt neighbour nothing refreshed */
 #define RSW_DP_NEIGH_MAX 4096          /* learnt neighbours per switch */
+#define RSW_DP_PUNT_RING 1024          /* frames to the main lcore, per switch */
+#define RSW_DP_INJECT_RING 256         /* frames from the main lcore, per port */
 #define RSW_DP_RESOLVE_INTERVAL_NS 1000000000ull /* one ARP request / NS per next hop a second */
 
 /* What the worker hands over for a next hop that did not resolve. */

@@ -203,11 +203,10 @@ struct rte_mempool *rsw_dp_pool_create(const char *name, unsigned n_mbufs, uint3
 	return mp;
 }
 
-unsigned rsw_dp_pool_mbufs(unsigned n_eth, unsigned n_other)
+unsigned rsw_dp_pool_mbufs(unsigned n_eth)
 {
-	/* descriptors, pending buffers, and packets held in the VOQs; an in-memory link has no
-	 * descriptors and its frames come from the sender's share */
-	return 4096 + n_eth * (RX_DESC + TX_DESC + 4096) + n_other * 1024;
+	/* the devices' RX and TX descriptors, and a spare for the main lcore's frames */
+	return 4096 + n_eth * (RX_DESC + TX_DESC);
 }
 
 int rsw_dp_ports_start(struct rsw_dp *dp, char *err, size_t errlen)

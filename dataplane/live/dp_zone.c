@@ -139,6 +139,41 @@ static int build_links(struct rsw_dp_zone *z, char *err, size_t errlen)
 	return 0;
 }
 
+/* Packets a switch's traffic manager may hold: RSW_TM_DESC_PER_PORT per device port, as a
+ * single switch always had, and less per in-memory link or unconnected port, whose frames cost
+ * no device descriptors but are packet memory all the same. */
+#define LINK_PORT_TM_PKTS 1024u
+
+static uint64_t tm_budget(const struct rsw_dp *dp)
+{
+	uint64_t b = 0;
+	for (unsigned p = 0; p < dp->n_ports; p++)
+		b += dp->ports[p].kind == RSW_DP_PORT_ETH ? RSW_TM_DESC_PER_PORT : LINK_PORT_TM_PKTS;
+	return b;
+}
+
+/* Packet memory for every frame the zone can hold at once, so that no frame is ever refused
+ * for want of an mbuf (a lossless class would lose it where PFC cannot help: a device's RX
+ * that cannot allocate leaves frames to the kernel, a PFC frame that cannot be built is not
+ * sent): what the traffic managers may hold (descriptors, headrooms, producers' overshoot),
+ * each port's pending buffer, PFC frame and frames from the main lcore, each switch's punt
+ * ring, each link direction's ring and held frames, each device's descriptors, and each
+ * lcore's burst and mempool cache. */
+static unsigned pool_mbufs(const struct rsw_dp_zone *z, unsigned n_eth)
+{
+	uint64_t n = rsw_dp_pool_mbufs(n_eth);
+	for (unsigned s = 0; s < z->n_sw; s++) {
+		const struct rsw_dp *dp = z->dp[s];
+		n += rsw_tm_live_hold(rsw_switch_fib(dp->sw), dp->n_ports, z->n_workers,
+				      tm_budget(dp));
+		n += (uint64_t)dp->n_ports * (RTE_DIM(dp->ports[0].pending) + 1 + RSW_DP_INJECT_RING);
+		n += RSW_DP_PUNT_RING;
+	}
+	n += (uint64_t)z->n_links * RSW_DP_LINK_FRAMES;
+	n += (uint64_t)(z->n_workers + 1) * (RSW_DP_BURST + 512);
+	return n > UINT32_MAX ? UINT32_MAX : (unsigned)n;
+}
+
 /* The worker a switch is pinned to (--pin), or -1. */
 static int pinned(const struct rsw_dp_zone_opts *o, const struct rsw_dp *dp)
 {
@@ -249,15 +284,13 @@ int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, ch
 		}
 	}
 
-	unsigned n_eth = 0, n_other = 0;
+	unsigned n_eth = 0;
 	uint32_t max_mtu = 1500;
 	for (unsigned s = 0; s < z->n_sw; s++)
 		for (unsigned p = 0; p < z->dp[s]->n_ports; p++) {
 			const struct rsw_port_cfg *pc = &z->dp[s]->sw->state->ports[p];
 			if (z->dp[s]->ports[p].kind == RSW_DP_PORT_ETH)
 				n_eth++;
-			else
-				n_other++;
 			if (pc->mtu > max_mtu)
 				max_mtu = pc->mtu;
 			/* an af_packet port hands over whole ring frames' data: mbufs must hold it */
@@ -266,7 +299,7 @@ int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, ch
 			if (fr && RSW_AF_PACKET_DATA(fr) > max_mtu + RSW_DP_POOL_SLACK)
 				max_mtu = RSW_AF_PACKET_DATA(fr) - RSW_DP_POOL_SLACK;
 		}
-	z->pool = rsw_dp_pool_create("rsw_mbufs", o->mbufs ? o->mbufs : rsw_dp_pool_mbufs(n_eth, n_other),
+	z->pool = rsw_dp_pool_create("rsw_mbufs", o->mbufs ? o->mbufs : pool_mbufs(z, n_eth),
 				     max_mtu, err, errlen);
 	if (!z->pool)
 		return -1;
@@ -288,6 +321,7 @@ int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, ch
 				    SHAPER_SLACK_NS, err, errlen);
 		if (!dp->tm)
 			return -1;
+		rsw_tm_live_limit(dp->tm, rsw_switch_fib(dp->sw), tm_budget(dp));
 		dp->tm->log = rsw_dp_log_line;
 		dp->tm->log_arg = dp;
 		dp->neigh = rsw_dp_neigh_new(dp, s, o->neigh_timeout_s, err, errlen);

@@ -66,11 +66,28 @@ static uint64_t hdrm_pkts_all(const struct rsw_fib *fib, uint16_t n_ports)
 	return n;
 }
 
+static uint64_t desc_for(const struct rsw_fib *fib, uint16_t n_ports, uint64_t all)
+{
+	uint64_t h = hdrm_pkts_all(fib, n_ports), floor = (uint64_t)n_ports * 256;
+	return all > h + floor ? all - h : floor;
+}
+
 uint64_t rsw_tm_live_desc(const struct rsw_fib *fib, uint16_t n_ports)
 {
-	uint64_t all = (uint64_t)n_ports * RSW_TM_DESC_PER_PORT, h = hdrm_pkts_all(fib, n_ports);
-	uint64_t floor = (uint64_t)n_ports * 256;
-	return all > h + floor ? all - h : floor;
+	return desc_for(fib, n_ports, (uint64_t)n_ports * RSW_TM_DESC_PER_PORT);
+}
+
+uint64_t rsw_tm_live_hold(const struct rsw_fib *fib, uint16_t n_ports, unsigned producers,
+			  uint64_t budget)
+{
+	return desc_for(fib, n_ports, budget) + hdrm_pkts_all(fib, n_ports) + 64u * producers;
+}
+
+void rsw_tm_live_limit(struct rsw_tm *tm, const struct rsw_fib *fib, uint64_t budget)
+{
+	uint64_t d = desc_for(fib, tm->n_ports, budget);
+	if (tm->desc.size && d < tm->desc.size)
+		tm->desc.size = d;
 }
 
 static struct rsw_tm *tm_alloc(const char *name, uint16_t n_ports, unsigned producers,

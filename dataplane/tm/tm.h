@@ -107,6 +107,14 @@ struct rsw_tm *rsw_tm_new_growing(uint16_t n_ports, const struct rsw_fib *fib,
 /* Live descriptor pool of n_ports ports: n_ports × RSW_TM_DESC_PER_PORT less the packet headroom
  * of every lossless PG of fib (at least 256 a port). */
 uint64_t rsw_tm_live_desc(const struct rsw_fib *fib, uint16_t n_ports);
+/* With budget packets of memory for the TM instead of n_ports × RSW_TM_DESC_PER_PORT (a zone's
+ * in-memory link ports get less than device ports): the most packets it can then hold, its
+ * descriptors, its lossless headrooms' packets and a burst per producer that concurrent
+ * admissions may overshoot by. rsw_tm_live_limit applies the budget to a live TM (before any
+ * traffic; its VOQ rings, sized for more, stay). */
+uint64_t rsw_tm_live_hold(const struct rsw_fib *fib, uint16_t n_ports, unsigned producers,
+			  uint64_t budget);
+void rsw_tm_live_limit(struct rsw_tm *tm, const struct rsw_fib *fib, uint64_t budget);
 /* Frees the TM and every packet still queued. */
 void rsw_tm_free(struct rsw_tm *tm);
 
