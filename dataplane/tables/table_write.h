@@ -45,6 +45,9 @@ struct rsw_table_write {
 };
 
 const char *rsw_table_name(unsigned table);
+/* The bytes of a write of that table: the header and its own union member. A write kept in a
+ * transaction is that big, so read only the member of its table (w->u.route for a ROUTE). */
+size_t rsw_table_write_size(unsigned table);
 
 struct rsw_txn;
 struct rsw_txn *rsw_txn_new(void);

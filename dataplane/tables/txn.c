@@ -1,3 +1,4 @@
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,27 @@ static const char *const table_names[RSW_T_COUNT] = {
 	"SWITCH", "PORT", "QOS_MAP", "HASH_POLICY", "NEIGHBOR", "NEXTHOP_GROUP", "ROUTE", "CLASSIFIER",
 	"INTERFACE",
 };
+
+size_t rsw_table_write_size(unsigned table)
+{
+	static const size_t entry[RSW_T_COUNT] = {
+		[RSW_T_SWITCH] = sizeof(struct rsw_switch_cfg),
+		[RSW_T_PORT] = sizeof(struct rsw_port_cfg),
+		[RSW_T_QOS_MAP] = sizeof(struct rsw_qos_map),
+		[RSW_T_HASH_POLICY] = sizeof(struct rsw_named_policy),
+		[RSW_T_NEIGHBOR] = sizeof(struct rsw_neighbor),
+		[RSW_T_NHG] = sizeof(struct rsw_nhg),
+		[RSW_T_ROUTE] = sizeof(struct rsw_route),
+		[RSW_T_CLASSIFIER] = sizeof(struct rsw_classifier_rule),
+		[RSW_T_INTERFACE] = sizeof(struct rsw_interface),
+	};
+	if (table >= RSW_T_COUNT)
+		return sizeof(struct rsw_table_write);
+	size_t n = offsetof(struct rsw_table_write, u) + entry[table];
+	/* rounded up to the union's alignment, so that the entry's trailing padding is ours too */
+	size_t a = _Alignof(struct rsw_table_write);
+	return (n + a - 1) / a * a;
+}
 
 const char *rsw_table_name(unsigned t)
 {
@@ -33,11 +55,13 @@ int rsw_txn_add(struct rsw_txn *t, const struct rsw_table_write *w)
 		t->w = p;
 		t->cap = cap;
 	}
-	/* writes are big (a group holds its member list); keep them off the array */
-	struct rsw_table_write *c = malloc(sizeof(*c));
+	/* each write holds only its own table's entry: the union is as big as a group with its
+	 * member list (6 KiB), a route 250 bytes, and a million routes must not cost 6 GB */
+	size_t size = rsw_table_write_size(w->table);
+	struct rsw_table_write *c = malloc(size);
 	if (!c)
 		return -1;
-	memcpy(c, w, sizeof(*c));
+	memcpy(c, w, size);
 	t->w[t->n++] = c;
 	return 0;
 }
