@@ -24,7 +24,8 @@
 #include <cmocka.h>
 #include <malloc.h>
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
+/* the sanitizer runtime's (its header is not installed with gcc here) */
+size_t __sanitizer_get_current_allocated_bytes(void);
 #endif
 
 #include "dataplane/tables/state.h"
