@@ -15,6 +15,7 @@ PKGS=(
   iputils-ping                    # ping across the lab and to the switch (test_live_arp)
   chromium                        # the page tests open every HTML page in headless chromium
   libclang-rt-14-dev              # libFuzzer builds of tests/fuzz (scripts/fuzz.sh; clang is above)
+  openvswitch-switch-dpdk         # bench/forward.sh's third contender (OVS-DPDK 3.1, its own private instance)
 )
 # node and npm drive chromium in the page tests; a machine may already have them from another
 # packaging of Node.js (whose nodejs conflicts with Debian's npm): take Debian's only when absent
