@@ -15,6 +15,8 @@
 #define RSW_DP_MAX_WORKERS 16
 #define RSW_DP_BURST 32
 #define RSW_DP_COUNTED_GROUPS 64
+/* RX queues a DPDK port may be given (--rxq): each one is polled by one worker */
+#define RSW_DP_MAX_RXQ RSW_DP_MAX_WORKERS
 
 /* Counters of one worker; only that worker writes them, the stats thread reads (relaxed). */
 struct rsw_dp_counters {
@@ -31,6 +33,9 @@ struct rsw_dp_counters {
 	uint64_t punted[RSW_MAX_PORTS];   /* ARP, ND, frames to the switch: to the main lcore */
 	uint64_t ctl_tx[RSW_MAX_PORTS];   /* frames the main lcore sent (ARP/ND, ping replies) */
 	uint64_t ctl_tx_failed[RSW_MAX_PORTS];
+	/* PFC/PAUSE frames received on an RX queue of a port another worker owns that its hand-off
+	 * ring had no room for (their pause was not applied) */
+	uint64_t pause_lost[RSW_MAX_PORTS];
 	uint64_t ecmp[RSW_DP_COUNTED_GROUPS][RSW_ECMP_MAX_MEMBERS];
 } __rte_cache_aligned;
 
@@ -44,9 +49,21 @@ enum rsw_dp_port_kind {
 struct rsw_dp_link;
 struct rsw_dp_neigh;
 
+/* A PFC or PAUSE frame a worker received on an RX queue of a port it does not own, handed to the
+ * owner (who alone keeps the port's pause state) over the port's pause_in ring. */
+struct rsw_dp_pause_msg {
+	uint64_t since_ns, now_ns;
+	uint16_t time[8];
+	uint8_t l2_kind, class_enable;
+	uint8_t pad[6];
+};
+
 struct rsw_dp_port {
 	uint16_t port_id;         /* DPDK port (RSW_DP_PORT_ETH) */
-	uint16_t owner;           /* worker index that polls RX and drains TX */
+	uint16_t owner;           /* worker index that polls RX queue 0 and alone drains TX */
+	uint16_t n_rxq;           /* RX queues (--rxq), each polled by one worker (dp_zone.c) */
+	/* n_rxq > 1: PFC/PAUSE frames other workers' queues received, for the owner (MP/SC) */
+	struct rte_ring *pause_in;
 	uint8_t kind;             /* enum rsw_dp_port_kind */
 	const char *devargs;      /* RSW_DP_PORT_ETH: what was probed */
 	struct rsw_dp_link *tx_link, *rx_link; /* RSW_DP_PORT_LINK: the two directions */
@@ -59,9 +76,10 @@ struct rsw_dp_port {
 	 * peer kept sending PFC XOFF; set by the control socket, read by the owner. */
 	uint8_t storm;
 	uint64_t storm_next_ns;   /* owner only */
-	/* the previous RX poll (owner only): what a poll finds arrived since then, which after a
-	 * stall of the worker is long before the poll (the PFC watchdog's pause continuity) */
-	uint64_t rx_polled_ns;
+	/* the previous RX poll of each queue (its worker only): what a poll finds arrived since
+	 * then, which after a stall of the worker is long before the poll (the PFC watchdog's pause
+	 * continuity) */
+	uint64_t rx_polled_ns[RSW_DP_MAX_RXQ];
 };
 
 struct rsw_dp_worker {

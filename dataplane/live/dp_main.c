@@ -42,7 +42,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: rocesw-dataplane [EAL args] -- --config F | --zone Z [--stats-period S]\n"
 		"                        [--stats-json FILE] [--duration S] [--verify-icrc]\n"
-		"                        [--mbufs N] [--neigh-timeout S]\n"
+		"                        [--mbufs N] [--neigh-timeout S] [--rxq N]\n"
 		"                        [--control-socket PATH [--control-group G]\n"
 		"                        [--control-idle S]]\n"
 		"\n"
@@ -58,6 +58,11 @@ static void usage(FILE *f)
 		"                     and delay; a host's link is the DPDK port of its devargs in\n"
 		"                     HOST, else af_packet on the veth rsw-HOST (scripts/lab.py)\n"
 		"  --mbufs N          packet memory in frames (default: from the ports)\n"
+		"  --rxq N            N RX queues on every DPDK port (default 1), RSS on IP/UDP/TCP\n"
+		"                     where the device hashes (NICs, null), PACKET_FANOUT_HASH on\n"
+		"                     af_packet (qpairs=N added), one rx_pcap per queue on pcap; a\n"
+		"                     port's queues go to different workers, its egress stays with\n"
+		"                     queue 0's worker; a flow stays on one queue, so in order\n"
 		"  --pin SWITCH=W     (zone) every port of SWITCH on worker W (0 = the second EAL\n"
 		"                     lcore); repeatable; other switches' ports go round-robin\n"
 		"  --idle-sleep-us U  a worker with nothing to do pauses, then sleeps from 1 us\n"
@@ -157,6 +162,7 @@ int main(int argc, char **argv)
 		{"control-socket", required_argument, NULL, 'S'},
 		{"control-group", required_argument, NULL, 'G'},
 		{"control-idle", required_argument, NULL, 'I'},
+		{"rxq", required_argument, NULL, 'Q'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	const char *config = NULL, *zone = NULL, *json = NULL, *ctl_path = NULL, *ctl_group = NULL;
@@ -225,6 +231,17 @@ int main(int argc, char **argv)
 			*eq = 0;
 			zo.pin[zo.n_pin].sw = optarg;
 			zo.pin[zo.n_pin++].worker = (unsigned)w;
+			break;
+		}
+		case 'Q': {
+			unsigned long q = strtoul(optarg, &end, 10);
+			if (*end || end == optarg || optarg[0] == '-' || q < 1 || q > RSW_DP_MAX_RXQ) {
+				fprintf(stderr, "rocesw-dataplane: --rxq: expected 1 to %u RX queues per "
+					"port, got '%s'\n", RSW_DP_MAX_RXQ, optarg);
+				rte_eal_cleanup();
+				return 2;
+			}
+			zo.rxq = (unsigned)q;
 			break;
 		}
 		case 'p': period = atof(optarg); break;

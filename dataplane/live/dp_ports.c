@@ -128,8 +128,8 @@ uint32_t rsw_dp_af_packet_frame(const char *devargs, unsigned mtu)
 /* devargs with the ring sized for the port's MTU, when they leave it to the default; a ring
  * the devargs size too small for the MTU is said at start, as the kernel cuts what it cannot
  * hold before any counter sees it. */
-static const char *sized_devargs(const char *devargs, const char *port, unsigned mtu, char *buf,
-				 size_t len)
+static const char *sized_devargs(const char *devargs, const char *port, unsigned mtu,
+				 unsigned rxq, char *buf, size_t len)
 {
 	uint32_t frame = rsw_dp_af_packet_frame(devargs, mtu);
 	const char *given = strstr(devargs, "framesz=");
@@ -143,12 +143,19 @@ static const char *sized_devargs(const char *devargs, const char *port, unsigned
 				"framesz/blocksz out to have the ring sized for mtu %u\n",
 				port, devargs, fs, RSW_AF_PACKET_DATA(fs), mtu);
 	}
-	if (!frame)
+	/* --rxq on af_packet: that many sockets in one PACKET_FANOUT_HASH group */
+	int qpairs = rxq > 1 && !strncmp(devargs, "net_af_packet", 13) && !strstr(devargs, "qpairs=");
+	if (!frame && !qpairs)
 		return devargs;
-	uint32_t block = frame;
-	while (block % PAGE)
-		block += frame;
-	snprintf(buf, len, "%s,framesz=%u,blocksz=%u", devargs, frame, block);
+	int n = snprintf(buf, len, "%s", devargs);
+	if (qpairs)
+		n += snprintf(buf + n, len - (size_t)n, ",qpairs=%u", rxq);
+	if (frame) {
+		uint32_t block = frame;
+		while (block % PAGE)
+			block += frame;
+		snprintf(buf + n, len - (size_t)n, ",framesz=%u,blocksz=%u", frame, block);
+	}
 	return buf;
 }
 
@@ -203,10 +210,57 @@ struct rte_mempool *rsw_dp_pool_create(const char *name, unsigned n_mbufs, uint3
 	return mp;
 }
 
-unsigned rsw_dp_pool_mbufs(unsigned n_eth)
+unsigned rsw_dp_pool_mbufs(unsigned n_eth, unsigned rxq)
 {
-	/* the devices' RX and TX descriptors, and a spare for the main lcore's frames */
-	return 4096 + n_eth * (RX_DESC + TX_DESC);
+	/* the devices' RX (each RX queue its own) and TX descriptors, and a spare for the main
+	 * lcore's frames */
+	return 4096 + n_eth * (rxq * RX_DESC + TX_DESC);
+}
+
+/* RX queues for port p: the n_rxq asked for (--rxq) or as many as the device offers if fewer
+ * (said on stderr), with RSS on IP, UDP and TCP where the device hashes itself (a NIC,
+ * net_null...), so a flow always lands on the same queue. af_packet spreads its qpairs sockets
+ * with the kernel's PACKET_FANOUT_HASH (the flow hash: one flow, one queue); pcap has one queue
+ * per rx_pcap file. */
+static int rx_queues_conf(struct rsw_dp_port *p, const char *port, struct rte_eth_conf *conf,
+			  char *err, size_t errlen)
+{
+	struct rte_eth_dev_info info;
+	int rc = rte_eth_dev_info_get(p->port_id, &info);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot read the device's capabilities: %s", rte_strerror(-rc));
+		return -1;
+	}
+	if (p->n_rxq > info.max_rx_queues) {
+		fprintf(stderr, "rocesw-dataplane: port %s (%s): %u RX queues, not %u: the device "
+			"has no more (af_packet: qpairs=N in its devargs, pcap: one rx_pcap per "
+			"queue)\n", port, p->devargs, info.max_rx_queues ? info.max_rx_queues : 1,
+			p->n_rxq);
+		p->n_rxq = info.max_rx_queues ? info.max_rx_queues : 1;
+	}
+	uint64_t hf = RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP | RTE_ETH_RSS_TCP;
+	if (p->n_rxq > 1 && (info.flow_type_rss_offloads & hf)) {
+		conf->rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf->rx_adv_conf.rss_conf.rss_key = NULL; /* the driver's key */
+		conf->rx_adv_conf.rss_conf.rss_hf = hf & info.flow_type_rss_offloads;
+	}
+	return 0;
+}
+
+/* The ring on which other workers hand the owner of a port with several RX queues the PFC and
+ * PAUSE frames their queues received. */
+static int pause_ring(struct rsw_dp_port *p, char *err, size_t errlen)
+{
+	static unsigned seq;
+	char name[RTE_RING_NAMESIZE];
+	if (p->n_rxq < 2)
+		return 0;
+	snprintf(name, sizeof(name), "rsw_pause%u", seq++);
+	p->pause_in = rte_ring_create_elem(name, sizeof(struct rsw_dp_pause_msg), 1024,
+					   SOCKET_ID_ANY, RING_F_SC_DEQ);
+	if (!p->pause_in)
+		snprintf(err, errlen, "cannot create the ring %s: %s", name, rte_strerror(rte_errno));
+	return p->pause_in ? 0 : -1;
 }
 
 int rsw_dp_ports_start(struct rsw_dp *dp, char *err, size_t errlen)
@@ -227,9 +281,9 @@ int rsw_dp_ports_start(struct rsw_dp *dp, char *err, size_t errlen)
 			return -1;
 		}
 		uint16_t id;
-		char sized[RSW_DEVARGS_MAX + 48];
-		if (probe(sized_devargs(p->devargs, pc->name, pc->mtu, sized, sizeof(sized)), &id,
-			  e, sizeof(e)) < 0) {
+		char sized[RSW_DEVARGS_MAX + 64];
+		if (probe(sized_devargs(p->devargs, pc->name, pc->mtu, p->n_rxq, sized, sizeof(sized)),
+			  &id, e, sizeof(e)) < 0) {
 			snprintf(err, errlen, "%s: port %s%s%s: %s", pc->origin, sw, bar, pc->name, e);
 			return -1;
 		}
@@ -241,9 +295,17 @@ int rsw_dp_ports_start(struct rsw_dp *dp, char *err, size_t errlen)
 		}
 		struct rte_eth_conf conf;
 		memset(&conf, 0, sizeof(conf));
-		int rc = rte_eth_dev_configure(p->port_id, 1, 1, &conf);
-		if (rc == 0)
-			rc = rte_eth_rx_queue_setup(p->port_id, 0, RX_DESC,
+		if (p->n_rxq == 0)
+			p->n_rxq = 1;
+		if (rx_queues_conf(p, pc->name, &conf, e, sizeof(e)) < 0 ||
+		    pause_ring(p, e, sizeof(e)) < 0) {
+			snprintf(err, errlen, "%s: port %s%s%s (%s): %s", pc->origin, sw, bar, pc->name,
+				 p->devargs, e);
+			return -1;
+		}
+		int rc = rte_eth_dev_configure(p->port_id, p->n_rxq, 1, &conf);
+		for (uint16_t q = 0; rc == 0 && q < p->n_rxq; q++)
+			rc = rte_eth_rx_queue_setup(p->port_id, q, RX_DESC,
 						    (unsigned)rte_eth_dev_socket_id(p->port_id), NULL,
 						    pool);
 		if (rc == 0)
@@ -286,6 +348,8 @@ uint64_t rsw_dp_ports_stop(struct rsw_dp *dp)
 			rte_eth_dev_stop(p->port_id);
 			rte_eth_dev_close(p->port_id);
 		}
+		rte_ring_free(p->pause_in); /* what is left on it was consumed when received */
+		p->pause_in = NULL;
 	}
 	/* after the ports: their UMEMs overlay it */
 	rte_mempool_free(dp->xdp_pool);

@@ -18,11 +18,12 @@ uint32_t rsw_dp_af_packet_frame(const char *devargs, unsigned mtu);
  * frame; the mbuf data room an af_packet port with ring frames of that size needs. */
 #define RSW_AF_PACKET_HDR 32u
 #define RSW_AF_PACKET_DATA(frame) ((frame) - RSW_AF_PACKET_HDR)
-/* Frames n_eth DPDK ports hold in their descriptors (what the traffic managers and links hold
- * comes on top: dp_zone.c). */
-unsigned rsw_dp_pool_mbufs(unsigned n_eth);
-/* Probe every RSW_DP_PORT_ETH port from its devargs and start it on dp->pool (set by the
- * caller, as are the ports' kinds and owners). Returns -1 with a message naming the port. */
+/* Frames n_eth DPDK ports of rxq RX queues each hold in their descriptors (what the traffic
+ * managers and links hold comes on top: dp_zone.c). */
+unsigned rsw_dp_pool_mbufs(unsigned n_eth, unsigned rxq);
+/* Probe every RSW_DP_PORT_ETH port from its devargs and start it on dp->pool with n_rxq RX
+ * queues (RSS where the device hashes) and one TX queue (set by the caller, as are the ports'
+ * kinds, owners and n_rxq). Returns -1 with a message naming the port. */
 int rsw_dp_ports_start(struct rsw_dp *dp, char *err, size_t errlen);
 /* Stop and close the ports; frees what is left in the egress rings and returns how many packets
  * that was (they count as queued at the end). */

@@ -92,6 +92,25 @@ void rsw_dp_stats_print_final(const struct rsw_dp *dp, const struct rsw_dp_total
 										      : "VIOLATED");
 }
 
+/* What each worker received and sent for this switch: with several RX queues per port (--rxq)
+ * the workers' shares of a port's traffic. */
+static json_t *workers_json(const struct rsw_dp *dp)
+{
+	json_t *a = json_array();
+	for (unsigned w = 0; w < dp->n_workers; w++) {
+		const struct rsw_dp_counters *c = dp->workers[w].cnt;
+		uint64_t rx = 0, tx = 0;
+		for (unsigned p = 0; p < dp->n_ports; p++) {
+			rx += __atomic_load_n(&c->rx_pkts[p], __ATOMIC_RELAXED);
+			tx += __atomic_load_n(&c->tx_pkts[p], __ATOMIC_RELAXED);
+		}
+		json_array_append_new(a, json_pack("{s:I, s:I, s:I}", "worker", (json_int_t)w,
+						   "rx_packets", (json_int_t)rx, "tx_packets",
+						   (json_int_t)tx));
+	}
+	return a;
+}
+
 json_t *rsw_dp_stats_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t)
 {
 	const struct rsw_state *st = dp->sw->state;
@@ -115,6 +134,8 @@ json_t *rsw_dp_stats_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t
 		json_object_set_new(o, "punted_frames", json_integer((json_int_t)t->c.punted[p]));
 		json_object_set_new(o, "control_tx_frames", json_integer((json_int_t)t->c.ctl_tx[p]));
 		json_object_set_new(o, "control_tx_failed", json_integer((json_int_t)t->c.ctl_tx_failed[p]));
+		json_object_set_new(o, "rx_queues", json_integer(dp->ports[p].n_rxq ? dp->ports[p].n_rxq : 1));
+		json_object_set_new(o, "pause_lost", json_integer((json_int_t)t->c.pause_lost[p]));
 		if (dp->tm)
 			rsw_dp_stats_tm_json(dp, t, p, o, rsw_clock_now(&dp->clock));
 		json_array_append_new(ports, o);
@@ -162,6 +183,7 @@ json_t *rsw_dp_stats_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t
 	json_object_set_new(root, "ports", ports);
 	json_object_set_new(root, "drops", drops);
 	json_object_set_new(root, "ecmp_groups", groups);
+	json_object_set_new(root, "workers", workers_json(dp));
 	json_object_set_new(root, "conservation", cons);
 	return root;
 }

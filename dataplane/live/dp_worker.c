@@ -1,6 +1,7 @@
-/* One worker: RX burst → parse → ingress tables → rewrite → traffic manager (admission into the
- * VOQ of the egress port and traffic class); then, for each port it owns, the TM's egress side:
- * watchdog, PFC generation, scheduler and shaper, TX. Burst-at-a-time like l3fwd; the tables are
+/* One worker: RX burst of each RX queue it polls → parse → ingress tables → rewrite → traffic
+ * manager (admission into the VOQ of the egress port and traffic class); then, for each port it
+ * owns (queue 0's worker), the TM's egress side: watchdog, PFC generation, scheduler and shaper,
+ * TX. Burst-at-a-time like l3fwd; the tables are
  * read under RCU and a quiescent state is reported after every round. The ports a worker owns
  * may belong to several switches of a zone; each port is a DPDK device, an in-memory link to
  * another switch (dp_link.h) or nothing. */
@@ -65,11 +66,12 @@ static inline uint16_t port_tx(struct rsw_dp_port *p, struct rte_mbuf **m, uint1
 	}
 }
 
-static inline uint16_t port_rx(struct rsw_dp_port *p, struct rte_mbuf **m, uint64_t now)
+static inline uint16_t port_rx(struct rsw_dp_port *p, uint16_t queue, struct rte_mbuf **m,
+			       uint64_t now)
 {
 	switch (p->kind) {
 	case RSW_DP_PORT_ETH:
-		return rte_eth_rx_burst(p->port_id, 0, m, RSW_DP_BURST);
+		return rte_eth_rx_burst(p->port_id, queue, m, RSW_DP_BURST);
 	case RSW_DP_PORT_LINK:
 		return rsw_dp_link_rx(p->rx_link, m, RSW_DP_BURST, now);
 	default:
@@ -104,15 +106,46 @@ static void tx_flush(struct rsw_dp_port *p, struct rsw_dp_counters *c, uint16_t 
 	p->n_pending = (uint16_t)(p->n_pending - sent);
 }
 
+/* A PFC or PAUSE frame received on in_port: the port's owner applies it to the port's pause
+ * state (which only it touches); a frame another worker's RX queue got is handed to it. */
+static void pause_rx(struct rsw_dp *dp, struct rsw_dp_worker *w, const struct rsw_fib *fib,
+		     uint16_t in_port, const struct rsw_pkt_meta *m, uint64_t since, uint64_t now)
+{
+	struct rsw_dp_port *p = &dp->ports[in_port];
+	if (!p->pause_in || p->owner == w->index) {
+		rsw_tm_pause_rx(dp->tm, fib, in_port, m, since, now);
+		return;
+	}
+	struct rsw_dp_pause_msg msg = {.since_ns = since, .now_ns = now, .l2_kind = m->l2_kind,
+				       .class_enable = m->pfc_class_enable};
+	memcpy(msg.time, m->pfc_time, sizeof(msg.time));
+	if (rte_ring_mp_enqueue_elem(p->pause_in, &msg, sizeof(msg)) != 0)
+		w->cnt->pause_lost[in_port]++;
+}
+
+/* The owner applies the PFC/PAUSE frames other workers received on its port, in their order. */
+static void pause_take(struct rsw_dp *dp, const struct rsw_fib *fib, uint16_t port)
+{
+	struct rsw_dp_pause_msg msg;
+	while (rte_ring_sc_dequeue_elem(dp->ports[port].pause_in, &msg, sizeof(msg)) == 0) {
+		struct rsw_pkt_meta m;
+		memset(&m, 0, sizeof(m));
+		m.l2_kind = msg.l2_kind;
+		m.pfc_class_enable = msg.class_enable;
+		memcpy(m.pfc_time, msg.time, sizeof(msg.time));
+		rsw_tm_pause_rx(dp->tm, fib, port, &m, msg.since_ns, msg.now_ns);
+	}
+}
+
 static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_port,
-			const struct rsw_fib *fib, uint64_t now)
+			uint16_t queue, const struct rsw_fib *fib, uint64_t now)
 {
 	struct rte_mbuf *pkts[RSW_DP_BURST];
 	struct rsw_dp_counters *c = w->cnt;
 
-	uint64_t since = dp->ports[in_port].rx_polled_ns;
-	dp->ports[in_port].rx_polled_ns = now;
-	uint16_t n = port_rx(&dp->ports[in_port], pkts, now);
+	uint64_t since = dp->ports[in_port].rx_polled_ns[queue];
+	dp->ports[in_port].rx_polled_ns[queue] = now;
+	uint16_t n = port_rx(&dp->ports[in_port], queue, pkts, now);
 	if (n == 0)
 		return 0;
 	c->rx_pkts[in_port] += n;
@@ -150,7 +183,7 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 			else
 				c->pause_rx[in_port]++;
 			if (fib && in_port < fib->n_ports)
-				rsw_tm_pause_rx(dp->tm, fib, in_port, m, since, now);
+				pause_rx(dp, w, fib, in_port, m, since, now);
 			rte_pktmbuf_free(mb);
 			continue;
 		}
@@ -308,6 +341,8 @@ static uint16_t tx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t por
 	if (fib && port < fib->n_ports) {
 		uint8_t enable;
 		uint16_t time[8];
+		if (p->pause_in)
+			pause_take(dp, fib, port);
 		inject_storm(dp, w, port, fib, now);
 		rsw_tm_watchdog(dp->tm, fib, port, now);
 		if (rsw_tm_pfc_due(dp->tm, fib, port, now, &enable, time))
@@ -338,7 +373,7 @@ static int holding(const struct rsw_dp_lcore *lc)
 	for (unsigned i = 0; i < lc->n_items; i++) {
 		struct rsw_dp *dp = lc->items[i].dp;
 		const struct rsw_dp_port *p = &dp->ports[lc->items[i].port];
-		if (held(dp, lc->items[i].port))
+		if (lc->items[i].tx && held(dp, lc->items[i].port))
 			return 1;
 		if (p->kind == RSW_DP_PORT_LINK && rsw_dp_link_in_flight(p->rx_link))
 			return 1;
@@ -380,11 +415,13 @@ int rsw_dp_worker_main(void *arg)
 		unsigned work = 0;
 		for (unsigned i = 0; i < lc->n_items; i++) {
 			struct rsw_dp *dp = lc->items[i].dp;
-			work += rx_port(dp, &dp->workers[wi], lc->items[i].port, rsw_switch_fib(dp->sw),
-					rsw_clock_now(&dp->clock));
+			work += rx_port(dp, &dp->workers[wi], lc->items[i].port, lc->items[i].queue,
+					rsw_switch_fib(dp->sw), rsw_clock_now(&dp->clock));
 		}
 		for (unsigned i = 0; i < lc->n_items; i++) {
 			struct rsw_dp *dp = lc->items[i].dp;
+			if (!lc->items[i].tx)
+				continue;
 			work += tx_port(dp, &dp->workers[wi], lc->items[i].port,
 					rsw_switch_fib(dp->sw), rsw_clock_now(&dp->clock));
 		}
@@ -405,6 +442,8 @@ int rsw_dp_worker_main(void *arg)
 		for (unsigned i = 0; i < lc->n_items; i++) {
 			struct rsw_dp *dp = lc->items[i].dp;
 			uint16_t port = lc->items[i].port;
+			if (!lc->items[i].tx)
+				continue;
 			now = rsw_clock_now(&dp->clock);
 			tx_port(dp, &dp->workers[wi], port, rsw_switch_fib(dp->sw), now);
 			left += held(dp, port);

@@ -5,10 +5,13 @@
 
 #include "dp_ctx.h"
 
-/* A port a worker owns: port of switch dp. */
+/* What a worker polls: RX queue `queue` of port of switch dp; with tx set it also owns the
+ * port's egress (its traffic-manager queues, PFC, TX): the worker of the port's queue 0. */
 struct rsw_dp_item {
 	struct rsw_dp *dp;
 	uint16_t port;
+	uint16_t queue;
+	uint8_t tx;
 };
 
 /* One worker lcore and the ports it owns, of one switch or of several switches of a zone. */

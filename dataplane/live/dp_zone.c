@@ -159,9 +159,9 @@ static uint64_t tm_budget(const struct rsw_dp *dp)
  * each port's pending buffer, PFC frame and frames from the main lcore, each switch's punt
  * ring, each link direction's ring and held frames, each device's descriptors, and each
  * lcore's burst and mempool cache. */
-static unsigned pool_mbufs(const struct rsw_dp_zone *z, unsigned n_eth)
+static unsigned pool_mbufs(const struct rsw_dp_zone *z, unsigned n_eth, unsigned rxq)
 {
-	uint64_t n = rsw_dp_pool_mbufs(n_eth);
+	uint64_t n = rsw_dp_pool_mbufs(n_eth, rxq);
 	for (unsigned s = 0; s < z->n_sw; s++) {
 		const struct rsw_dp *dp = z->dp[s];
 		n += rsw_tm_live_hold(rsw_switch_fib(dp->sw), dp->n_ports, z->n_workers,
@@ -184,7 +184,9 @@ static int pinned(const struct rsw_dp_zone_opts *o, const struct rsw_dp *dp)
 }
 
 /* Ports round-robin over the workers, switch after switch: one switch's ports spread like a
- * single switch's always did. A pinned switch's ports all go to its worker. */
+ * single switch's always did. A port's RX queues (--rxq) go to the workers after its own, so a
+ * port's queues land on different workers and the owners (queue 0's worker) stay spread. A
+ * pinned switch's ports and queues all go to its worker. */
 static int spread(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, char *err,
 		  size_t errlen)
 {
@@ -203,7 +205,8 @@ static int spread(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, char 
 		}
 	}
 	for (unsigned s = 0; s < z->n_sw; s++)
-		total += z->dp[s]->n_ports;
+		for (uint16_t p = 0; p < z->dp[s]->n_ports; p++)
+			total += z->dp[s]->ports[p].n_rxq;
 	for (unsigned w = 0; w < z->n_workers; w++) {
 		z->lc[w].items = calloc(total ? total : 1, sizeof(*z->lc[w].items));
 		if (!z->lc[w].items) {
@@ -214,9 +217,13 @@ static int spread(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, char 
 	for (unsigned s = 0; s < z->n_sw; s++)
 		for (uint16_t p = 0; p < z->dp[s]->n_ports; p++) {
 			int pw = pinned(o, z->dp[s]);
-			unsigned w = pw >= 0 ? (unsigned)pw : k++ % z->n_workers;
-			z->dp[s]->ports[p].owner = (uint16_t)w;
-			z->lc[w].items[z->lc[w].n_items++] = (struct rsw_dp_item){z->dp[s], p};
+			unsigned base = pw >= 0 ? (unsigned)pw : k++ % z->n_workers;
+			z->dp[s]->ports[p].owner = (uint16_t)base;
+			for (uint16_t q = 0; q < z->dp[s]->ports[p].n_rxq; q++) {
+				unsigned w = pw >= 0 ? base : (base + q) % z->n_workers;
+				z->lc[w].items[z->lc[w].n_items++] =
+					(struct rsw_dp_item){z->dp[s], p, q, q == 0};
+			}
 		}
 	return 0;
 }
@@ -284,12 +291,15 @@ int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, ch
 		}
 	}
 
-	unsigned n_eth = 0;
+	unsigned n_eth = 0, rxq = o->rxq ? o->rxq : 1;
 	uint32_t max_mtu = 1500;
 	for (unsigned s = 0; s < z->n_sw; s++)
 		for (unsigned p = 0; p < z->dp[s]->n_ports; p++) {
 			const struct rsw_port_cfg *pc = &z->dp[s]->sw->state->ports[p];
-			if (z->dp[s]->ports[p].kind == RSW_DP_PORT_ETH)
+			/* --rxq applies to devices; a link or nothing has one queue */
+			int eth = z->dp[s]->ports[p].kind == RSW_DP_PORT_ETH;
+			z->dp[s]->ports[p].n_rxq = (uint16_t)(eth ? rxq : 1);
+			if (eth)
 				n_eth++;
 			if (pc->mtu > max_mtu)
 				max_mtu = pc->mtu;
@@ -299,11 +309,9 @@ int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, ch
 			if (fr && RSW_AF_PACKET_DATA(fr) > max_mtu + RSW_DP_POOL_SLACK)
 				max_mtu = RSW_AF_PACKET_DATA(fr) - RSW_DP_POOL_SLACK;
 		}
-	z->pool = rsw_dp_pool_create("rsw_mbufs", o->mbufs ? o->mbufs : pool_mbufs(z, n_eth),
+	z->pool = rsw_dp_pool_create("rsw_mbufs", o->mbufs ? o->mbufs : pool_mbufs(z, n_eth, rxq),
 				     max_mtu, err, errlen);
 	if (!z->pool)
-		return -1;
-	if (spread(z, o, err, errlen) < 0)
 		return -1;
 	/* one time base for every switch: a link's sender stamps when a frame is due in its
 	 * clock, and the receiver compares with its own */
@@ -328,7 +336,8 @@ int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, ch
 		if (!dp->neigh)
 			return -1;
 	}
-	return 0;
+	/* after the ports started: how many RX queues each got */
+	return spread(z, o, err, errlen);
 }
 
 void rsw_dp_zone_launch(struct rsw_dp_zone *z)

@@ -21,6 +21,7 @@ struct rsw_dp_zone_opts {
 	unsigned mbufs;         /* packet memory in frames; 0: from the ports */
 	uint64_t idle_max_ns;   /* workers' longest back-off sleep (dp_worker.h); 0: spin */
 	unsigned neigh_timeout_s; /* age of learnt neighbours (dp_neigh.h); 0: never */
+	unsigned rxq;           /* RX queues per DPDK port (--rxq, RSS); 0: one */
 	/* --pin SWITCH=W: every port of the switch on worker W (0-based); the others round-robin */
 	unsigned n_pin;
 	struct {

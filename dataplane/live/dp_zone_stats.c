@@ -44,9 +44,12 @@ static json_t *zone_json(const struct rsw_dp_zone *z, const struct rsw_dp_totals
 		const struct rsw_dp_lcore *lc = &z->lc[w];
 		json_t *ports = json_array();
 		for (unsigned i = 0; i < lc->n_items; i++) {
+			/* the ports it owns; with --rxq, "SWITCH|PORT:Q" for another port's RX queue */
 			char n[128];
-			snprintf(n, sizeof(n), "%s|%s", lc->items[i].dp->name,
-				 lc->items[i].dp->sw->state->ports[lc->items[i].port].name);
+			int k = snprintf(n, sizeof(n), "%s|%s", lc->items[i].dp->name,
+					 lc->items[i].dp->sw->state->ports[lc->items[i].port].name);
+			if (!lc->items[i].tx)
+				snprintf(n + k, sizeof(n) - (size_t)k, ":%u", lc->items[i].queue);
 			json_array_append_new(ports, json_string(n));
 		}
 		json_array_append_new(workers, json_pack(

@@ -38,9 +38,7 @@ static inline uint64_t shared_of(uint64_t bytes, uint64_t reserved)
 
 static void note_peak(struct rsw_buf_use *u)
 {
-	uint64_t cur = LD(&u->bytes) + LD(&u->hdrm);
-	if (cur > LD(&u->peak))
-		__atomic_store_n(&u->peak, cur, __ATOMIC_RELAXED);
+	rsw_buf_max(&u->peak, LD(&u->bytes) + LD(&u->hdrm));
 }
 
 /* Would len more bytes stay within the shared threshold and the pool? */

@@ -71,6 +71,16 @@ static inline uint64_t rsw_buf_hdrm_pkts(const struct rsw_buf_profile_cfg *p)
 
 enum rsw_buf_verdict { RSW_BUF_ADMIT = 0, RSW_BUF_HEADROOM, RSW_BUF_DROP };
 
+/* *peak = max(*peak, v), exact when several threads raise it at once: a compare-and-swap only
+ * on a new peak (rare once warm), where a load and a store could put back a smaller value. */
+static inline void rsw_buf_max(uint64_t *peak, uint64_t v)
+{
+	uint64_t p = __atomic_load_n(peak, __ATOMIC_RELAXED);
+	while (v > p &&
+	       !__atomic_compare_exchange_n(peak, &p, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
 /* Shared-space threshold of a profile given the pool's current shared use. */
 uint64_t rsw_buf_threshold(const struct rsw_buf_profile_cfg *p, const struct rsw_buf_pool_cfg *pool,
 			   uint64_t pool_used);

@@ -211,9 +211,7 @@ static void release(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t eport
 
 static void note_pool_peak(struct rsw_tm *tm, unsigned pool)
 {
-	uint64_t u = __atomic_load_n(&tm->pool_used[pool], __ATOMIC_RELAXED);
-	if (u > tm->pool_peak[pool])
-		tm->pool_peak[pool] = u;
+	rsw_buf_max(&tm->pool_peak[pool], __atomic_load_n(&tm->pool_used[pool], __ATOMIC_RELAXED));
 }
 
 static inline struct rsw_tm_tag *tag(struct rte_mbuf *m, const struct rsw_pkt_meta *meta)
@@ -307,10 +305,17 @@ unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_fib *fib, struct rte_m
 	}
 	struct rsw_tm_tag *t = tag(m, meta);
 	const struct rsw_wred *w = &ecfg->wred[q];
-	/* the ingress port's worker admits, so the ingress port's random source is its own */
-	if (w->mark_on_enqueue && meta->ecn && rsw_wred_mark(w, qbytes, &ip->rng_in))
-		t->marked = (uint8_t)rsw_rewrite_ecn_ce_at(rte_pktmbuf_mtod(m, uint8_t *), t->l3,
-							   t->l3_off);
+	/* the workers of the ingress port's RX queues admit: they draw from its random source
+	 * with relaxed loads and stores (two may draw the same number; no torn state, and one
+	 * worker's sequence is the single-queue one) */
+	if (w->mark_on_enqueue && meta->ecn) {
+		uint64_t rng = __atomic_load_n(&ip->rng_in, __ATOMIC_RELAXED);
+		int mark = rsw_wred_mark(w, qbytes, &rng);
+		__atomic_store_n(&ip->rng_in, rng, __ATOMIC_RELAXED);
+		if (mark)
+			t->marked = (uint8_t)rsw_rewrite_ecn_ce_at(rte_pktmbuf_mtod(m, uint8_t *),
+								   t->l3, t->l3_off);
+	}
 	return 0;
 }
 

@@ -2,9 +2,10 @@
  * watchdog, wired together for a switch (REFERENCE §2-§3). One instance per switch; it reads its
  * settings from the published tables (fib->tm, fib->tm_pools) and keeps its own state.
  *
- * Threads: any worker enqueues (VOQs are multi-producer rings, buffer counters atomics); each
- * egress port is dequeued, and its PFC frames generated and honoured, by one worker: the port's
- * owner. Time comes from the caller in ns (clock.h), so replay runs this code on virtual time. */
+ * Threads: any worker enqueues (VOQs are multi-producer rings, buffer counters atomics, when
+ * there are several workers; single-producer rings and plain adds for one), the workers of an
+ * ingress port's RX queues among them; each egress port is dequeued, and its PFC frames
+ * generated and honoured, by one worker: the port's owner. Time comes from the caller in ns (clock.h), so replay runs this code on virtual time. */
 #ifndef RSW_TM_H
 #define RSW_TM_H
 
