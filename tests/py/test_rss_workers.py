@@ -151,29 +151,24 @@ def wait_counters(sock, proc, want):
 
 
 class RssWorkers(unittest.TestCase):
-    def run_switch(self, d, n_queues, queue_of, lcores=LCORES, extra=()):
-        """Sends every flow's packets into the host port's queue queue_of(flow); returns the
-        sent (flow, seq) list, the outputs per uplink and the final counters."""
-        flows = range(FLOWS)
-        h_rx = []
-        for q in range(n_queues):
-            path = os.path.join(d, f"in-q{q}.pcap")
-            write_frames(path, [flow_frame(f, s) for f, s in interleaved(
-                [f for f in flows if queue_of(f) == q])])
-            h_rx.append(f"rx_pcap={path}")
-        empty = os.path.join(d, "empty.pcap")
-        write_frames(empty, [])
+    def forward(self, d, queues, want):
+        """Runs the switch with one host RX queue per capture in `queues` (lists of frames)
+        until it received `want` packets and holds none; returns the uplinks' (flow, seq) in
+        the order they left and the final counters."""
+        h_rx = [f"rx_pcap={write_frames(os.path.join(d, f'in-q{q}.pcap'), frames)}"
+                for q, frames in enumerate(queues)]
+        empty = write_frames(os.path.join(d, "empty.pcap"), [])
         cfg = os.path.join(d, "switch.yaml")
         with open(cfg, "w") as f:
             f.write(CONFIG.format(mac=SWITCH_MAC, d=d, h_rx=",".join(h_rx),
-                                  u_rx=",".join([f"rx_pcap={empty}"] * n_queues)))
+                                  u_rx=",".join([f"rx_pcap={empty}"] * len(queues))))
         sock, js = os.path.join(d, "ctl.sock"), os.path.join(d, "stats.json")
-        cmd = dataplane_cmd(f"rss-{os.getpid()}-{n_queues}", "--config", cfg, "--rxq",
-                            str(n_queues), "--control-socket", sock, "--stats-json", js,
-                            *extra, lcores=lcores)
+        cmd = dataplane_cmd(f"rss-{os.getpid()}-{os.path.basename(d)}", "--config", cfg,
+                            "--rxq", str(len(queues)), "--control-socket", sock,
+                            "--stats-json", js, lcores=LCORES)
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            wait_counters(sock, proc, FLOWS * PER_FLOW)
+            wait_counters(sock, proc, want)
             proc.send_signal(signal.SIGTERM)
             out, err = proc.communicate(timeout=60)
         finally:
@@ -183,13 +178,15 @@ class RssWorkers(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, out + err)
         with open(js) as f:
             stats = json.load(f)
-        outputs = {p: received(os.path.join(d, f"out-{p}.pcap")) for p in ("u0", "u1")}
-        return [(f, s) for f in flows for s in range(PER_FLOW)], outputs, stats
+        return {p: received(os.path.join(d, f"out-{p}.pcap")) for p in ("u0", "u1")}, stats
 
     def test_two_workers_two_queues(self):
         d = tmpdir()
-        sent, outputs, stats = self.run_switch(d, 2, lambda f: rss_queue(f, 2))
+        queues = [[flow_frame(f, s) for f, s in interleaved(
+            [f for f in range(FLOWS) if rss_queue(f, 2) == q])] for q in (0, 1)]
         total = FLOWS * PER_FLOW
+        outputs, stats = self.forward(d, queues, total)
+        sent = [(f, s) for f in range(FLOWS) for s in range(PER_FLOW)]
         c = stats["conservation"]
         # pcap ports read as fast as the workers poll and write slower: the buffer's admission
         # may drop (pg_threshold), counted; every packet not dropped is delivered once
@@ -204,7 +201,7 @@ class RssWorkers(unittest.TestCase):
         self.assertTrue(all(per_queue), per_queue)
         workers = sorted(w["rx_packets"] for w in stats["workers"])
         self.assertEqual(workers, sorted(per_queue), stats["workers"])
-        # both egress ports took packets from both workers' queues: both had two producers
+        # both uplinks carried flows of both queues, so both VOQs had two producers
         self.assertTrue(outputs["u0"] and outputs["u1"], {k: len(v) for k, v in outputs.items()})
         self.assertTrue(c["holds"], c)
         self.assertEqual((c["received"], c["transmitted"] + c["dropped"], c["consumed"],
@@ -216,44 +213,12 @@ class RssWorkers(unittest.TestCase):
         by two workers at once and, with enough packets, leaves out of order; the delivery check
         must say so. One flow, alternate packets on each queue."""
         d = tmpdir()
-        global FLOWS
-        saved = FLOWS
-        FLOWS = 1
-        try:
-            flows = [0]
-            h_rx = []
-            for q in range(2):
-                path = os.path.join(d, f"in-q{q}.pcap")
-                write_frames(path, [flow_frame(0, s) for s in range(PER_FLOW * 40) if s % 2 == q])
-                h_rx.append(f"rx_pcap={path}")
-            sent = [(0, s) for s in range(PER_FLOW * 40)]
-            outputs = self.forward_raw(d, h_rx, len(sent))
-        finally:
-            FLOWS = saved
+        n = PER_FLOW * 40
+        queues = [[flow_frame(0, s) for s in range(n) if s % 2 == q] for q in (0, 1)]
+        outputs, stats = self.forward(d, queues, n)
         with self.assertRaises(AssertionError):
-            check_delivery(self, outputs, sent)
-        del flows
-
-    def forward_raw(self, d, h_rx, want):
-        empty = os.path.join(d, "empty.pcap")
-        write_frames(empty, [])
-        cfg = os.path.join(d, "switch.yaml")
-        with open(cfg, "w") as f:
-            f.write(CONFIG.format(mac=SWITCH_MAC, d=d, h_rx=",".join(h_rx),
-                                  u_rx=",".join([f"rx_pcap={empty}"] * 2)))
-        sock = os.path.join(d, "ctl.sock")
-        proc = subprocess.Popen(dataplane_cmd(f"rssr-{os.getpid()}", "--config", cfg, "--rxq", "2",
-                                              "--control-socket", sock, lcores=LCORES),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            wait_counters(sock, proc, want)
-            proc.send_signal(signal.SIGTERM)
-            proc.communicate(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        return {p: received(os.path.join(d, f"out-{p}.pcap")) for p in ("u0", "u1")}
+            check_delivery(self, outputs, [(0, s) for s in range(n)],
+                           stats["conservation"]["dropped"])
 
 
 if __name__ == "__main__":
