@@ -220,6 +220,34 @@ class RssWorkers(unittest.TestCase):
             check_delivery(self, outputs, [(0, s) for s in range(n)],
                            stats["conservation"]["dropped"])
 
+    def test_rss_device_and_fewer_queues(self):
+        """A device that hashes (net_null reports RSS offloads) is configured with RSS over two
+        queues and both workers poll one (both receive; net_null makes frames on every queue);
+        a pcap port with one rx_pcap gets one queue, and stderr says so."""
+        d = tmpdir()
+        one = write_frames(os.path.join(d, "one.pcap"), [flow_frame(0, 0)])
+        cfg = os.path.join(d, "null.yaml")
+        with open(cfg, "w") as f:
+            f.write(f"""DEVICE_METADATA:
+  localhost: {{hostname: rss, mac: "{SWITCH_MAC}"}}
+PORT:
+  Ethernet0:   {{speed: 100000, role: host,   devargs: "net_null_rss0"}}
+  Ethernet256: {{speed: 100000, role: uplink, devargs: "net_pcap_one,rx_pcap={one},tx_pcap={d}/o.pcap"}}
+""")
+        js = os.path.join(d, "stats.json")
+        r = subprocess.run(dataplane_cmd(f"rssn-{os.getpid()}", "--config", cfg, "--rxq", "2",
+                                         "--duration", "1", "--stats-json", js, lcores=LCORES),
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("port Ethernet256 (net_pcap_one", r.stderr)
+        self.assertIn("1 RX queues, not 2", r.stderr)
+        with open(js) as f:
+            stats = json.load(f)
+        self.assertEqual({p["name"]: p["rx_queues"] for p in stats["ports"]},
+                         {"Ethernet0": 2, "Ethernet256": 1})
+        self.assertTrue(all(w["rx_packets"] > 0 for w in stats["workers"]), stats["workers"])
+        self.assertTrue(stats["conservation"]["holds"], stats["conservation"])
+
 
 if __name__ == "__main__":
     unittest.main()
