@@ -248,6 +248,40 @@ PORT:
         self.assertTrue(all(w["rx_packets"] > 0 for w in stats["workers"]), stats["workers"])
         self.assertTrue(stats["conservation"]["holds"], stats["conservation"])
 
+    def test_flood_two_producers_balance(self):
+        """Two workers flooding the same two VOQs (a pcap host port replaying one capture per
+        queue forever, net_null uplinks, no back-off sleep) for 3 s: the counters balance
+        exactly. This is the run that catches VOQ rings made single-producer with two
+        producers (checked by hand: conservation VIOLATED, exit status 3), which the finite
+        captures above are too short to hit."""
+        d = tmpdir()
+        h_rx = []
+        for q in (0, 1):
+            path = write_frames(os.path.join(d, f"flood-q{q}.pcap"), [
+                flow_frame(f, s) for s in range(8) for f in range(FLOWS) if rss_queue(f, 2) == q])
+            h_rx.append(f"rx_pcap={path}")
+        cfg = os.path.join(d, "flood.yaml")
+        with open(cfg, "w") as f:
+            f.write(CONFIG.format(mac=SWITCH_MAC, d=d, h_rx=",".join(h_rx) + ",infinite_rx=1",
+                                  u_rx="")
+                    .replace(f"net_pcap_u0,,tx_pcap={d}/out-u0.pcap", "net_null_u0,no-rx=1")
+                    .replace(f"net_pcap_u1,,tx_pcap={d}/out-u1.pcap", "net_null_u1,no-rx=1"))
+        with open(cfg) as f:
+            self.assertEqual(f.read().count("net_null_u"), 2)
+        js = os.path.join(d, "stats.json")
+        r = subprocess.run(dataplane_cmd(f"rssf-{os.getpid()}", "--config", cfg, "--rxq", "2",
+                                         "--idle-sleep-us", "0", "--duration", "3",
+                                         "--stats-json", js, lcores=LCORES),
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr)
+        with open(js) as f:
+            stats = json.load(f)
+        c = stats["conservation"]
+        self.assertTrue(c["holds"], c)
+        self.assertEqual(c["received"], c["transmitted"] + c["dropped"] + c["queued"], c)
+        self.assertTrue(all(w["rx_packets"] > 0 for w in stats["workers"]), stats["workers"])
+        self.assertGreater(c["transmitted"], 0, c)
+
 
 if __name__ == "__main__":
     unittest.main()
