@@ -392,7 +392,8 @@ int rsw_zone_switch_configs(const char *path, char ***out, unsigned *n, char *er
 int rsw_zone_load(const char *path, const struct rsw_zone_opts *o, struct rsw_zone *z, char *err,
 		  size_t errlen)
 {
-	static const char *const known[] = {"ZONE", "SWITCH", "HOST", "LINK", NULL};
+	/* ROCESWD: how roceswd --zone runs the zone (docs/roceswd.md), ignored here */
+	static const char *const known[] = {"ZONE", "SWITCH", "HOST", "LINK", "ROCESWD", NULL};
 	struct ydoc y;
 	memset(z, 0, sizeof(*z));
 	if (ydoc_load(&y, path, err, errlen) < 0)
@@ -411,7 +412,7 @@ int rsw_zone_load(const char *path, const struct rsw_zone_opts *o, struct rsw_zo
 			ok |= ks && !strcmp(ks, *n);
 		if (!ok) {
 			ydoc_error(&y, k, ks ? ks : "?", "unknown table in a zone config (expected ZONE, "
-				   "SWITCH, HOST, LINK)");
+				   "SWITCH, HOST, LINK, ROCESWD)");
 			goto out;
 		}
 	}

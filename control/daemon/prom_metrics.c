@@ -173,7 +173,18 @@ static void daemon_metrics(struct out *o, json_t *counters, const struct rsw_pro
 	     (unsigned long long)d->reloads_failed);
 	head(o, "rocesw_config_generation", "gauge",
 	     "table generation the dataplane reported for the last config applied");
-	emit(o, "rocesw_config_generation %llu\n", (unsigned long long)d->generation);
+	if (!d->switch_generation) {
+		emit(o, "rocesw_config_generation %llu\n", (unsigned long long)d->generation);
+	} else {
+		/* a zone: each switch has its own tables and generation */
+		const char *k;
+		json_t *v;
+		json_object_foreach(d->switch_generation, k, v) {
+			struct scope sc = {k, NULL};
+			plain_sample(o, "rocesw_config_generation", &sc,
+				     (long long)json_integer_value(v));
+		}
+	}
 	head(o, "rocesw_config_reload_in_progress", "gauge",
 	     "1 while a reload is sent and its outcome not yet known");
 	emit(o, "rocesw_config_reload_in_progress %d\n", d->reload_in_progress);

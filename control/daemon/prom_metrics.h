@@ -10,6 +10,7 @@
 struct rsw_prom_daemon {
 	uint64_t restarts, reloads_ok, reloads_failed;
 	uint64_t generation;       /* of the last config the dataplane reported applied */
+	json_t *switch_generation; /* a zone: {SWITCH: generation}, else NULL */
 	int reload_in_progress;
 	uint64_t http_cut;         /* metrics connections cut at their deadline */
 };

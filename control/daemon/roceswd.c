@@ -24,12 +24,13 @@
 #include "daemon_log.h"
 #include "dataplane/tables/state_diff.h"
 #include "roceswd.h"
+#include "zone.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: roceswd --config F [--attach SOCKET] [--dataplane PATH] [--foreground]\n"
-		"               [--syslog]\n"
+		"usage: roceswd --config F | --zone Z [--attach SOCKET] [--dataplane PATH]\n"
+		"               [--foreground] [--syslog]\n"
 		"\n"
 		"The control daemon: validates switch config F, starts rocesw-dataplane with the EAL\n"
 		"arguments, control socket and ports of F (its ROCESWD table, docs/roceswd.md), and\n"
@@ -42,6 +43,12 @@ static void usage(FILE *f)
 		"metrics_address (default 127.0.0.1):PORT/metrics. Under systemd (NOTIFY_SOCKET) it\n"
 		"reports readiness and pings the watchdog.\n"
 		"\n"
+		"  --zone Z         a zone file (docs/replay.md; its ROCESWD table as above): one\n"
+		"                   rocesw-dataplane --zone runs every switch; a reload applies each\n"
+		"                   switch's difference in one zone-wide transaction, all switches or\n"
+		"                   none (a refused switch changes nothing anywhere); a change of\n"
+		"                   switches, hosts or links needs a restart. --config Z of a zone\n"
+		"                   file (it has a ZONE table) does the same\n"
 		"  --attach SOCKET  program a dataplane already running with that control socket\n"
 		"                   (no start, no restart)\n"
 		"  --dataplane PATH the rocesw-dataplane binary (default: ROCESWD dataplane, else the\n"
@@ -52,16 +59,22 @@ static void usage(FILE *f)
 }
 
 /* The config compiled and built into tables: refuses what the dataplane would refuse. */
-static int validate(const char *path, char *err, size_t errlen)
+int rsw_validate(const char *path, const char *name, char *err, size_t errlen)
 {
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", name, strerror(errno));
+		return -1;
+	}
 	struct rsw_txn *txn = rsw_txn_new();
 	struct rsw_state *s = NULL;
-	int ok = txn && rsw_config_compile(path, txn, err, errlen) == 0 &&
+	int ok = txn && rsw_config_compile_fd(fd, name, txn, err, errlen) == 0 &&
 		 (s = rsw_state_from_txn(txn, err, errlen)) != NULL;
 	if (!txn)
 		snprintf(err, errlen, "out of memory");
 	rsw_state_free(s);
 	rsw_txn_free(txn);
+	close(fd);
 	return ok ? 0 : -1;
 }
 
@@ -106,6 +119,98 @@ static void reload_done(struct roceswd *d, int ok)
 	pthread_mutex_unlock(&d->lock);
 }
 
+/* A zone's {SWITCH: {"generation": G, ...}} (hello, reload) into the metrics. */
+static void set_generations(struct roceswd *d, json_t *sws)
+{
+	json_t *g = json_object(), *v;
+	const char *k;
+	json_object_foreach(sws, k, v)
+		json_object_set_new(g, k, json_integer(json_integer_value(json_object_get(v,
+								"generation"))));
+	pthread_mutex_lock(&d->lock);
+	json_decref(d->stats.switch_generation);
+	d->stats.switch_generation = g;
+	pthread_mutex_unlock(&d->lock);
+}
+
+/* Every file of the zone is watched: the zone file and each switch's config. */
+static void watch_zone(struct roceswd *d, const struct rsw_zsnap *s)
+{
+	char **paths = calloc(s->n + 1, sizeof(*paths));
+	if (!paths)
+		return;
+	paths[0] = d->config;
+	for (unsigned i = 0; i < s->n; i++)
+		paths[i + 1] = s->src[i];
+	if (rsw_watch_set(&d->watch, paths, s->n + 1) < 0)
+		rsw_log(LOG_ERR, "cannot watch the zone's files: %s; SIGHUP still reloads",
+			strerror(errno));
+	free(paths);
+}
+
+/* A zone's reload: the zone file and every switch config snapshot together, the topology
+ * compared with the running zone's, every switch checked (every error of every switch logged),
+ * then one request for the whole zone. Returns the socket awaiting the answer, or -1 (logged). */
+static int zone_reload_send(struct roceswd *d)
+{
+	char err[RSW_DAEMON_MAX_ERROR];
+	struct rsw_zsnap run;
+	rsw_zsnap_free(&d->snap);
+	if (rsw_zsnap_take(d->config, d->next_dir, &d->snap, err, sizeof(err)) < 0) {
+		rsw_log(LOG_ERR, "reload refused, no switch changed: %s", err);
+		return -1;
+	}
+	watch_zone(d, &d->snap);
+	/* without a running snapshot (adopted from elsewhere) the dataplane checks the switches */
+	if (rsw_zsnap_read(d->running, &run, err, sizeof(err)) == 0) {
+		int same = rsw_zsnap_same_topology(&run, &d->snap, err, sizeof(err));
+		rsw_zsnap_free(&run);
+		if (same < 0) {
+			rsw_log(LOG_ERR, "reload refused, no switch changed: %s", err);
+			return -1;
+		}
+	}
+	if (rsw_zsnap_validate(&d->snap, "reload refused"))
+		return -1;
+	int fd = rsw_zsnap_send_reload(&d->snap, d->cfg.control_socket, err, sizeof(err));
+	if (fd < 0)
+		rsw_log(LOG_ERR, "reload not sent, no switch changed: %s", err);
+	return fd;
+}
+
+/* The dataplane's answer to a zone's reload: every switch's generation and writes, or its
+ * refusal (one line per error of each refused switch). */
+static void zone_reload_finish(struct roceswd *d, json_t *r, char *err, double took)
+{
+	if (!r) {
+		reload_done(d, 0);
+		rsw_zsnap_remove(d->next_dir);
+		for (char *save, *line = strtok_r(err, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save))
+			rsw_log(LOG_ERR, "reload not applied (%.2f s): %s", took, line);
+		rsw_log(LOG_ERR, "the running zone stays on every switch");
+		return;
+	}
+	if (rsw_zsnap_promote(d->next_dir, d->running_dir) < 0)
+		rsw_log(LOG_ERR, "cannot make %s the running zone: %s: a restarted dataplane would "
+			"start from the previous one", d->next_dir, strerror(errno));
+	json_t *sws = json_object_get(r, "switches"), *v;
+	const char *k;
+	json_object_foreach(sws, k, v) {
+		long long w = (long long)json_integer_value(json_object_get(v, "writes"));
+		rsw_log(LOG_NOTICE, "reloaded: switch %s: %lld table writes, generation %lld%s", k, w,
+			(long long)json_integer_value(json_object_get(v, "generation")),
+			w ? "" : " (unchanged: no transaction)");
+	}
+	set_generations(d, sws);
+	reload_done(d, 1);
+	rsw_log(LOG_NOTICE, "reloaded: zone %s: %lld table writes on %zu switches, in %.2f s",
+		json_string_value(json_object_get(r, "zone")),
+		(long long)json_integer_value(json_object_get(r, "writes")), json_object_size(sws),
+		took);
+	json_decref(r);
+}
+
 /* Sends the reload: a snapshot of the user's config (so a file edited meanwhile cannot change
  * what is applied), validated first. The answer is read by reload_finish from the loop. */
 static void reload_send(struct roceswd *d)
@@ -113,13 +218,22 @@ static void reload_send(struct roceswd *d)
 	char err[2048];
 	d->reload_wanted = 0;
 	rsw_log(LOG_INFO, "reload (%s): %s", d->reload_why, d->config);
+	if (d->zone) {
+		d->reload_fd = zone_reload_send(d);
+		if (d->reload_fd < 0) {
+			reload_done(d, 0);
+			rsw_zsnap_remove(d->next_dir);
+			return;
+		}
+		goto sent;
+	}
 	if (rsw_copy_file(d->config, d->next) < 0) {
 		reload_done(d, 0);
 		rsw_log(LOG_ERR, "reload refused, the running config stays: cannot read %s: %s",
 			d->config, strerror(errno));
 		return;
 	}
-	if (validate(d->next, err, sizeof(err)) < 0) {
+	if (rsw_validate(d->next, d->next, err, sizeof(err)) < 0) {
 		reload_done(d, 0);
 		rsw_log(LOG_ERR, "reload refused, the running config stays: %s", err);
 		return;
@@ -132,6 +246,7 @@ static void reload_send(struct roceswd *d)
 		rsw_log(LOG_ERR, "reload not sent, the running config stays: %s", err);
 		return;
 	}
+sent:
 	d->reload_sent = rsw_now();
 	pthread_mutex_lock(&d->lock);
 	d->stats.reload_in_progress = 1;
@@ -143,10 +258,14 @@ static void reload_send(struct roceswd *d)
  * refused with its reason. */
 static void reload_finish(struct roceswd *d)
 {
-	char err[2048];
+	char err[RSW_DAEMON_MAX_ERROR];
 	json_t *r = rsw_ctl_recv(d->reload_fd, d->cfg.control_socket, 0, err, sizeof(err));
 	d->reload_fd = -1;
 	double took = rsw_now() - d->reload_sent;
+	if (d->zone) {
+		zone_reload_finish(d, r, err, took);
+		return;
+	}
 	if (!r) {
 		reload_done(d, 0);
 		unlink(d->next);
@@ -174,7 +293,10 @@ void rsw_reload_abort(struct roceswd *d, const char *why)
 		return;
 	close(d->reload_fd);
 	d->reload_fd = -1;
-	unlink(d->next);
+	if (d->zone)
+		rsw_zsnap_remove(d->next_dir);
+	else
+		unlink(d->next);
 	reload_done(d, 0);
 	rsw_log(LOG_ERR, "reload not applied (%s): the running config stays, a restarted dataplane "
 		"starts from %s; send SIGHUP to retry", why, d->running);
@@ -207,10 +329,14 @@ static void notify(struct roceswd *d, const char *state)
 void rsw_dataplane_ready(struct roceswd *d)
 {
 	char err[512];
-	json_t *req = json_pack("{s:s, s:s}", "op", "show", "what", "config");
+	/* a zone's hello gives every switch's generation; one switch's config its own */
+	json_t *req = d->zone ? json_pack("{s:s}", "op", "hello")
+			      : json_pack("{s:s, s:s}", "op", "show", "what", "config");
 	json_t *c = rsw_ctl_call(d->cfg.control_socket, req, err, sizeof(err));
 	json_decref(req);
-	if (c)
+	if (c && d->zone)
+		set_generations(d, json_object_get(c, "switches"));
+	else if (c)
 		set_stat(d, &d->stats.generation,
 			 (uint64_t)json_integer_value(json_object_get(c, "generation")));
 	json_decref(c);
@@ -242,54 +368,26 @@ static char *scrape(void *arg, uint64_t cut, size_t *len)
 	struct rsw_prom_daemon s;
 	pthread_mutex_lock(&d->lock);
 	s = d->stats;
+	s.switch_generation = json_deep_copy(d->stats.switch_generation); /* the loop replaces it */
 	pthread_mutex_unlock(&d->lock);
 	s.http_cut = cut;
 	char *body = rsw_prom_render(c, &s, len);
+	json_decref(s.switch_generation);
 	json_decref(c);
 	return body;
 }
 
-/* Editors replace files: watch the directory for the config's name. A file written in place
- * is read once its writer closes it (IN_CLOSE_WRITE), a replaced one once it is renamed into
- * place (IN_MOVED_TO): never half-written. */
-static int watch_config(const char *path, char *base, size_t len)
-{
-	char dir[PATH_MAX], b[PATH_MAX];
-	snprintf(dir, sizeof(dir), "%s", path);
-	snprintf(b, sizeof(b), "%s", path);
-	snprintf(base, len, "%s", basename(b));
-	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (fd >= 0 && inotify_add_watch(fd, dirname(dir), IN_CLOSE_WRITE | IN_MOVED_TO) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int config_changed(int ifd, const char *base)
-{
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	int hit = 0;
-	ssize_t n;
-	while ((n = read(ifd, buf, sizeof(buf))) > 0)
-		for (char *p = buf; p < buf + n;) {
-			struct inotify_event *e = (struct inotify_event *)(void *)p;
-			if (e->len && !strcmp(e->name, base))
-				hit = 1;
-			p += sizeof(*e) + e->len;
-		}
-	return hit;
-}
-
-static int setup(struct roceswd *d, const char *config, const char *attach, const char *dp_arg,
-		 const char *argv0)
+static int setup(struct roceswd *d, const char *config, int zone, const char *attach,
+		 const char *dp_arg, const char *argv0)
 {
 	char err[2048];
 	if (!realpath(config, d->config)) {
 		fprintf(stderr, "roceswd: %s: %s\n", config, strerror(errno));
 		return -1;
 	}
-	if (validate(d->config, err, sizeof(err)) < 0 ||
+	/* --config of a zone file is --zone: the file says what it is */
+	d->zone = zone || rsw_zone_detect(d->config, err, sizeof(err)) == 1;
+	if ((!d->zone && rsw_validate(d->config, d->config, err, sizeof(err)) < 0) ||
 	    rsw_config_roceswd(d->config, &d->cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return -1;
@@ -315,8 +413,24 @@ static int setup(struct roceswd *d, const char *config, const char *attach, cons
 		fprintf(stderr, "roceswd: %s: %s\n", rundir, strerror(errno));
 		return -1;
 	}
-	snprintf(d->running, sizeof(d->running), "%s/running-config.yaml", rundir);
-	snprintf(d->next, sizeof(d->next), "%s/running-config.yaml.next", rundir);
+	if (!d->zone) {
+		snprintf(d->running, sizeof(d->running), "%s/running-config.yaml", rundir);
+		snprintf(d->next, sizeof(d->next), "%s/running-config.yaml.next", rundir);
+		return 0;
+	}
+	snprintf(d->running_dir, sizeof(d->running_dir), "%s/running-zone", rundir);
+	snprintf(d->next_dir, sizeof(d->next_dir), "%s/running-zone.next", rundir);
+	snprintf(d->running, sizeof(d->running), "%s/zone.yaml", d->running_dir);
+	snprintf(d->next, sizeof(d->next), "%s/zone.yaml", d->next_dir);
+	/* every switch checked, every error of each said, before anything starts */
+	if (rsw_zsnap_take(d->config, d->next_dir, &d->snap, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	if (rsw_zsnap_validate(&d->snap, "refusing to start")) {
+		rsw_zsnap_remove(d->next_dir);
+		return -1;
+	}
 	return 0;
 }
 
@@ -331,8 +445,20 @@ static int first_dataplane(struct roceswd *d)
 		d->started = d->next_hello = rsw_now();
 		return 0;
 	}
-	if (rsw_child_adopt(d))
+	if (rsw_child_adopt(d)) {
+		if (d->zone)
+			rsw_zsnap_remove(d->next_dir); /* the re-attach reload takes its own */
 		return 0;
+	}
+	if (d->zone) {
+		if (rsw_zsnap_promote(d->next_dir, d->running_dir) < 0) {
+			rsw_log(LOG_ERR, "cannot make %s the running zone: %s", d->next_dir,
+				strerror(errno));
+			return -1;
+		}
+		rsw_child_start(d);
+		return 0;
+	}
 	if (rsw_copy_file(d->config, d->running) < 0) {
 		rsw_log(LOG_ERR, "cannot write %s: %s", d->running, strerror(errno));
 		return -1;
@@ -357,16 +483,18 @@ static int poll_timeout_ms(const struct roceswd *d)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"config", required_argument, NULL, 'c'}, {"attach", required_argument, NULL, 'a'},
+		{"config", required_argument, NULL, 'c'}, {"zone", required_argument, NULL, 'z'},
+		{"attach", required_argument, NULL, 'a'},
 		{"dataplane", required_argument, NULL, 'd'}, {"foreground", no_argument, NULL, 'f'},
 		{"syslog", no_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0},
 	};
 	const char *config = NULL, *attach = NULL, *dp_arg = NULL;
-	int foreground = 0, use_syslog = 0, c;
+	int foreground = 0, use_syslog = 0, zone = 0, c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': config = optarg; break;
+		case 'z': config = optarg; zone = 1; break;
 		case 'a': attach = optarg; break;
 		case 'd': dp_arg = optarg; break;
 		case 'f': foreground = 1; break;
@@ -382,7 +510,7 @@ int main(int argc, char **argv)
 	}
 	static struct roceswd d;
 	pthread_mutex_init(&d.lock, NULL);
-	if (setup(&d, config, attach, dp_arg, argv[0]) < 0)
+	if (setup(&d, config, zone, attach, dp_arg, argv[0]) < 0)
 		return 1;
 	if (!foreground && daemon(1, 0) < 0) {
 		perror("roceswd: daemon");
@@ -398,9 +526,13 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGPIPE);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	char base[256];
-	int ifd = watch_config(d.config, base, sizeof(base));
-	if (sfd < 0 || ifd < 0) {
+	char *one[] = {d.config};
+	if (rsw_watch_init(&d.watch) == 0 && !d.zone)
+		rsw_watch_set(&d.watch, one, 1);
+	else if (d.watch.fd >= 0)
+		watch_zone(&d, &d.snap);
+	int ifd = d.watch.fd;
+	if (sfd < 0 || ifd < 0 || d.watch.n == 0) {
 		rsw_log(LOG_ERR, "cannot watch signals or %s: %s", d.config, strerror(errno));
 		return 1;
 	}
@@ -412,8 +544,8 @@ int main(int argc, char **argv)
 		rsw_child_stop(&d);
 		return 1;
 	}
-	rsw_log(LOG_NOTICE, "running: config %s, dataplane socket %s%s", d.config,
-		d.cfg.control_socket, d.watchdog_usec ? ", systemd watchdog on" : "");
+	rsw_log(LOG_NOTICE, "running: %s %s, dataplane socket %s%s", d.zone ? "zone" : "config",
+		d.config, d.cfg.control_socket, d.watchdog_usec ? ", systemd watchdog on" : "");
 	while (!d.stopping) {
 		struct pollfd p[4] = {{.fd = sfd, .events = POLLIN}, {.fd = ifd, .events = POLLIN},
 				      {.fd = d.reload_fd, .events = POLLIN},
@@ -437,7 +569,7 @@ int main(int argc, char **argv)
 		/* after deaths: a reload whose dataplane died was aborted there */
 		if (p[2].fd >= 0 && p[2].fd == d.reload_fd && p[2].revents)
 			reload_finish(&d);
-		if ((p[1].revents & POLLIN) && config_changed(ifd, base))
+		if ((p[1].revents & POLLIN) && rsw_watch_changed(&d.watch))
 			rsw_reload_request(&d, "file changed");
 		if (d.state == RSW_DP_UP && d.reload_fd < 0 && d.reload_wanted)
 			rsw_reload_request(&d, d.reload_why);
@@ -453,6 +585,8 @@ int main(int argc, char **argv)
 	rsw_reload_abort(&d, "roceswd is stopping");
 	rsw_child_stop(&d);
 	close(sfd);
-	close(ifd);
+	rsw_watch_close(&d.watch);
+	rsw_zsnap_free(&d.snap);
+	json_decref(d.stats.switch_generation);
 	return 0;
 }

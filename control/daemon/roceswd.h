@@ -10,12 +10,16 @@
 #include "config_roceswd.h"
 #include "prom_metrics.h"
 #include "roceswd_http.h"
+#include "roceswd_watch.h"
+#include "roceswd_zone.h"
 
 /* Restart backoff: the n-th death in a row waits RSW_RESTART_MIN_S * 2^(n-1), at most
  * RSW_RESTART_MAX_S; a dataplane that answered for RSW_RESTART_STABLE_S starts the count again. */
 #define RSW_RESTART_MIN_S 0.5
 #define RSW_RESTART_MAX_S 30.0
 #define RSW_RESTART_STABLE_S 30.0
+/* The dataplane's refusal of a zone reload lists every error of every refused switch. */
+#define RSW_DAEMON_MAX_ERROR 20000
 
 enum rsw_dp_state {
 	RSW_DP_STARTING, /* started or adopted, not answering yet */
@@ -24,9 +28,15 @@ enum rsw_dp_state {
 };
 
 struct roceswd {
-	char config[4096];         /* the user's config, absolute */
+	char config[4096];         /* the user's config (or zone file), absolute */
 	char running[4096];        /* the copy of the last config the dataplane applied */
 	char next[4096];           /* the copy a reload in flight asks the dataplane to apply */
+	/* --zone: running and next are DIR/zone.yaml of these snapshot directories, each with a
+	 * copy of every switch's config (roceswd_zone.c) */
+	int zone;
+	char running_dir[4096], next_dir[4096];
+	struct rsw_zsnap snap;     /* the snapshot a reload in flight sends */
+	struct rsw_watch watch;    /* the files whose change means a reload */
 	char dataplane[4096];      /* rocesw-dataplane binary */
 	struct rsw_daemon_cfg cfg;
 	int attach;                /* --attach: programming a dataplane someone else runs */
@@ -65,6 +75,8 @@ void rsw_child_tick(struct roceswd *d);
 void rsw_child_stop(struct roceswd *d);
 
 /* roceswd.c */
+/* The config compiled and built into tables, as the dataplane would; errors name it `name`. */
+int rsw_validate(const char *path, const char *name, char *err, size_t errlen);
 void rsw_reload_request(struct roceswd *d, const char *why);
 void rsw_dataplane_ready(struct roceswd *d);
 void rsw_reload_abort(struct roceswd *d, const char *why);

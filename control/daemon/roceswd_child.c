@@ -57,7 +57,7 @@ void rsw_child_start(struct roceswd *d)
 		argv[n++] = tok;
 	argv[n++] = "--";
 	/* always the copy of the last config applied: what runs is what running-config says */
-	argv[n++] = "--config";
+	argv[n++] = d->zone ? "--zone" : "--config";
 	argv[n++] = d->running;
 	argv[n++] = "--control-socket";
 	argv[n++] = d->cfg.control_socket;
@@ -85,8 +85,9 @@ void rsw_child_start(struct roceswd *d)
 	d->state = RSW_DP_STARTING;
 	d->started = rsw_now();
 	d->next_hello = d->started + HELLO_EVERY_S;
-	rsw_log(LOG_INFO, "started dataplane pid %d: %s %s -- --config %s --control-socket %s",
-		(int)pid, d->dataplane, d->cfg.eal_args, d->running, d->cfg.control_socket);
+	rsw_log(LOG_INFO, "started dataplane pid %d: %s %s -- %s %s --control-socket %s",
+		(int)pid, d->dataplane, d->cfg.eal_args, d->zone ? "--zone" : "--config", d->running,
+		d->cfg.control_socket);
 }
 
 /* A dataplane listening on the control socket, left by a roceswd that was killed or restarted:

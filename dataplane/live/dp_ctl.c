@@ -143,7 +143,7 @@ static void drop_client(struct rsw_ctl *c, unsigned i)
 static json_t *error_reply(json_t *id, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static json_t *error_reply(json_t *id, const char *fmt, ...)
 {
-	char msg[512];
+	char msg[RSW_CTL_MAX_ERROR];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -244,13 +244,18 @@ static json_t *handle_message(struct rsw_ctl *c, unsigned i, ssize_t n)
 	else if (!op)
 		reply = error_reply(id, "missing \"op\"");
 	else {
-		char err[1024] = "";
+		static char err[RSW_CTL_MAX_ERROR]; /* the main lcore's alone */
+		err[0] = 0;
 		c->req_peer = &c->peer[i];
 		json_t *result = rsw_ctl_dispatch(c, op, req, err, sizeof(err));
 		c->req_peer = NULL;
 		reply = result ? json_pack("{s:i, s:O?, s:b, s:o}", "v", RSW_CTL_PROTOCOL, "id", id,
 					   "ok", 1, "result", result)
 			       : error_reply(id, "%s", err);
+		if (!result && c->req_errors)
+			json_object_set(reply, "errors", c->req_errors);
+		json_decref(c->req_errors);
+		c->req_errors = NULL;
 	}
 	json_decref(req);
 	return reply;

@@ -57,6 +57,7 @@ struct rsw_ctl {
 	int req_fd[RSW_CTL_MAX_FDS];
 	unsigned n_req_fd;
 	int req_fd_truncated;              /* more descriptors than RSW_CTL_MAX_FDS were sent */
+	json_t *req_errors;                /* a refusal's details ("errors" of the error reply) */
 	void (*log)(void *arg, const char *line); /* each change request and its outcome; arg: dp */
 };
 
@@ -70,6 +71,22 @@ void rsw_ctl_close(struct rsw_ctl *c);
 
 /* One request (dp_ctl_ops.c): the reply's result, or NULL with the error in err. */
 json_t *rsw_ctl_handle(struct rsw_ctl *c, const char *op, json_t *req, char *err, size_t errlen);
+/* "files" of a request against the descriptors that came with it (dp_ctl_ops.c). */
+int rsw_ctl_check_files(struct rsw_ctl *c, const char *op, json_t *req, char *err, size_t errlen);
+/* Logs a change request and its outcome as the switch c->dp's (dp_ctl_ops.c). */
+void rsw_ctl_log_change(struct rsw_ctl *c, const char *op, json_t *req, json_t *result,
+			const char *err);
+/* What the dataplane chose for the running switch and a config file does not say (a zone's
+ * switch i runs ECN seed 1 + i), carried into a reloaded config's writes: a reload changes only
+ * what the file changes. */
+struct rsw_txn;
+struct rsw_state;
+void rsw_ctl_keep_run_params(struct rsw_txn *file, const struct rsw_state *running);
+/* `reload` of every switch of a zone in one zone-wide transaction (dp_zone_reload.c). */
+json_t *rsw_dp_zone_reload(struct rsw_ctl *c, json_t *req, char *err, size_t errlen);
+/* Error texts: a zone's refused reload lists every error of every refused switch. */
+#define RSW_CTL_MAX_ERROR 16384
+
 /* One request to the switch its "switch" field names (dp_zone_ctl.c), then rsw_ctl_handle. */
 json_t *rsw_ctl_dispatch(struct rsw_ctl *c, const char *op, json_t *req, char *err,
 			 size_t errlen);

@@ -390,6 +390,15 @@ static json_t *hash_explain(struct rsw_ctl *c, json_t *req, char *err, size_t er
 	return o;
 }
 
+void rsw_ctl_keep_run_params(struct rsw_txn *file, const struct rsw_state *running)
+{
+	for (size_t i = 0; i < rsw_txn_len(file); i++) {
+		struct rsw_table_write *w = (struct rsw_table_write *)rsw_txn_at(file, i);
+		if (w->table == RSW_T_SWITCH)
+			w->u.sw.tm.ecn_seed = running->sw.tm.ecn_seed;
+	}
+}
+
 /* A whole config file, applied as the difference to the running tables in one transaction.
  * An invalid file, or one that changes the ports, is refused and the running tables stay. The
  * file comes open from the client (SCM_RIGHTS), read with the client's rights: the dataplane
@@ -417,8 +426,10 @@ static json_t *reload(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	if (rsw_config_compile_fd(c->req_fd[0], name, file, err, errlen) < 0 ||
-	    !(next = rsw_state_from_txn(file, err, errlen)) ||
+	if (rsw_config_compile_fd(c->req_fd[0], name, file, err, errlen) < 0)
+		goto out;
+	rsw_ctl_keep_run_params(file, c->dp->sw->state);
+	if (!(next = rsw_state_from_txn(file, err, errlen)) ||
 	    rsw_state_diff(c->dp->sw->state, next, diff, err, errlen) < 0)
 		goto out;
 	if (rsw_txn_len(diff) && rsw_switch_commit(c->dp->sw, diff, err, errlen) < 0)
@@ -437,7 +448,7 @@ out:
 
 /* "files" names the descriptors that came with the request, one each, in order; only ops that
  * read files take them. */
-static int check_files(struct rsw_ctl *c, const char *op, json_t *req, char *err, size_t errlen)
+int rsw_ctl_check_files(struct rsw_ctl *c, const char *op, json_t *req, char *err, size_t errlen)
 {
 	json_t *files = json_object_get(req, "files"), *f;
 	size_t i;
@@ -479,7 +490,7 @@ static int check_files(struct rsw_ctl *c, const char *op, json_t *req, char *err
 
 static json_t *dispatch(struct rsw_ctl *c, const char *op, json_t *req, char *err, size_t errlen)
 {
-	if (check_files(c, op, req, err, errlen) < 0)
+	if (rsw_ctl_check_files(c, op, req, err, errlen) < 0)
 		return NULL;
 	if (!strcmp(op, "hello"))
 		return json_pack("{s:i, s:s, s:I}", "protocol", RSW_CTL_PROTOCOL, "program",
@@ -505,8 +516,8 @@ static json_t *dispatch(struct rsw_ctl *c, const char *op, json_t *req, char *er
 
 /* Every request that changes the switch is logged with who sent it (SO_PEERCRED) and what
  * became of it; the request is logged as JSON, so a name cannot forge a log line. */
-static void log_change(struct rsw_ctl *c, const char *op, json_t *req, json_t *result,
-		       const char *err)
+void rsw_ctl_log_change(struct rsw_ctl *c, const char *op, json_t *req, json_t *result,
+			const char *err)
 {
 	static const char *const changes[] = {"set_port", "set_route", "del_route", "pfc_storm",
 					      "reload"};
@@ -534,6 +545,6 @@ static void log_change(struct rsw_ctl *c, const char *op, json_t *req, json_t *r
 json_t *rsw_ctl_handle(struct rsw_ctl *c, const char *op, json_t *req, char *err, size_t errlen)
 {
 	json_t *result = dispatch(c, op, req, err, errlen);
-	log_change(c, op, req, result, err);
+	rsw_ctl_log_change(c, op, req, result, err);
 	return result;
 }

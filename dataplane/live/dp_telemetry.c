@@ -29,6 +29,14 @@ static struct rsw_dp *switch_of(const char **params)
 	return NULL;
 }
 
+/* A zone's answers say which switch they are about (its parameter named it). */
+static void start_dict(struct rte_tel_data *d, const struct rsw_dp *dp)
+{
+	rte_tel_data_start_dict(d);
+	if (g_z->model)
+		rte_tel_data_add_dict_string(d, "switch", dp->name);
+}
+
 static int port_of(const struct rsw_dp *dp, const char *params)
 {
 	if (!params || !*params)
@@ -82,7 +90,7 @@ static int cb_counters(const char *cmd, const char *params, struct rte_tel_data 
 	pthread_mutex_lock(&dp->sw->lock);
 	totals(dp, &t);
 	pthread_mutex_unlock(&dp->sw->lock);
-	rte_tel_data_start_dict(d);
+	start_dict(d, dp);
 	rte_tel_data_add_dict_u64(d, "received", t.received);
 	rte_tel_data_add_dict_u64(d, "transmitted", t.transmitted);
 	rte_tel_data_add_dict_u64(d, "dropped", t.dropped);
@@ -113,7 +121,7 @@ static int cb_port_stats(const char *cmd, const char *params, struct rte_tel_dat
 	if (p < 0)
 		return -1;
 	const struct rsw_tm_port *tp = &dp->tm->port[p];
-	rte_tel_data_start_dict(d);
+	start_dict(d, dp);
 	rte_tel_data_add_dict_u64(d, "rx_packets", t.c.rx_pkts[p]);
 	rte_tel_data_add_dict_u64(d, "rx_bytes", t.c.rx_bytes[p]);
 	rte_tel_data_add_dict_u64(d, "tx_packets", t.c.tx_pkts[p]);
@@ -152,7 +160,7 @@ static int cb_queue_stats(const char *cmd, const char *params, struct rte_tel_da
 		return -1;
 	const struct rsw_tm_port *tp = &dp->tm->port[p];
 	const struct rsw_tm_queue_stats *s = &tp->qs[q];
-	rte_tel_data_start_dict(d);
+	start_dict(d, dp);
 	rte_tel_data_add_dict_u64(d, "SAI_QUEUE_STAT_PACKETS", s->packets);
 	rte_tel_data_add_dict_u64(d, "SAI_QUEUE_STAT_BYTES", s->bytes);
 	rte_tel_data_add_dict_u64(d, "SAI_QUEUE_STAT_DROPPED_PACKETS", s->dropped_packets);
@@ -163,6 +171,8 @@ static int cb_queue_stats(const char *cmd, const char *params, struct rte_tel_da
 	return 0;
 }
 
+/* Help texts stay under RTE_TEL_MAX_STRING_LEN (128): a longer one fails the registration, and
+ * the command answers null. */
 void rsw_dp_telemetry_register(const struct rsw_dp_zone *z)
 {
 	g_z = z;

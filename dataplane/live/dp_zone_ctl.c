@@ -1,6 +1,7 @@
 /* One control socket for every switch of a zone: a request names its switch ("switch": NAME);
  * without one, a zone answers what concerns it as a whole (hello, the socket's own counters,
- * every switch's counters) and refuses the rest with the list of switches. A single switch
+ * every switch's counters, a reload of every switch: dp_zone_reload.c) and refuses the rest with
+ * the list of switches. A single switch
  * takes requests with no name, or its own hostname. */
 #include <string.h>
 
@@ -23,6 +24,21 @@ static json_t *zone_hello(const struct rsw_dp_zone *z)
 				    json_pack("{s:I}", "generation", (json_int_t)z->dp[s]->sw->generation));
 	return json_pack("{s:i, s:s, s:s, s:o}", "protocol", RSW_CTL_PROTOCOL, "program",
 			 "rocesw-dataplane", "zone", z->name, "switches", sw);
+}
+
+/* A zone's reload, logged as each switch's change: its generation, or the refusal. */
+static json_t *zone_reload(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
+{
+	struct rsw_dp_zone *z = c->zone;
+	json_t *r = rsw_ctl_check_files(c, "reload", req, err, errlen) < 0
+			    ? NULL
+			    : rsw_dp_zone_reload(c, req, err, errlen);
+	for (unsigned s = 0; s < z->n_sw; s++) {
+		c->dp = z->dp[s];
+		rsw_ctl_log_change(c, "reload", req, r, err);
+	}
+	c->dp = z->dp[0];
+	return r;
 }
 
 json_t *rsw_ctl_dispatch(struct rsw_ctl *c, const char *op, json_t *req, char *err,
@@ -69,6 +85,8 @@ json_t *rsw_ctl_dispatch(struct rsw_ctl *c, const char *op, json_t *req, char *e
 			return rsw_ctl_handle(c, op, req, err, errlen);
 		if (!strcmp(op, "show") && what && !strcmp(what, "counters"))
 			return rsw_dp_zone_counters_json(z);
+		if (!strcmp(op, "reload"))
+			return zone_reload(c, req, err, errlen);
 		snprintf(err, errlen, "%.32s: this dataplane runs zone %s: name a switch "
 			 "(\"switch\": one of %s)", op, z->name, list);
 		return NULL;

@@ -47,41 +47,70 @@ void rsw_switch_free(struct rsw_switch *sw)
 	free(sw);
 }
 
-int rsw_switch_commit(struct rsw_switch *sw, const struct rsw_txn *txn, char *err, size_t errlen)
+int rsw_switch_prepare(struct rsw_switch *sw, const struct rsw_txn *txn,
+		       struct rsw_switch_prep *prep, char *err, size_t errlen)
 {
-	int rc = -1;
-
+	*prep = (struct rsw_switch_prep){0};
 	pthread_mutex_lock(&sw->lock);
 	struct rsw_state *next = rsw_state_clone(sw->state);
 	if (!next) {
 		snprintf(err, errlen, "out of memory");
-		goto out;
+		goto fail;
 	}
 	for (size_t i = 0; i < rsw_txn_len(txn); i++)
 		if (rsw_state_apply(next, rsw_txn_at(txn, i), err, errlen) < 0)
-			goto out;
+			goto fail;
 	if (rsw_state_finish(next, err, errlen) < 0)
-		goto out;
-	struct rsw_fib *fib = rsw_fib_build(next, sw->generation + 1, err, (unsigned)errlen);
-	if (!fib)
-		goto out;
-	struct rsw_fib *old = __atomic_exchange_n(&sw->fib, fib, __ATOMIC_ACQ_REL);
-	/* workers report a quiescent state between bursts; after that none holds old */
+		goto fail;
+	prep->fib = rsw_fib_build(next, sw->generation + 1, err, (unsigned)errlen);
+	if (!prep->fib)
+		goto fail;
+	prep->state = next;
+	return 0; /* the lock stays held until rsw_switch_release or rsw_switch_abort */
+fail:
+	rsw_state_free(next);
+	sw->rejects++;
+	pthread_mutex_unlock(&sw->lock);
+	return -1;
+}
+
+void rsw_switch_abort(struct rsw_switch *sw, struct rsw_switch_prep *prep)
+{
+	rsw_fib_free(prep->fib);
+	rsw_state_free(prep->state);
+	*prep = (struct rsw_switch_prep){0};
+	sw->rejects++;
+	pthread_mutex_unlock(&sw->lock);
+}
+
+void rsw_switch_publish(struct rsw_switch *sw, struct rsw_switch_prep *prep)
+{
+	prep->old = __atomic_exchange_n(&sw->fib, prep->fib, __ATOMIC_ACQ_REL);
+	prep->fib = NULL;
+	rsw_state_free(sw->state);
+	sw->state = prep->state;
+	prep->state = NULL;
+	sw->generation++;
+	sw->commits++;
+}
+
+void rsw_switch_release(struct rsw_switch *sw, struct rsw_switch_prep *prep)
+{
+	rsw_fib_free(sw->retired);
+	sw->retired = prep->old;
+	prep->old = NULL;
+	pthread_mutex_unlock(&sw->lock);
+}
+
+int rsw_switch_commit(struct rsw_switch *sw, const struct rsw_txn *txn, char *err, size_t errlen)
+{
+	struct rsw_switch_prep prep;
+	if (rsw_switch_prepare(sw, txn, &prep, err, errlen) < 0)
+		return -1;
+	rsw_switch_publish(sw, &prep);
+	/* workers report a quiescent state between bursts; after that none holds the old tables */
 	if (sw->qsbr)
 		rte_rcu_qsbr_synchronize(sw->qsbr, RTE_QSBR_THRID_INVALID);
-	rsw_fib_free(sw->retired);
-	sw->retired = old;
-	rsw_state_free(sw->state);
-	sw->state = next;
-	next = NULL;
-	sw->generation++;
-	rc = 0;
-out:
-	if (rc)
-		sw->rejects++;
-	else
-		sw->commits++;
-	rsw_state_free(next);
-	pthread_mutex_unlock(&sw->lock);
-	return rc;
+	rsw_switch_release(sw, &prep);
+	return 0;
 }

@@ -35,6 +35,21 @@ void rsw_switch_free(struct rsw_switch *sw);
  * tables it replaced. */
 int rsw_switch_commit(struct rsw_switch *sw, const struct rsw_txn *txn, char *err, size_t errlen);
 
+/* rsw_switch_commit in steps, so that several switches (a zone) change together: prepare
+ * builds the new tables (all the checks; on failure -1 with the message and nothing changed) and
+ * keeps the switch's lock; publish swaps them in (cannot fail); once no worker can see the old
+ * tables (rte_rcu_qsbr_synchronize on the switches' RCU state), release retires them and lets
+ * the lock go. abort drops a prepared transaction instead of publishing it. */
+struct rsw_switch_prep {
+	struct rsw_state *state;
+	struct rsw_fib *fib, *old;
+};
+int rsw_switch_prepare(struct rsw_switch *sw, const struct rsw_txn *txn,
+		       struct rsw_switch_prep *prep, char *err, size_t errlen);
+void rsw_switch_abort(struct rsw_switch *sw, struct rsw_switch_prep *prep);
+void rsw_switch_publish(struct rsw_switch *sw, struct rsw_switch_prep *prep);
+void rsw_switch_release(struct rsw_switch *sw, struct rsw_switch_prep *prep);
+
 /* Frees the tables the last commit replaced, if any. */
 void rsw_switch_reap(struct rsw_switch *sw);
 
