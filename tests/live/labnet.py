@@ -147,6 +147,18 @@ def finish(test, dp, tcpdumps, stats):
         return json.load(f), err
 
 
+def wait_in_file(path, text, count=1, timeout=60):
+    """Waits until the file (a daemon's log) holds text count times."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with open(path) as f:
+            if f.read().count(text) >= count:
+                return
+        time.sleep(0.05)
+    with open(path) as f:
+        raise AssertionError(f"'{text}' x{count} not in {path}: {f.read()}")
+
+
 def wait_for_line(stream, text, timeout=60):
     """Reads lines until one holds text; returns the lines read."""
     deadline = time.time() + timeout

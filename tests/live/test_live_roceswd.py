@@ -40,7 +40,8 @@ from scapy.utils import rdpcap  # noqa: E402
 
 import rocepkt  # noqa: E402
 from common import BUILD, ROCESW, require_root, tmpdir, write_pcap  # noqa: E402
-from labnet import HOST_MAC, ROUTER_MAC, UPLINK_MACS, Lab, four_uplink_config  # noqa: E402
+from labnet import (HOST_MAC, ROUTER_MAC, UPLINK_MACS, Lab, four_uplink_config,  # noqa: E402
+                    wait_in_file)
 
 ROCESWD = os.path.join(BUILD, "roceswd")
 PORT = 19477
@@ -146,14 +147,7 @@ class LiveRoceswd(unittest.TestCase):
 
     @classmethod
     def wait_log(cls, text, count=1, timeout=60):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            with open(cls.log.name) as f:
-                if f.read().count(text) >= count:
-                    return
-            time.sleep(0.05)
-        with open(cls.log.name) as f:
-            raise AssertionError(f"'{text}' x{count} not in the log: {f.read()}")
+        wait_in_file(cls.log.name, text, count, timeout)
 
     @classmethod
     def log_count(cls, text):

@@ -1,4 +1,4 @@
-/* Table-write API: transactions are atomic; resilient groups keep flows through member changes
+/* Table-write API: transactions are atomic (also prepared and published in steps); resilient groups keep flows through member changes
  * made by config writes and by a port going down; policy routes override the LPM. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -236,6 +236,48 @@ static void policy_route_overrides(void **state)
 	rsw_switch_free(sw);
 }
 
+/* Two switches changed together (a zone's reload): prepared tables are invisible until
+ * published; an abort leaves the switch exactly as it was (same tables, generation, routes), and
+ * the lock is free again afterwards (a commit after it goes through). */
+static void prepare_abort_publish(void **state)
+{
+	(void)state;
+	struct rsw_switch *a = eight_way(), *b = eight_way();
+	const struct rsw_fib *fa = rsw_switch_fib(a), *fb = rsw_switch_fib(b);
+	uint64_t ga = a->generation, gb = b->generation;
+	struct rsw_txn *t = rsw_txn_new();
+	route(t, "10.9.0.0/16", NULL, "10.255.0.1", -1);
+	struct rsw_switch_prep pa, pb;
+	assert_int_equal(rsw_switch_prepare(a, t, &pa, err, sizeof(err)), 0);
+	assert_int_equal(rsw_switch_prepare(b, t, &pb, err, sizeof(err)), 0);
+	assert_ptr_equal(rsw_switch_fib(a), fa); /* prepared, not visible */
+	assert_int_equal(a->generation, ga);
+	rsw_switch_abort(a, &pa);
+	assert_ptr_equal(rsw_switch_fib(a), fa);
+	assert_int_equal(a->generation, ga);
+	assert_int_equal(a->state->n_routes, 1);
+	rsw_switch_publish(b, &pb);
+	rsw_switch_release(b, &pb);
+	assert_ptr_not_equal(rsw_switch_fib(b), fb);
+	assert_int_equal(b->generation, gb + 1);
+	assert_int_equal(b->state->n_routes, 2);
+	struct rsw_pkt_meta m;
+	lookup(rsw_switch_fib(b), 8, "10.9.1.1", &m);
+	assert_int_equal(m.via_group, 0);
+	assert_int_equal(rsw_switch_commit(a, t, err, sizeof(err)), 0); /* a's lock is free */
+	assert_int_equal(a->generation, ga + 1);
+	/* a failing prepare changes nothing and leaves the lock free */
+	struct rsw_txn *bad = rsw_txn_new();
+	route(bad, "10.8.0.0/16", "no-such-group", NULL, -1);
+	assert_int_equal(rsw_switch_prepare(a, bad, &pa, err, sizeof(err)), -1);
+	assert_int_equal(a->generation, ga + 1);
+	assert_int_equal(rsw_switch_commit(b, bad, err, sizeof(err)), -1);
+	rsw_txn_free(bad);
+	rsw_txn_free(t);
+	rsw_switch_free(a);
+	rsw_switch_free(b);
+}
+
 /* One spelling per prefix: the length is plain decimal in the family's width, the address what
  * inet_pton takes (no spaces, no leading zeros in IPv4 octets). */
 static void prefix_parser_is_strict(void **state)
@@ -270,6 +312,7 @@ int main(void)
 		cmocka_unit_test(member_removed_by_port_down),
 		cmocka_unit_test(failed_transaction_changes_nothing),
 		cmocka_unit_test(policy_route_overrides),
+		cmocka_unit_test(prepare_abort_publish),
 		cmocka_unit_test(prefix_parser_is_strict),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
