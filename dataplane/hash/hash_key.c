@@ -100,11 +100,13 @@ unsigned rsw_hash_field_len(unsigned field, unsigned l3)
 	return field < RSW_HF_COUNT ? len[field] : 0;
 }
 
-size_t rsw_hash_key(const struct rsw_hash_policy *pol, const uint8_t *frame,
-		    const struct rsw_pkt_meta *m, uint8_t key[RSW_HASH_KEY_MAX])
+/* The key of one L3 kind: iplen is a constant at each call below, so the address copies are
+ * fixed-size moves instead of calls to memcpy. */
+static inline __attribute__((always_inline)) size_t
+build_key(const struct rsw_hash_policy *pol, const uint8_t *frame, const struct rsw_pkt_meta *m,
+	  uint8_t *key, unsigned iplen)
 {
 	uint8_t *k = key;
-	unsigned iplen = m->l3 == RSW_L3_IPV6 ? 16 : 4;
 	int has_l4 = (m->flags & (RSW_META_F_UDP | RSW_META_F_TCP)) != 0;
 	int roce = (m->flags & RSW_META_F_ROCE) != 0;
 	uint16_t f = pol->fields;
@@ -134,6 +136,13 @@ size_t rsw_hash_key(const struct rsw_hash_policy *pol, const uint8_t *frame,
 	for (unsigned i = 0; i < pol->n_udf; i++)
 		k = put_udf(k, &pol->udf[i], frame, m);
 	return (size_t)(k - key);
+}
+
+size_t rsw_hash_key(const struct rsw_hash_policy *pol, const uint8_t *frame,
+		    const struct rsw_pkt_meta *m, uint8_t key[RSW_HASH_KEY_MAX])
+{
+	return m->l3 == RSW_L3_IPV6 ? build_key(pol, frame, m, key, 16)
+				    : build_key(pol, frame, m, key, 4);
 }
 
 uint32_t rsw_hash_packet(const struct rsw_hash_policy *pol, const uint8_t *frame,
