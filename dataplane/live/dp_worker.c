@@ -154,6 +154,7 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 	 * independent across packets, so their cache misses overlap instead of queueing. */
 	struct rsw_pkt_meta meta[RSW_DP_BURST];
 	uint16_t keep[RSW_DP_BURST], n_keep = 0;
+	const uint8_t *frame[RSW_DP_BURST];
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *mb = pkts[i];
 		struct rsw_pkt_meta *m = &meta[i];
@@ -165,6 +166,7 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 			continue;
 		}
 		uint8_t *data = rte_pktmbuf_mtod(mb, uint8_t *);
+		frame[i] = data;
 		if (rsw_parse(data, mb->data_len, m)) {
 			if (dp->neigh && is_arp_nd(data, mb->data_len, m, 0))
 				punt(dp, c, mb, in_port);
@@ -196,10 +198,8 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 		m->in_port = in_port;
 		keep[n_keep++] = i;
 	}
-	for (uint16_t k = 0; k < n_keep; k++) {
-		uint16_t i = keep[k];
-		rsw_ingress(fib, rte_pktmbuf_mtod(pkts[i], uint8_t *), &meta[i], &w->rnd);
-	}
+	_Static_assert(RSW_DP_BURST <= RSW_INGRESS_BURST_MAX, "a burst fits rsw_ingress_burst");
+	rsw_ingress_burst(fib, frame, meta, keep, n_keep, &w->rnd);
 	for (uint16_t k = 0; k < n_keep; k++)
 		if (!meta[keep[k]].drop)
 			rsw_tm_prefetch(dp->tm, fib, &meta[keep[k]]);

@@ -94,48 +94,77 @@ void rsw_classify(const struct rsw_fib *fib, struct rsw_pkt_meta *m)
 	m->pg = port->tc_to_pg[m->tc & 7];
 }
 
-void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt_meta *m,
-		 uint64_t *rnd)
+/* Everything before the main table's answer. Returns -1 when m is decided (dropped, or not a
+ * data frame), 0 when *val holds the route (policy route, IPv6, default), 1 when the IPv4 main
+ * table must be asked (in bulk by rsw_ingress_burst). */
+static inline int ingress_checks(const struct rsw_fib *fib, const uint8_t *frame,
+				 struct rsw_pkt_meta *m, uint32_t *val)
 {
 	if (m->drop || m->l2_kind != RSW_L2_DATA)
-		return;
+		return -1;
 	if (!fib || m->in_port >= fib->n_ports) {
 		m->drop = RSW_DROP_NO_TABLES;
-		return;
+		return -1;
 	}
 	const struct rsw_fib_port *port = &fib->ports[m->in_port];
 	if (!port->up) {
 		m->drop = RSW_DROP_INGRESS_PORT_DOWN;
-		return;
+		return -1;
 	}
 	/* QoS classification happens for every packet: the TM accounts drops per PG too. */
 	rsw_classify(fib, m);
 	if (frame[6] & 1) {
 		m->drop = RSW_DROP_SMAC_MULTICAST;
-		return;
+		return -1;
 	}
 	if (fib->dmac_check ? memcmp(frame, port->mac, 6) && memcmp(frame, fib->router_mac, 6)
 			    : (frame[0] & 1)) {
 		m->drop = RSW_DROP_DMAC_NOT_ROUTER;
-		return;
+		return -1;
 	}
 	if (is_multicast_ip(m)) {
 		m->drop = RSW_DROP_IP_MULTICAST;
-		return;
+		return -1;
 	}
 	if ((m->l3 == RSW_L3_IPV4 ? fib->n_local4 : fib->n_local6) && is_local(fib, m)) {
 		m->drop = RSW_DROP_TO_SWITCH;
-		return;
+		return -1;
 	}
 	if (m->ttl <= 1) {
 		m->drop = RSW_DROP_TTL_EXPIRED;
-		return;
+		return -1;
 	}
-	uint32_t val;
-	if ((!port->pbr4 || lookup_policy(port, m, &val) != 0) && lookup_main(fib, m, &val) != 0) {
+	if (port->pbr4 && lookup_policy(port, m, val) == 0)
+		return 0;
+	if (m->l3 == RSW_L3_IPV4 && fib->fib4)
+		return 1;
+	if (lookup_main(fib, m, val) != 0) {
 		m->drop = m->l3 == RSW_L3_IPV4 ? RSW_DROP_LPM4_MISS : RSW_DROP_LPM6_MISS;
-		return;
+		return -1;
 	}
+	return 0;
+}
+
+/* The IPv4 main table's answer nh, or its default route: 0 with *val, or -1 (dropped). */
+static inline int lpm4_answer(const struct rsw_fib *fib, struct rsw_pkt_meta *m, uint64_t nh,
+			      uint32_t *val)
+{
+	if (nh != RSW_FIB4_MISS) {
+		*val = (uint32_t)nh;
+		return 0;
+	}
+	if (fib->has_default4) {
+		*val = fib->default4;
+		return 0;
+	}
+	m->drop = RSW_DROP_LPM4_MISS;
+	return -1;
+}
+
+/* From the route's value to the next hop: blackhole, ECMP group (hash, buckets), neighbour. */
+static inline void ingress_route(const struct rsw_fib *fib, const uint8_t *frame,
+				 struct rsw_pkt_meta *m, uint32_t val, uint64_t *rnd)
+{
 	uint32_t kind = val >> RSW_LPM_KIND_SHIFT, idx = val & RSW_LPM_INDEX_MASK;
 	if (kind == RSW_LPM_BLACKHOLE) {
 		m->drop = RSW_DROP_BLACKHOLE_ROUTE;
@@ -171,6 +200,48 @@ void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt
 		return;
 	}
 	m->egress_port = nh->port;
+}
+
+void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt_meta *m,
+		 uint64_t *rnd)
+{
+	uint32_t val;
+	int r = ingress_checks(fib, frame, m, &val);
+	if (r < 0)
+		return;
+	if (r == 1) {
+		uint32_t ip = dst4(m);
+		uint64_t nh;
+		rte_fib_lookup_bulk(fib->fib4, &ip, &nh, 1);
+		if (lpm4_answer(fib, m, nh, &val) != 0)
+			return;
+	}
+	ingress_route(fib, frame, m, val, rnd);
+}
+
+void rsw_ingress_burst(const struct rsw_fib *fib, const uint8_t *const frame[],
+		       struct rsw_pkt_meta meta[], const uint16_t idx[], unsigned n, uint64_t *rnd)
+{
+	uint32_t val[RSW_INGRESS_BURST_MAX], ip[RSW_INGRESS_BURST_MAX];
+	uint64_t nh[RSW_INGRESS_BURST_MAX];
+	int8_t step[RSW_INGRESS_BURST_MAX];
+	unsigned n4 = 0;
+	for (unsigned k = 0; k < n; k++) {
+		struct rsw_pkt_meta *m = &meta[idx[k]];
+		step[k] = (int8_t)ingress_checks(fib, frame[idx[k]], m, &val[k]);
+		if (step[k] == 1)
+			ip[n4++] = dst4(m);
+	}
+	/* one call for the burst: DIR-24-8's per-call set-up is paid once */
+	if (n4)
+		rte_fib_lookup_bulk(fib->fib4, ip, nh, n4);
+	n4 = 0;
+	for (unsigned k = 0; k < n; k++) {
+		struct rsw_pkt_meta *m = &meta[idx[k]];
+		if (step[k] < 0 || (step[k] == 1 && lpm4_answer(fib, m, nh[n4++], &val[k]) != 0))
+			continue;
+		ingress_route(fib, frame[idx[k]], m, val[k], rnd);
+	}
 }
 
 void rsw_egress_rewrite(const struct rsw_fib *fib, uint8_t *frame, struct rsw_pkt_meta *m)

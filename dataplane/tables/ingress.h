@@ -14,6 +14,12 @@
 void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt_meta *m,
 		 uint64_t *rnd);
 
+/* rsw_ingress for packets frame[idx[k]] / meta[idx[k]], k < n (at most RSW_INGRESS_BURST_MAX),
+ * of one fib: the same decisions in the same order, the IPv4 main table asked once for all. */
+#define RSW_INGRESS_BURST_MAX 64
+void rsw_ingress_burst(const struct rsw_fib *fib, const uint8_t *const frame[],
+		       struct rsw_pkt_meta meta[], const uint16_t idx[], unsigned n, uint64_t *rnd);
+
 /* QoS classification of a parsed data packet entering m->in_port: the classifier rules, else
  * the port's DSCP-to-TC map, then the TC-to-PG map. Sets m->tc and m->pg. */
 void rsw_classify(const struct rsw_fib *fib, struct rsw_pkt_meta *m);

@@ -278,6 +278,71 @@ static void prepare_abort_publish(void **state)
 	rsw_switch_free(b);
 }
 
+/* rsw_ingress_burst decides each packet as rsw_ingress does: a policy route for its ingress port
+ * (to port 2), the group, an LPM miss and an expired TTL interleaved in one burst; the packets
+ * the index list leaves out are not touched. */
+static void burst_decides_as_one_by_one(void **state)
+{
+	(void)state;
+	struct rsw_switch *sw = eight_way();
+	struct rsw_txn *t = rsw_txn_new();
+	route(t, "10.3.0.0/16", NULL, "10.255.0.5", 8);
+	assert_int_equal(rsw_switch_commit(sw, t, err, sizeof(err)), 0);
+	rsw_txn_free(t);
+	sw->fib->dmac_check = 0;
+	const struct rsw_fib *f = rsw_switch_fib(sw);
+	enum { N = 40 };
+	static uint8_t frames[N][64];
+	const uint8_t *frame[N];
+	struct rsw_pkt_meta meta[N], one[N];
+	uint16_t idx[N];
+	unsigned n = 0;
+	for (unsigned i = 0; i < N; i++) {
+		char dst[32];
+		unsigned kind = i % 5;
+		snprintf(dst, sizeof(dst), kind == 3 ? "11.0.%u.1" : kind == 0 ? "10.3.%u.7" : "10.%u.0.9",
+			 i);
+		lookup(f, kind == 0 ? 8 : 7, dst, &one[i]); /* one by one, for the group's choice */
+		meta[i] = one[i];
+		meta[i].drop = 0;
+		meta[i].egress_port = 0;
+		meta[i].nexthop = 0;
+		meta[i].via_group = 0;
+		meta[i].tc = meta[i].pg = 0;
+		meta[i].hash = meta[i].bucket = meta[i].member = meta[i].group = 0;
+		if (kind == 4)
+			meta[i].ttl = one[i].ttl = 1;
+		memset(frames[i], 0, sizeof(frames[i]));
+		frame[i] = frames[i];
+		if (i % 7 != 6)
+			idx[n++] = (uint16_t)i;
+	}
+	rsw_ingress_burst(f, frame, meta, idx, n, NULL);
+	for (unsigned i = 0; i < N; i++) {
+		unsigned kind = i % 5;
+		if (i % 7 == 6) { /* left out: as it was */
+			assert_int_equal(meta[i].drop, 0);
+			assert_int_equal(meta[i].via_group, 0);
+			continue;
+		}
+		if (kind == 0) {
+			assert_int_equal(meta[i].drop, 0);
+			assert_int_equal(meta[i].egress_port, 2);
+			assert_int_equal(meta[i].via_group, 0);
+		} else if (kind == 3) {
+			assert_int_equal(meta[i].drop, RSW_DROP_LPM4_MISS);
+		} else if (kind == 4) {
+			assert_int_equal(meta[i].drop, RSW_DROP_TTL_EXPIRED);
+		} else {
+			assert_int_equal(meta[i].drop, 0);
+			assert_int_equal(meta[i].via_group, 1);
+			assert_int_equal(meta[i].egress_port, one[i].egress_port);
+			assert_int_equal(meta[i].bucket, one[i].bucket);
+		}
+	}
+	rsw_switch_free(sw);
+}
+
 /* One spelling per prefix: the length is plain decimal in the family's width, the address what
  * inet_pton takes (no spaces, no leading zeros in IPv4 octets). */
 static void prefix_parser_is_strict(void **state)
@@ -313,6 +378,7 @@ int main(void)
 		cmocka_unit_test(failed_transaction_changes_nothing),
 		cmocka_unit_test(policy_route_overrides),
 		cmocka_unit_test(prepare_abort_publish),
+		cmocka_unit_test(burst_decides_as_one_by_one),
 		cmocka_unit_test(prefix_parser_is_strict),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
