@@ -373,6 +373,14 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t p
 		rsw_sched_init(&ep->sched, &cfg->sched);
 		ep->sched_ready = 1;
 	}
+	/* nothing cached and no VOQ marked busy (a port that only receives): the heads, the
+	 * scheduler and the releases below would all find nothing */
+	_Static_assert(sizeof(ep->c_head) == sizeof(uint64_t), "eight queues' cache indexes");
+	uint64_t c_head, c_n;
+	memcpy(&c_head, ep->c_head, sizeof(c_head));
+	memcpy(&c_n, ep->c_n, sizeof(c_n));
+	if (c_head == c_n && !__atomic_load_n(&ep->busy, __ATOMIC_RELAXED))
+		return 0;
 	uint8_t eligible = (uint8_t)~rsw_pause_mask(&ep->pause, now_ns);
 	unsigned n = 0;
 	/* heads are looked at once per call; a queue that fills meanwhile waits for the next */
