@@ -39,10 +39,10 @@ int rsw_dp_link_init(struct rsw_dp_link *l, const char *name, uint32_t speed_mbp
 }
 
 uint16_t rsw_dp_link_tx(struct rsw_dp_link *l, struct rte_mbuf **m, uint16_t n, uint64_t now,
-			int ctl)
+			enum rsw_dp_link_kind kind)
 {
 	unsigned used = rte_ring_count(l->ring), room = rte_ring_free_count(l->ring);
-	if (!ctl)
+	if (kind == RSW_DP_LINK_TX_DATA)
 		room = used < RSW_DP_LINK_DATA ? RSW_DP_LINK_DATA - used : 0;
 	if (n > room)
 		n = (uint16_t)room;
@@ -61,6 +61,8 @@ uint16_t rsw_dp_link_tx(struct rsw_dp_link *l, struct rte_mbuf **m, uint16_t n, 
 		l->bytes += len;
 	}
 	l->frames += n;
+	if (kind == RSW_DP_LINK_TX_PFC)
+		l->pfc_frames += n;
 	/* single producer and the room checked: all n go */
 	return (uint16_t)rte_ring_sp_enqueue_burst(l->ring, (void **)m, n, NULL);
 }

@@ -32,6 +32,7 @@ struct rsw_dp_link {
 	struct rsw_shaper wire;
 	uint64_t last_due;
 	uint64_t frames, bytes;
+	uint64_t pfc_frames; /* of them, PFC frames */
 	/* receiver side (owner of the receiving port), on its own cache line */
 	struct rte_mbuf *held[RSW_DP_LINK_HELD] __rte_cache_aligned;
 	uint16_t h_head, h_n;
@@ -41,11 +42,13 @@ struct rsw_dp_link {
 /* Creates the ring (name unique in the process). Returns -1 with a message. */
 int rsw_dp_link_init(struct rsw_dp_link *l, const char *name, uint32_t speed_mbps,
 		     uint64_t delay_ns, char *err, size_t errlen);
-/* Puts up to n frames on the wire at now; returns how many it took (the rest wait, as for a
- * device whose TX ring is full). ctl: MAC control or the main lcore's frames, which may use the
- * slots data leaves free. */
+/* What a frame handed to a link is: data, the main lcore's frames (ARP/ND) or PFC. The last
+ * two may use the slots data leaves free; PFC frames are counted apart. */
+enum rsw_dp_link_kind { RSW_DP_LINK_TX_DATA, RSW_DP_LINK_TX_CTL, RSW_DP_LINK_TX_PFC };
+/* Puts up to n frames of one kind on the wire at now; returns how many it took (the rest wait,
+ * as for a device whose TX ring is full). */
 uint16_t rsw_dp_link_tx(struct rsw_dp_link *l, struct rte_mbuf **m, uint16_t n, uint64_t now,
-			int ctl);
+			enum rsw_dp_link_kind kind);
 /* Frames whose last bit has arrived by now, in order, up to max. */
 uint16_t rsw_dp_link_rx(struct rsw_dp_link *l, struct rte_mbuf **m, uint16_t max, uint64_t now);
 /* Frames on the wire or waiting at the far end (exact once both ends stopped). */

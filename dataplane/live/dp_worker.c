@@ -50,16 +50,16 @@ static inline int is_arp_nd(const uint8_t *d, uint32_t len, const struct rsw_pkt
 	       d[m->l4_off] >= 133 && d[m->l4_off] <= 137;
 }
 
-/* Frames to the port's far end: the device, the link, or nowhere. ctl: MAC control or the main
- * lcore's frames (a link keeps room for them). */
+/* Frames to the port's far end: the device, the link, or nowhere. kind: data, the main lcore's
+ * frames or PFC (a link keeps room for the last two). */
 static inline uint16_t port_tx(struct rsw_dp_port *p, struct rte_mbuf **m, uint16_t n,
-			       uint64_t now, int ctl)
+			       uint64_t now, enum rsw_dp_link_kind kind)
 {
 	switch (p->kind) {
 	case RSW_DP_PORT_ETH:
 		return rte_eth_tx_burst(p->port_id, 0, m, n);
 	case RSW_DP_PORT_LINK:
-		return rsw_dp_link_tx(p->tx_link, m, n, now, ctl);
+		return rsw_dp_link_tx(p->tx_link, m, n, now, kind);
 	default:
 		rte_pktmbuf_free_bulk(m, n);
 		return n;
@@ -97,7 +97,7 @@ static void tx_flush(struct rsw_dp_port *p, struct rsw_dp_counters *c, uint16_t 
 		}
 		p->n_pending = k;
 	}
-	uint16_t sent = port_tx(p, p->pending, p->n_pending, now, 0);
+	uint16_t sent = port_tx(p, p->pending, p->n_pending, now, RSW_DP_LINK_TX_DATA);
 	for (uint16_t i = 0; i < sent; i++)
 		c->tx_bytes[port] += p->pending[i]->pkt_len;
 	c->tx_pkts[port] += sent;
@@ -279,7 +279,7 @@ static void send_pfc(struct rsw_dp *dp, struct rsw_dp_counters *c, const struct 
 		return;
 	}
 	rsw_pfc_build(d, fib->ports[port].mac, enable, time);
-	if (port_tx(&dp->ports[port], &m, 1, now, 1) == 1) {
+	if (port_tx(&dp->ports[port], &m, 1, now, RSW_DP_LINK_TX_PFC) == 1) {
 		c->pfc_tx_frames[port]++;
 		rsw_shaper_send(&dp->tm->port[port].shaper, now, RSW_PFC_FRAME_LEN);
 	} else {
@@ -323,7 +323,7 @@ static uint16_t send_ctl(struct rsw_dp *dp, struct rsw_dp_counters *c, uint16_t 
 					       NULL);
 	if (!n)
 		return 0;
-	uint16_t sent = port_tx(&dp->ports[port], m, (uint16_t)n, now, 1);
+	uint16_t sent = port_tx(&dp->ports[port], m, (uint16_t)n, now, RSW_DP_LINK_TX_CTL);
 	c->ctl_tx[port] += sent;
 	c->ctl_tx_failed[port] += n - sent;
 	if (sent < n)

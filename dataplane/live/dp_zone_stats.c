@@ -17,6 +17,16 @@ static const char *end_name(const struct rsw_dp_zone *z, const struct rsw_replay
 	return buf;
 }
 
+/* One direction of a link: frames and bytes put on it, and how many of the frames were PFC
+ * (read while the workers run: relaxed, as every counter). */
+static json_t *direction_json(const struct rsw_dp_link *d)
+{
+	return json_pack("{s:I, s:I, s:I}", "frames",
+			 (json_int_t)__atomic_load_n(&d->frames, __ATOMIC_RELAXED), "bytes",
+			 (json_int_t)__atomic_load_n(&d->bytes, __ATOMIC_RELAXED), "pfc_frames",
+			 (json_int_t)__atomic_load_n(&d->pfc_frames, __ATOMIC_RELAXED));
+}
+
 static json_t *zone_json(const struct rsw_dp_zone *z, const struct rsw_dp_totals *t)
 {
 	json_t *root = json_object(), *sws = json_array(), *links = json_array();
@@ -31,13 +41,10 @@ static json_t *zone_json(const struct rsw_dp_zone *z, const struct rsw_dp_totals
 		const struct rsw_replay_link *l = &z->model->link[z->link_of[i]];
 		char a[128], b[128];
 		json_array_append_new(links, json_pack(
-			"{s:s, s:s, s:I, s:I, s:{s:I, s:I}, s:{s:I, s:I}}",
+			"{s:s, s:s, s:I, s:I, s:o, s:o}",
 			"a", end_name(z, &l->a, a, sizeof(a)), "b", end_name(z, &l->b, b, sizeof(b)),
 			"speed", (json_int_t)l->speed_mbps, "delay_ns", (json_int_t)l->delay_ns,
-			"a_to_b", "frames", (json_int_t)z->link[i].frames, "bytes",
-			(json_int_t)z->link[i].bytes,
-			"b_to_a", "frames", (json_int_t)z->link[i + 1].frames, "bytes",
-			(json_int_t)z->link[i + 1].bytes));
+			"a_to_b", direction_json(&z->link[i]), "b_to_a", direction_json(&z->link[i + 1])));
 	}
 	json_t *workers = json_array();
 	for (unsigned w = 0; w < z->n_workers; w++) {

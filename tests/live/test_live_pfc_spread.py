@@ -6,8 +6,9 @@ rtsw2's PGs fill and pause h1 and ctsw1; ctsw1's PG from rtsw1 fills and pauses 
 in-memory link; rtsw1's PG from h0 fills and pauses h0.
 
 - The spreading, from the zone's counters on the control socket: in the first snapshot in which
-  rtsw1 has sent XOFF to h0, ctsw1 has already sent XOFF on its link to rtsw1 and rtsw1 has
-  received it (counters only grow, and rtsw1's host PG cannot fill while its uplink runs at twice
+  rtsw1 has sent XOFF to h0, ctsw1 has already sent XOFF on its link to rtsw1 (its port's
+  counter and the link's own count of PFC frames in that direction) and rtsw1 has received it
+  (counters only grow, and rtsw1's host PG cannot fill while its uplink runs at twice
   h0's rate: only the pause from ctsw1 fills it). On h0's veth a capture holds PFC frames
   (opcode 0x0101, class-enable bit 3, a pause time for priority 3) from rtsw1's port MAC, as
   tshark reads them.
@@ -54,6 +55,11 @@ def port(c, sw, name):
 
 def pfc3(c, sw, name, way):
     return port(c, sw, name)["pfc"][f"SAI_PORT_STAT_PFC_3_{way}_PKTS"]
+
+
+def link(c, a, b):
+    """The zone's counters of the in-memory link a - b (as the zone file names its ends)."""
+    return next(x for x in c["links"] if (x["a"], x["b"]) == (a, b))
 
 
 def drops(c):
@@ -136,12 +142,20 @@ class LivePfcSpread(unittest.TestCase):
                            "ctsw1 paused rtsw1 before rtsw1 paused h0")
         self.assertGreater(pfc3(first, "rtsw1", "Ethernet256", "RX"), 0,
                            "the XOFF crossed the link to rtsw1 first")
+        self.assertGreater(link(first, "rtsw1|Ethernet256", "ctsw1|Ethernet0")["b_to_a"]
+                           ["pfc_frames"], 0, "on the CTSW->RTSW direction of the link")
         # and rtsw2 paused ctsw1 (the start of the chain)
         self.assertGreater(pfc3(c, "rtsw2", "Ethernet256", "TX"), 0)
         self.assertGreater(pfc3(c, "ctsw1", "Ethernet8", "RX"), 0)
-        # what crossed each link is what its ends counted
-        self.assertEqual(pfc3(c, "ctsw1", "Ethernet0", "TX"), pfc3(c, "rtsw1", "Ethernet256", "RX"))
-        self.assertEqual(pfc3(c, "rtsw2", "Ethernet256", "TX"), pfc3(c, "ctsw1", "Ethernet8", "RX"))
+        # what crossed each link (the link's own count) is what its ends counted
+        for a, b, sender, receiver in (("rtsw1|Ethernet256", "ctsw1|Ethernet0", "ctsw1|Ethernet0",
+                                        "rtsw1|Ethernet256"),
+                                       ("rtsw2|Ethernet256", "ctsw1|Ethernet8", "rtsw2|Ethernet256",
+                                        "ctsw1|Ethernet8")):
+            way = "b_to_a" if sender == b else "a_to_b"
+            on_link = link(c, a, b)[way]["pfc_frames"]
+            self.assertEqual(pfc3(c, *sender.split("|"), "TX"), on_link, sender)
+            self.assertEqual(pfc3(c, *receiver.split("|"), "RX"), on_link, receiver)
         # on h0's veth: XOFF for priority 3 from rtsw1's port, as tshark reads it
         xoff = [r for r in pfc if int(r["macc.opcode"], 0) == 0x0101 and
                 int(r["macc.cbfc.enbv"], 0) & 0x08 and int(r["macc.cbfc.pause_time.c3"]) > 0]

@@ -40,7 +40,7 @@ static void data_leaves_room_for_pfc(void **state)
 	unsigned took = 0;
 	for (;;) {
 		struct rte_mbuf *m = frame(1000, 1);
-		if (rsw_dp_link_tx(&l, &m, 1, 0, 0) == 0) {
+		if (rsw_dp_link_tx(&l, &m, 1, 0, RSW_DP_LINK_TX_DATA) == 0) {
 			rte_pktmbuf_free(m); /* the sender would keep it pending */
 			break;
 		}
@@ -51,13 +51,15 @@ static void data_leaves_room_for_pfc(void **state)
 	unsigned ctl = 0;
 	for (;;) {
 		struct rte_mbuf *m = frame(64, 2);
-		if (rsw_dp_link_tx(&l, &m, 1, 0, 1) == 0) {
+		if (rsw_dp_link_tx(&l, &m, 1, 0, RSW_DP_LINK_TX_PFC) == 0) {
 			rte_pktmbuf_free(m);
 			break;
 		}
 		ctl++;
 	}
 	assert_int_equal(ctl, RSW_DP_LINK_RING - 1 - RSW_DP_LINK_DATA);
+	assert_int_equal(l.pfc_frames, ctl);
+	assert_int_equal(l.frames, RSW_DP_LINK_RING - 1);
 	assert_int_equal(rsw_dp_link_in_flight(&l), RSW_DP_LINK_RING - 1);
 	assert_int_equal(rsw_dp_link_free(&l), RSW_DP_LINK_RING - 1);
 }
@@ -72,7 +74,7 @@ static void in_order_when_due(void **state)
 	 * (REFERENCE §3) */
 	assert_int_equal(rsw_dp_link_init(&l, "t_link1", 1000, 500, err, sizeof(err)), 0);
 	struct rte_mbuf *m[3] = {frame(1000, 0), frame(1000, 1), frame(1000, 2)};
-	assert_int_equal(rsw_dp_link_tx(&l, m, 3, 0, 0), 3);
+	assert_int_equal(rsw_dp_link_tx(&l, m, 3, 0, RSW_DP_LINK_TX_DATA), 3);
 	struct rte_mbuf *out[4];
 	const uint64_t last_bit = 1012 * 8, wire = 1024 * 8;
 	assert_int_equal(rsw_dp_link_rx(&l, out, 4, last_bit + 499), 0);
