@@ -72,7 +72,7 @@ static void usage(FILE *f)
 		"  --stats-json FILE  write the final counters as JSON at exit\n"
 		"  --duration S       stop after S seconds (default: until SIGINT/SIGTERM)\n"
 		"  --neigh-timeout S  a learnt neighbour (ARP/ND) nothing refreshed for S seconds is\n"
-		"                     removed; it is probed from 3/4 of S (default 300; 0: never)\n"
+		"                     removed; it is probed from S/2 (default 300; 0: never)\n"
 		"  --verify-icrc      check the ICRC of every RoCE packet and count ok/bad per port\n"
 		"                     (packets are forwarded either way, as a switch does)\n"
 		"  --control-socket PATH  serve the control protocol (docs/control.md) on a Unix\n"

@@ -330,14 +330,15 @@ static void resolve(struct rsw_dp *dp, const struct rsw_ip *ip, uint64_t now)
 	solicit(dp, ip, NULL);
 }
 
-/* Learnt entries quiet for 3/4 of the timeout are probed (unicast, as Linux's PROBE state) every
- * eighth of it; an answer refreshes them, silence lets them age out. */
+/* Learnt entries quiet for half the timeout are probed (unicast, as Linux's PROBE state) every
+ * eighth of it, four times before they age: an answer refreshes them, silence lets them age
+ * out. Four chances, not two: a host on a loaded machine may answer one probe late. */
 static void probe(struct rsw_dp *dp, uint64_t now)
 {
 	struct rsw_dp_neigh *n = dp->neigh;
 	for (unsigned i = 0; i < n->n_learnt; i++) {
 		struct rsw_dp_learnt *e = &n->learnt[i];
-		if (now - e->seen_ns < n->timeout_ns / 4 * 3 ||
+		if (now - e->seen_ns < n->timeout_ns / 2 ||
 		    (e->probed_ns && now - e->probed_ns < n->timeout_ns / 8))
 			continue;
 		e->probed_ns = now;

@@ -84,7 +84,9 @@ class LiveEcmp(unittest.TestCase):
                          cons["transmitted"] + cons["dropped"] + cons["consumed"] + cons["queued"])
         ports = {p["name"]: p for p in counters["ports"]}
         self.assertEqual(ports["Ethernet0"]["rx_packets"] - sum(counters["drops"].values()),
-                         len(self.frames))
+                         len(self.frames),
+                         f"drops {dict((k, v) for k, v in counters['drops'].items() if v)}, "
+                         f"rx {dict((n, p['rx_packets']) for n, p in ports.items())}")
         self.assertEqual(sum(ports[f"Ethernet{8 * (i + 1)}"]["tx_packets"] for i in range(4)),
                          len(self.frames))
         qp_to_uplink = {}
