@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errlist.h"
 #include "state.h"
 
 void rsw_qos_azure_dscp_to_tc(uint8_t map[64])
@@ -605,44 +606,79 @@ static void nhg_reconcile(const struct rsw_state *s, struct rsw_nhg *g)
 	}
 }
 
-int rsw_state_finish(struct rsw_state *s, char *err, size_t errlen)
+/* One error of the references check, added to the list as fail() words it. */
+static void note(struct rsw_errlist *l, const char *origin, const char *fmt, ...)
+{
+	char msg[512], line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(line, sizeof(line), "%s%s%s", origin && *origin ? origin : "",
+		 origin && *origin ? ": " : "", msg);
+	rsw_errlist_add(l, line);
+}
+
+static int finish_list(struct rsw_state *s, struct rsw_errlist *l)
 {
 	char ip[64];
+	size_t before = rsw_errlist_count(l);
 
 	for (unsigned p = 0; p < s->n_ports; p++) {
 		const struct rsw_port_cfg *pc = &s->ports[p];
 		if (!rsw_state_qos(s, pc->dscp_to_tc_map, RSW_QOS_DSCP_TO_TC))
-			return fail(err, errlen, pc->origin, "port '%s': no DSCP_TO_TC_MAP named '%s'",
-				    pc->name, pc->dscp_to_tc_map);
+			note(l, pc->origin, "port '%s': no DSCP_TO_TC_MAP named '%s'", pc->name,
+			     pc->dscp_to_tc_map);
 		if (!rsw_state_qos(s, pc->tc_to_pg_map, RSW_QOS_TC_TO_PG))
-			return fail(err, errlen, pc->origin,
-				    "port '%s': no TC_TO_PRIORITY_GROUP_MAP named '%s'", pc->name,
-				    pc->tc_to_pg_map);
+			note(l, pc->origin, "port '%s': no TC_TO_PRIORITY_GROUP_MAP named '%s'",
+			     pc->name, pc->tc_to_pg_map);
 	}
 	for (size_t i = 0; i < s->n_nhg; i++) {
 		struct rsw_nhg *g = s->nhg[i];
 		if (!rsw_state_policy(s, g->policy))
-			return fail(err, errlen, g->origin,
-				    "next-hop group '%s': no hash policy named '%s'", g->name, g->policy);
+			note(l, g->origin, "next-hop group '%s': no hash policy named '%s'", g->name,
+			     g->policy);
 		for (unsigned m = 0; m < g->n_members; m++)
-			if (g->members[m].ip.family == 0)
-				return fail(err, errlen, g->origin, "next-hop group '%s': empty member",
-					    g->name);
+			if (g->members[m].ip.family == 0) {
+				note(l, g->origin, "next-hop group '%s': empty member", g->name);
+				break;
+			}
 	}
 	for (size_t i = 0; i < s->n_routes; i++) {
 		const struct rsw_route *r = &s->routes[i];
 		if (r->target == RSW_TGT_GROUP && find_nhg(s, r->group) < 0)
-			return fail(err, errlen, r->origin, "route %s/%u: no next-hop group named '%s'",
-				    rsw_ip_str(&r->prefix.ip, ip, sizeof(ip)), r->prefix.len, r->group);
+			note(l, r->origin, "route %s/%u: no next-hop group named '%s'",
+			     rsw_ip_str(&r->prefix.ip, ip, sizeof(ip)), r->prefix.len, r->group);
 		if (r->target == RSW_TGT_NEXTHOP && r->nexthop.family != r->prefix.ip.family &&
 		    r->nexthop.family != 0) {
 			/* IPv4 over an IPv6 next hop (RFC 5549) is not modelled */
-			return fail(err, errlen, r->origin,
-				    "route %s/%u: next hop is of the other address family",
-				    rsw_ip_str(&r->prefix.ip, ip, sizeof(ip)), r->prefix.len);
+			note(l, r->origin, "route %s/%u: next hop is of the other address family",
+			     rsw_ip_str(&r->prefix.ip, ip, sizeof(ip)), r->prefix.len);
 		}
 	}
+	if (rsw_errlist_count(l) != before)
+		return -1;
 	for (size_t i = 0; i < s->n_nhg; i++)
 		nhg_reconcile(s, s->nhg[i]);
 	return 0;
+}
+
+int rsw_state_finish(struct rsw_state *s, char *err, size_t errlen)
+{
+	struct rsw_errlist l;
+	rsw_errlist_init(&l);
+	finish_list(s, &l);
+	return rsw_errlist_finish(&l, err, errlen);
+}
+
+int rsw_state_apply_all(struct rsw_state *s, const struct rsw_txn *txn, char *err, size_t errlen)
+{
+	struct rsw_errlist l;
+	char one[1024];
+	rsw_errlist_init(&l);
+	for (size_t i = 0; i < rsw_txn_len(txn); i++)
+		if (rsw_state_apply(s, rsw_txn_at(txn, i), one, sizeof(one)) < 0)
+			rsw_errlist_add(&l, one);
+	finish_list(s, &l);
+	return rsw_errlist_finish(&l, err, errlen);
 }

@@ -33,8 +33,13 @@ void rsw_state_free(struct rsw_state *s);
 /* Apply one write. On error returns -1 with a message in err naming the write. */
 int rsw_state_apply(struct rsw_state *s, const struct rsw_table_write *w, char *err, size_t errlen);
 /* Check references between tables and bring each group's bucket table in line with which members
- * resolve. Returns -1 with a message on the first dangling reference. */
+ * resolve. Returns -1 with every dangling reference in err, one per line. */
 int rsw_state_finish(struct rsw_state *s, char *err, size_t errlen);
+/* Every write of txn, then the references check: a write that fails is skipped and the others
+ * are still tried, so that err lists every error (one per line); -1 if there was any, and s is
+ * then only fit to be freed. */
+struct rsw_txn;
+int rsw_state_apply_all(struct rsw_state *s, const struct rsw_txn *txn, char *err, size_t errlen);
 
 int rsw_state_port_index(const struct rsw_state *s, const char *name); /* -1 if none */
 const struct rsw_nhg *rsw_state_nhg(const struct rsw_state *s, const char *name);

@@ -206,13 +206,9 @@ struct rsw_state *rsw_state_from_txn(const struct rsw_txn *txn, char *err, size_
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	for (size_t i = 0; i < rsw_txn_len(txn); i++)
-		if (rsw_state_apply(s, rsw_txn_at(txn, i), err, errlen) < 0)
-			goto fail;
-	if (rsw_state_finish(s, err, errlen) < 0)
-		goto fail;
+	if (rsw_state_apply_all(s, txn, err, errlen) < 0) {
+		rsw_state_free(s);
+		return NULL;
+	}
 	return s;
-fail:
-	rsw_state_free(s);
-	return NULL;
 }

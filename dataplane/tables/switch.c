@@ -57,10 +57,7 @@ int rsw_switch_prepare(struct rsw_switch *sw, const struct rsw_txn *txn,
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	for (size_t i = 0; i < rsw_txn_len(txn); i++)
-		if (rsw_state_apply(next, rsw_txn_at(txn, i), err, errlen) < 0)
-			goto fail;
-	if (rsw_state_finish(next, err, errlen) < 0)
+	if (rsw_state_apply_all(next, txn, err, errlen) < 0)
 		goto fail;
 	prep->fib = rsw_fib_build(next, sw->generation + 1, err, (unsigned)errlen);
 	if (!prep->fib)

@@ -193,6 +193,29 @@ static void failed_transaction_changes_nothing(void **state)
 	assert_non_null(strstr(err, "already exists"));
 	assert_ptr_equal(rsw_switch_fib(sw), fib);
 	rsw_txn_free(t);
+	/* every error at once: 60 routes to a missing group and a duplicate, each named, the
+	 * first 50 listed in the order found (their origins hold no line) and "(11 more errors)" */
+	t = rsw_txn_new();
+	route(t, "10.0.0.0/8", NULL, "10.255.0.1", -1);
+	for (unsigned i = 0; i < 60; i++) {
+		char p[32];
+		snprintf(p, sizeof(p), "10.%u.0.0/16", 100 + i);
+		route(t, p, "missing", NULL, -1);
+	}
+	static char big[16384];
+	assert_int_equal(rsw_switch_commit(sw, t, big, sizeof(big)), -1);
+	unsigned lines = 0;
+	for (const char *c = big; (c = strchr(c, '\n')); c++)
+		lines++;
+	assert_int_equal(lines, 50); /* 50 errors and the "more" line, one per line */
+	assert_non_null(strstr(big, "test:10.0.0.0/8: "));
+	assert_non_null(strstr(big, "already exists"));
+	assert_non_null(strstr(big, "test:10.148.0.0/16: route 10.148.0.0/16: no next-hop group"));
+	assert_null(strstr(big, "10.149.0.0/16"));
+	assert_non_null(strstr(big, "\n(11 more errors)"));
+	assert_ptr_equal(rsw_switch_fib(sw), fib);
+	assert_int_equal(sw->generation, gen);
+	rsw_txn_free(t);
 	rsw_switch_free(sw);
 }
 
