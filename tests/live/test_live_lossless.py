@@ -23,8 +23,19 @@ MACS = {"h0": "02:00:00:00:10:01", "r0": "02:00:00:00:10:05"}
 IPS = {"h0": "10.1.0.1", "r0": "10.1.0.5"}
 N = 12000
 
-# The sender's PG gets 100 kB of headroom: what af_packet's receive ring (512 frames) and the
-# sender's batch can hold in flight after XOFF at 64 bytes a frame.
+# The sender's PG gets the headroom of every frame the veth "cable" can hold in flight after XOFF:
+# af_packet's receive ring (512 frames), the kernel's receive backlog of the CPU the frames are
+# queued on (net.core.netdev_max_backlog: a veth queues on the sending CPU's backlog, and the
+# sender is pinned to one CPU), the sender's batch and the frame being received. On an idle machine the worker keeps the ring drained and a tenth of it is used; on a
+# loaded one the worker is off its CPU while the sender is not, and the ring and the backlogs
+# fill (100 kB for the ring alone overflowed by 1,174 frames under a load average of 16). The
+# TM's packet headroom is ceil(xoff / 84) + 1 (docs/tm.md), so xoff = 84 x the frames.
+RING = 512
+BATCH = 16  # send_pfc_aware.py's frames between two looks at the receive side
+with open("/proc/sys/net/core/netdev_max_backlog") as _f:
+    BACKLOG = int(_f.read())
+IN_FLIGHT = RING + BACKLOG + BATCH
+XOFF = 84 * IN_FLIGHT
 CONFIG = f"""
 DEVICE_METADATA:
   localhost: {{hostname: live-lossless, mac: "{ROUTER}"}}
@@ -35,7 +46,7 @@ PORT_QOS_MAP:
   Ethernet0:  {{pfc_enable: "3"}}
   Ethernet16: {{pfc_enable: "3"}}
 BUFFER_PROFILE:
-  pg_small_frames: {{pool: ingress_lossless_pool, size: 118200, xoff: 100000, xon: 18200,
+  pg_small_frames: {{pool: ingress_lossless_pool, size: {XOFF + 18200}, xoff: {XOFF}, xon: 18200,
                     xon_offset: 18200, dynamic_th: 0}}
 BUFFER_PG:
   "Ethernet0|3": {{profile: pg_small_frames}}
@@ -70,7 +81,8 @@ class LiveLossless(unittest.TestCase):
             wait_for_line(dp.stderr, "forwarding")
             cap = os.path.join(d, "h0.pcap")
             lab.capture(ns["h0"], cap, "ether proto 0x8808")
-            s = subprocess.run(["ip", "netns", "exec", ns["h0"], "/usr/bin/python3",
+            s = subprocess.run(["ip", "netns", "exec", ns["h0"], "taskset", "-c", "0",
+                                "/usr/bin/python3",
                                 os.path.join(HERE, "send_pfc_aware.py"), pcap, "3", "1000"],
                                capture_output=True, text=True, timeout=300)
             self.assertEqual(s.returncode, 0, s.stderr)
