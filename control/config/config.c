@@ -446,7 +446,7 @@ int rsw_config_compile_opts(int fd, const char *name, const struct rsw_config_op
 		return cc_finish(c, -1);
 	struct rsw_daemon_cfg daemon; /* checked here, used by roceswd */
 	rsw_daemon_cfg_defaults(&daemon);
-	rsw_daemon_cfg_parse(&c->y, c->tables[T_ROCESWD], &daemon);
+	rsw_daemon_cfg_parse(c, c->tables[T_ROCESWD], &daemon);
 	parse_device(c, c->tables[T_DEVICE]);
 	parse_ports(c, c->tables[T_PORT]);
 	parse_cable(c, c->tables[T_CABLE]);

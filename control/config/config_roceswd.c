@@ -1,7 +1,9 @@
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_cc.h"
 #include "config_roceswd.h"
 
 void rsw_daemon_cfg_defaults(struct rsw_daemon_cfg *d)
@@ -13,95 +15,82 @@ void rsw_daemon_cfg_defaults(struct rsw_daemon_cfg *d)
 	d->metrics_timeout = 10;
 }
 
-static int number(struct ydoc *y, yaml_node_t *v, const char *key, unsigned long max,
-		  const char *what, unsigned *out)
+/* A text field into a buffer of len bytes: non-empty and fitting. */
+static int copy(struct cc *c, const struct rsw_fval *f, const char *name, char *out, size_t len)
 {
-	const char *s = ydoc_str(v);
-	char *end;
-	unsigned long n = s ? strtoul(s, &end, 10) : 0;
-	if (!s || !*s || *end || n == 0 || n > max)
-		return ydoc_error(y, v, key, "expected %s 1-%lu, got '%s'", what, max, s ? s : "?");
-	*out = (unsigned)n;
+	if (!f->v)
+		return 0;
+	if (!*f->s || strlen(f->s) >= len)
+		return ydoc_error(&c->y, f->v, "ROCESWD|GLOBAL",
+				  "%s: expected a non-empty string shorter than %zu bytes", name, len);
+	memcpy(out, f->s, strlen(f->s) + 1);
 	return 0;
 }
 
-static int copy(struct ydoc *y, yaml_node_t *v, const char *key, char *out, size_t len)
-{
-	const char *s = ydoc_str(v);
-	if (!s || !*s || strlen(s) >= len)
-		return ydoc_error(y, v, key, "expected a non-empty string shorter than %zu bytes", len);
-	memcpy(out, s, strlen(s) + 1);
-	return 0;
-}
-
-int rsw_daemon_cfg_parse(struct ydoc *y, yaml_node_t *t, struct rsw_daemon_cfg *d)
+int rsw_daemon_cfg_parse(struct cc *c, yaml_node_t *t, struct rsw_daemon_cfg *d)
 {
 	if (!t)
 		return 0;
-	if (t->type != YAML_MAPPING_NODE)
-		return ydoc_error(y, t, "ROCESWD", "expected a mapping with the one key GLOBAL");
-	YDOC_FOREACH_PAIR(y, t, pr) {
-		yaml_node_t *k = ydoc_node(y, pr->key), *v = ydoc_node(y, pr->value);
-		if (!ydoc_str(k) || strcmp(ydoc_str(k), "GLOBAL"))
-			return ydoc_error(y, k, "ROCESWD", "expected the one key 'GLOBAL'");
-		if (v->type != YAML_MAPPING_NODE)
-			return ydoc_error(y, v, "ROCESWD|GLOBAL", "expected a mapping of fields");
-		YDOC_FOREACH_PAIR(y, v, f) {
-			yaml_node_t *fk = ydoc_node(y, f->key), *fv = ydoc_node(y, f->value);
-			const char *name = ydoc_str(fk) ? ydoc_str(fk) : "?";
-			int rc;
-			if (!strcmp(name, "eal_args"))
-				rc = copy(y, fv, "ROCESWD|GLOBAL.eal_args", d->eal_args, sizeof(d->eal_args));
-			else if (!strcmp(name, "control_socket"))
-				rc = copy(y, fv, "ROCESWD|GLOBAL.control_socket", d->control_socket,
-					  sizeof(d->control_socket));
-			else if (!strcmp(name, "control_group"))
-				rc = copy(y, fv, "ROCESWD|GLOBAL.control_group", d->control_group,
-					  sizeof(d->control_group));
-			else if (!strcmp(name, "dataplane"))
-				rc = copy(y, fv, "ROCESWD|GLOBAL.dataplane", d->dataplane,
-					  sizeof(d->dataplane));
-			else if (!strcmp(name, "metrics_port"))
-				rc = number(y, fv, "ROCESWD|GLOBAL.metrics_port", 65535, "a TCP port",
-					    &d->metrics_port);
-			else if (!strcmp(name, "metrics_timeout"))
-				rc = number(y, fv, "ROCESWD|GLOBAL.metrics_timeout", 3600, "seconds",
-					    &d->metrics_timeout);
-			else if (!strcmp(name, "metrics_address")) {
-				unsigned char a[16];
-				rc = copy(y, fv, "ROCESWD|GLOBAL.metrics_address", d->metrics_address,
-					  sizeof(d->metrics_address));
-				if (rc == 0 && inet_pton(AF_INET, d->metrics_address, a) != 1 &&
-				    inet_pton(AF_INET6, d->metrics_address, a) != 1)
-					return ydoc_error(y, fv, "ROCESWD|GLOBAL.metrics_address",
-							  "expected a numeric IPv4 or IPv6 address, got '%s'",
-							  d->metrics_address);
-			} else
-				return ydoc_error(y, fk, "ROCESWD|GLOBAL",
-						  "unknown field '%s' (expected eal_args, control_socket, "
-						  "control_group, metrics_port, metrics_address, "
-						  "metrics_timeout, dataplane)", name);
-			if (rc < 0)
-				return -1;
+	unsigned before = c->y.n_err;
+	if (rsw_cc_want_map(c, t, "ROCESWD") < 0)
+		return -1;
+	YDOC_FOREACH_PAIR(&c->y, t, pr) {
+		yaml_node_t *k = ydoc_node(&c->y, pr->key), *v = ydoc_node(&c->y, pr->value);
+		if (!ydoc_str(k) || strcmp(ydoc_str(k), "GLOBAL")) {
+			ydoc_error(&c->y, k, "ROCESWD", "expected the one key 'GLOBAL'");
+			continue;
 		}
+		/* the schema checks names, types and ranges (config_schema.c's roceswd_fields) */
+		struct rsw_fval f[RD_DATAPLANE + 1];
+		rsw_cc_fields(c, rsw_schema_tables[T_ROCESWD].fields, "ROCESWD|GLOBAL", k, v, f);
+		copy(c, &f[RD_EAL_ARGS], "eal_args", d->eal_args, sizeof(d->eal_args));
+		copy(c, &f[RD_CONTROL_SOCKET], "control_socket", d->control_socket,
+		     sizeof(d->control_socket));
+		copy(c, &f[RD_CONTROL_GROUP], "control_group", d->control_group,
+		     sizeof(d->control_group));
+		copy(c, &f[RD_DATAPLANE], "dataplane", d->dataplane, sizeof(d->dataplane));
+		if (f[RD_METRICS_PORT].v)
+			d->metrics_port = (unsigned)f[RD_METRICS_PORT].u;
+		if (f[RD_METRICS_TIMEOUT].v)
+			d->metrics_timeout = (unsigned)f[RD_METRICS_TIMEOUT].u;
+		unsigned char a[16];
+		if (copy(c, &f[RD_METRICS_ADDRESS], "metrics_address", d->metrics_address,
+			 sizeof(d->metrics_address)) == 0 && f[RD_METRICS_ADDRESS].v &&
+		    inet_pton(AF_INET, d->metrics_address, a) != 1 &&
+		    inet_pton(AF_INET6, d->metrics_address, a) != 1)
+			ydoc_error(&c->y, f[RD_METRICS_ADDRESS].v, "ROCESWD|GLOBAL",
+				   "metrics_address: expected a numeric IPv4 or IPv6 address, got '%s'",
+				   d->metrics_address);
 	}
-	return 0;
+	return c->y.n_err != before ? -1 : 0;
 }
 
 int rsw_config_roceswd(const char *path, struct rsw_daemon_cfg *d, char *err, size_t errlen)
 {
-	struct ydoc y;
 	rsw_daemon_cfg_defaults(d);
-	if (ydoc_load(&y, path, err, errlen) < 0)
+	struct cc *c = calloc(1, sizeof(*c));
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
 		return -1;
-	yaml_node_t *root = ydoc_root(&y), *t = NULL;
+	}
+	if (ydoc_load(&c->y, path, err, errlen) < 0) {
+		free(c);
+		return -1;
+	}
+	c->y.collect = 1; /* every error of the table at once */
+	yaml_node_t *root = ydoc_root(&c->y), *t = NULL;
 	if (root->type == YAML_MAPPING_NODE)
-		YDOC_FOREACH_PAIR(&y, root, pr) {
-			const char *k = ydoc_str(ydoc_node(&y, pr->key));
+		YDOC_FOREACH_PAIR(&c->y, root, pr) {
+			const char *k = ydoc_str(ydoc_node(&c->y, pr->key));
 			if (k && !strcmp(k, "ROCESWD"))
-				t = ydoc_node(&y, pr->value);
+				t = ydoc_node(&c->y, pr->value);
 		}
-	int rc = rsw_daemon_cfg_parse(&y, t, d);
-	ydoc_free(&y);
+	int rc = rsw_daemon_cfg_parse(c, t, d);
+	if (c->y.n_err) {
+		ydoc_errors_flush(&c->y);
+		rc = -1;
+	}
+	ydoc_free(&c->y);
+	free(c);
 	return rc;
 }

@@ -22,8 +22,10 @@ struct rsw_daemon_cfg {
 };
 
 void rsw_daemon_cfg_defaults(struct rsw_daemon_cfg *d);
-/* Parses the table t (may be NULL) of document y into d. Returns -1 with FILE:LINE: KEY: ... */
-int rsw_daemon_cfg_parse(struct ydoc *y, yaml_node_t *t, struct rsw_daemon_cfg *d);
+/* Parses the table t (may be NULL) of the config being compiled into d, checking it against
+ * the schema; every error is reported (in c's list). Returns -1 if there was any. */
+struct cc;
+int rsw_daemon_cfg_parse(struct cc *c, yaml_node_t *t, struct rsw_daemon_cfg *d);
 /* Reads the ROCESWD table of a config file. */
 int rsw_config_roceswd(const char *path, struct rsw_daemon_cfg *d, char *err, size_t errlen);
 

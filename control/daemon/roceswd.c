@@ -418,10 +418,17 @@ static int setup(struct roceswd *d, const char *config, int zone, const char *at
 		snprintf(d->next, sizeof(d->next), "%s/running-config.yaml.next", rundir);
 		return 0;
 	}
-	snprintf(d->running_dir, sizeof(d->running_dir), "%s/running-zone", rundir);
-	snprintf(d->next_dir, sizeof(d->next_dir), "%s/running-zone.next", rundir);
-	snprintf(d->running, sizeof(d->running), "%s/zone.yaml", d->running_dir);
-	snprintf(d->next, sizeof(d->next), "%s/zone.yaml", d->next_dir);
+	if (snprintf(d->running_dir, sizeof(d->running_dir), "%s/running-zone", rundir) >=
+		    (int)sizeof(d->running_dir) ||
+	    snprintf(d->next_dir, sizeof(d->next_dir), "%s/running-zone.next", rundir) >=
+		    (int)sizeof(d->next_dir) ||
+	    snprintf(d->running, sizeof(d->running), "%s/zone.yaml", d->running_dir) >=
+		    (int)sizeof(d->running) ||
+	    snprintf(d->next, sizeof(d->next), "%s/zone.yaml", d->next_dir) >= (int)sizeof(d->next)) {
+		fprintf(stderr, "roceswd: %s: the control socket's directory is too long a path\n",
+			rundir);
+		return -1;
+	}
 	/* every switch checked, every error of each said, before anything starts */
 	if (rsw_zsnap_take(d->config, d->next_dir, &d->snap, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
