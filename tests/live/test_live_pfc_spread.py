@@ -119,7 +119,20 @@ class LivePfcSpread(unittest.TestCase):
                 lost = sum(sum(v.values()) for v in drops(c).values())
                 held = sum(s["conservation"]["queued"] for s in c["switches"]) + c["in_flight"]
                 return gone + lost >= 2 * N and held == 0 and c
-            c = wait_until(settled, "every frame delivered to r0 or dropped")
+            try:
+                c = wait_until(settled, "every frame delivered to r0 or dropped")
+            except AssertionError as e:
+                # what the zone holds, so that a frame lost where no counter sees it (a host
+                # veth's receive ring before the switch reads it) is told from one still held
+                c = ctl.counters()
+                hosts = {f"{s}|{p}": (port(c, s, p)["rx_packets"],
+                                      port(c, s, p).get("port_rx_missed"))
+                         for s, p in (("rtsw1", "Ethernet0"), ("rtsw2", "Ethernet0"))}
+                raise AssertionError(
+                    f"{e}: sent {2 * N}, r0 got {port(c, 'rtsw2', 'Ethernet8')['tx_packets']}, "
+                    f"drops {drops(c)}, host ports (rx, rx_missed) {hosts}, queued "
+                    f"{[s['conservation']['queued'] for s in c['switches']]}, in flight "
+                    f"{c['in_flight']}") from None
             if first is None:
                 first = c
             wait_captured(r0_cap, port(c, "rtsw2", "Ethernet8")["tx_packets"])
