@@ -139,6 +139,17 @@ static void test_index_matches_a_list(void **st)
 	rsw_state_free(s);
 }
 
+/* The insert of the i-th route of the growth and memory runs: half of them IPv6. */
+static struct rsw_table_write insert_route(unsigned i)
+{
+	struct rsw_table_write w;
+	memset(&w, 0, sizeof(w));
+	w.op = RSW_W_INSERT;
+	w.table = RSW_T_ROUTE;
+	w.u.route = route(i / 2, i & 1, -1);
+	return w;
+}
+
 static double thread_cpu(void)
 {
 	struct timespec t;
@@ -154,11 +165,7 @@ static double work(unsigned n)
 	assert_non_null(a);
 	assert_non_null(b);
 	for (unsigned i = 0; i < n; i++) {
-		struct rsw_table_write w;
-		memset(&w, 0, sizeof(w));
-		w.op = RSW_W_INSERT;
-		w.table = RSW_T_ROUTE;
-		w.u.route = route(i / 2, i & 1, -1);
+		struct rsw_table_write w = insert_route(i);
 		assert_int_equal(rsw_txn_add(a, &w), 0);
 		if (i % 10 == 0)
 			w.u.route.target = RSW_TGT_NEXTHOP;
@@ -221,11 +228,7 @@ static void test_memory_per_route(void **st)
 	struct rsw_txn *t = rsw_txn_new();
 	assert_non_null(t);
 	for (unsigned i = 0; i < N; i++) {
-		struct rsw_table_write w;
-		memset(&w, 0, sizeof(w));
-		w.op = RSW_W_INSERT;
-		w.table = RSW_T_ROUTE;
-		w.u.route = route(i / 2, i & 1, -1);
+		struct rsw_table_write w = insert_route(i);
 		assert_int_equal(rsw_txn_add(t, &w), 0);
 	}
 	size_t h1 = heap_in_use();
