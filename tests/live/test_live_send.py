@@ -1,18 +1,27 @@
 """Live: `rocesw send` as the lab's hosts. Two hosts blast one receiver through the switch on the
-lossless priority 3 (DSCP 3); the receiver's port is shaped to 5 Mb/s and the senders' PGs have
-a headroom of 150 KB (60 ms of a sender's 20 Mb/s link, for a busy 2-core machine's
-scheduling), so a sender that keeps going after XOFF overflows it. Each sender sends 1200
-frames of 570 bytes (684 KB) and a PG holds at most 190 KB (20 KB reserved + 20 KB shared +
-150 KB headroom): even if the two senders ran one after the other at 14 Mb/s, the receiver's
-port would drain only 244 KB of each while it arrives, leaving 440 KB, so ignoring PFC always
-overflows.
+lossless priority 3 (DSCP 3); the senders' links run at 4 Mb/s and the receiver's port is shaped
+to 1 Mb/s, so the incast has to be paused.
 - honouring PFC (the default): the switch drops nothing, every PSN of both senders reaches the
   receiver exactly once and in order (read from a capture on its veth), and each sender's XDP
   program saw XOFF for priority 3 and held frames;
 - with --ignore-pfc the same traffic overflows the headroom: the drops are counted with their
   reason headroom_overflow in `rocesw show counters`, and the receiver misses exactly those
   frames.
-Frame counts are read from the switch's control socket, never from the wall clock."""
+Frame counts are read from the switch's control socket, never from the wall clock.
+
+A veth host link stores frames the switch has not read yet: af_packet's receive ring (512
+frames) fills while the switch's worker is off its CPU and the sender is not, and the switch
+sends XOFF only for frames it has read. So each sender's PG has the headroom of a full ring
+plus what the sender has in flight, and the senders are slow enough that filling the ring
+takes 0.6 s: the worker may be off its CPU that long without a loss (at 20 Mb/s, with a 150 kB
+headroom, a machine busy with a million-route build lost 71 frames in the ring and overflowed
+the headroom by 229). Past that, frames are lost in the kernel where no switch counter sees
+them, and the test fails on the missing PSNs.
+
+Each sender sends 1200 frames of 570 bytes (684 kB); a PG holds at most 355 kB (20 kB reserved
++ 20 kB shared + 315 kB headroom). Even if the two senders ran one after the other, each at
+2.8 Mb/s (70 % of its link), the receiver's port would drain only 36 % of a sender's frames
+while they arrive, leaving 438 kB: ignoring PFC always overflows."""
 import json
 import os
 import subprocess
@@ -32,8 +41,12 @@ ROUTER = "02:00:00:00:01:00"
 MACS = {"h0": "02:00:00:00:10:01", "h1": "02:00:00:00:10:03", "r0": "02:00:00:00:10:05"}
 IPS = {"h0": "10.1.0.1", "h1": "10.1.0.3", "r0": "10.1.0.5"}
 N = 1200           # frames per sender
-HOST_SPEED = 20    # Mb/s: the senders' links (rocesw send paces at it; pause quanta count in it)
-RX_SPEED = 5       # Mb/s: the receiver's port drains the incast slowly
+HOST_SPEED = 4     # Mb/s: the senders' links (rocesw send paces at it; pause quanta count in it)
+RX_SPEED = 1       # Mb/s: the receiver's port drains the incast slowly
+
+# headroom: af_packet's receive ring (512 frames), rocesw send's frames in flight (32) and a
+# late wake-up's burst (8), of 570 bytes each (the buffer counts a frame's length)
+XOFF = (512 + 32 + 8) * 570
 
 CONFIG = f"""
 DEVICE_METADATA:
@@ -47,8 +60,8 @@ PORT_QOS_MAP:
   Ethernet8:  {{pfc_enable: "3"}}
   Ethernet16: {{pfc_enable: "3"}}
 BUFFER_PROFILE:
-  pg_lossless_small: {{pool: ingress_lossless_pool, size: 170000, static_th: 20000,
-                      xoff: 150000, xon: 10000, xon_offset: 10000}}
+  pg_lossless_small: {{pool: ingress_lossless_pool, size: {20000 + XOFF}, static_th: 20000,
+                      xoff: {XOFF}, xon: 10000, xon_offset: 10000}}
 BUFFER_PG:
   "Ethernet0|3": {{profile: pg_lossless_small}}
   "Ethernet8|3": {{profile: pg_lossless_small}}
@@ -106,7 +119,7 @@ class LiveSend(unittest.TestCase):
                 self.assertEqual(r.returncode, 0, r.stderr)
                 return json.loads(r.stdout)
             # every frame the senders handed over is received by the switch, then transmitted
-            # or dropped; the receiver's port drains at 5 Mb/s, so wait on the counters
+            # or dropped; the receiver's port drains at 1 Mb/s, so wait on the counters
             deadline = time.time() + 60
             while True:
                 c = counters()
