@@ -1,9 +1,17 @@
 """Live PFC spreading through a zone (issue 11): tests/configs/zone-pfc runs live in one
-rocesw-dataplane (rtsw1, rtsw2, ctsw1; the switch-to-switch links in memory at 20 Mb/s). h0 (rack
-1) and h1 (rack 2) each send 1200 RoCE frames of 570 bytes on the lossless priority 3 (DSCP 3)
-with `rocesw send` at their 10 Mb/s link speed to r0 (rack 2), whose port drains at 5 Mb/s. So
+rocesw-dataplane (rtsw1, rtsw2, ctsw1; the switch-to-switch links in memory at 8 Mb/s). h0 (rack
+1) and h1 (rack 2) each send 3000 RoCE frames of 570 bytes on the lossless priority 3 (DSCP 3)
+with `rocesw send` at their 4 Mb/s link speed to r0 (rack 2), whose port drains at 1 Mb/s. So
 rtsw2's PGs fill and pause h1 and ctsw1; ctsw1's PG from rtsw1 fills and pauses rtsw1 over the
 in-memory link; rtsw1's PG from h0 fills and pauses h0.
+
+The hosts' links are slow and their PGs' headroom holds a full af_packet receive ring (512
+frames, 0.6 s of a host's 4 Mb/s): the zone's worker may be off its CPU that long without a
+frame lost in a veth's ring, where no switch counter sees it (at 10 Mb/s with 150 kB of
+headroom, 0.3 s stalls lost 63 of h1's frames there and the ignore case waited for them in
+vain). Ignoring PFC, a host's PG (at most 655 kB at rtsw1, 355 kB at rtsw2) still overflows:
+of a sender's 1.71 MB, r0's port drains at most 36 % while they arrive even at 70 % of the
+sender's link rate, and the zone's inner PGs hold about 100 kB.
 
 - The spreading, from the zone's counters on the control socket: in the first snapshot in which
   rtsw1 has sent XOFF to h0, ctsw1 has already sent XOFF on its link to rtsw1 (its port's
@@ -38,8 +46,8 @@ ROUTER = "02:00:00:00:01:00"  # the host ports' MAC in rtsw1.yaml and rtsw2.yaml
 HOSTS = {"h0": ("02:00:00:01:00:00", "10.1.0.1", 0x100),
          "h1": ("02:00:00:01:00:01", "10.1.0.3", 0x200),
          "r0": ("02:00:00:01:00:02", "10.1.0.5", 0)}
-N = 1200
-HOST_SPEED = 10  # Mb/s, the senders' links in the configs
+N = 3000
+HOST_SPEED = 4  # Mb/s, the senders' links in the configs
 
 
 def frames(h):
