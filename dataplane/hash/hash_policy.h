@@ -22,6 +22,10 @@ enum rsw_hash_field {
 	RSW_HF_COUNT
 };
 
+#define RSW_HASH_FIVE_TUPLE                                                                   \
+	(1u << RSW_HF_SRC_IP | 1u << RSW_HF_DST_IP | 1u << RSW_HF_IP_PROTOCOL |               \
+	 1u << RSW_HF_L4_SRC_PORT | 1u << RSW_HF_L4_DST_PORT)
+
 enum rsw_udf_base { RSW_UDF_L2 = 0, RSW_UDF_L3, RSW_UDF_L4 };
 
 #define RSW_UDF_MAX 8

@@ -150,13 +150,60 @@ static void five_tuple_key_order(void **state)
 	assert_memory_equal(key, want, sizeof(want));
 }
 
+/* The 5-tuple's key from metadata alone: no L4 (ports are zeros), IPv6, and a UDF after it. */
+static void five_tuple_key_cases(void **state)
+{
+	(void)state;
+	uint8_t key[RSW_HASH_KEY_MAX], f[128];
+	struct rsw_hash_policy pol = {.algo = RSW_HASH_CRC, .fields = RSW_HASH_FIVE_TUPLE};
+	struct rsw_pkt_meta m = {.l3 = RSW_L3_IPV4, .ip_proto = 1, .sport = 0x1111,
+				 .dport = 0x2222, .src_ip = {192, 0, 2, 1}, .dst_ip = {198, 51, 100, 7}};
+	static const uint8_t icmp[] = {192, 0, 2, 1, 198, 51, 100, 7, 1, 0, 0, 0, 0};
+	assert_int_equal(rsw_hash_key(&pol, NULL, &m, key), sizeof(icmp));
+	assert_memory_equal(key, icmp, sizeof(icmp));
+	/* TCP: the ports, big-endian */
+	m.ip_proto = 6;
+	m.flags = RSW_META_F_TCP;
+	static const uint8_t tcp[] = {192, 0, 2, 1, 198, 51, 100, 7, 6, 0x11, 0x11, 0x22, 0x22};
+	assert_int_equal(rsw_hash_key(&pol, NULL, &m, key), sizeof(tcp));
+	assert_memory_equal(key, tcp, sizeof(tcp));
+	/* IPv6: 16-byte addresses (2001:db8::1 -> 2001:db8::2), UDP 49152 -> 4791 */
+	struct rsw_pkt_meta m6 = {.l3 = RSW_L3_IPV6, .ip_proto = 17, .flags = RSW_META_F_UDP,
+				  .sport = 49152, .dport = 4791,
+				  .src_ip = {0x20, 0x01, 0x0d, 0xb8, [15] = 1},
+				  .dst_ip = {0x20, 0x01, 0x0d, 0xb8, [15] = 2}};
+	static const uint8_t v6[] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+				     0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2,
+				     17, 0xC0, 0x00, 0x12, 0xB7};
+	assert_int_equal(rsw_hash_key(&pol, NULL, &m6, key), sizeof(v6));
+	assert_memory_equal(key, v6, sizeof(v6));
+	/* the 5-tuple then the destination-QP UDF (the E-ECMP policy of config/rtsw.yaml) */
+	pol.n_udf = 1;
+	pol.udf[0] = (struct rsw_udf){.base = RSW_UDF_L4, .offset = 13, .length = 3,
+				      .mask = {0xFF, 0xFF, 0xFF}, .match_ip_protocol = 17,
+				      .match_l4_dst_port = 4791};
+	size_t len = roce_frame(f, 0x00ABCD, 0xC123);
+	struct rsw_pkt_meta r;
+	assert_int_equal(rsw_parse(f, (uint32_t)len, &r), 0);
+	static const uint8_t qp[] = {10, 1, 0, 1, 10, 2, 0, 1, 17, 0xC1, 0x23, 0x12, 0xB7,
+				     0x00, 0xAB, 0xCD};
+	assert_int_equal(rsw_hash_key(&pol, f, &r, key), sizeof(qp));
+	assert_memory_equal(key, qp, sizeof(qp));
+	/* one field fewer takes the field-by-field path: the same bytes without the protocol */
+	pol.fields &= ~(1u << RSW_HF_IP_PROTOCOL);
+	static const uint8_t no_proto[] = {10, 1, 0, 1, 10, 2, 0, 1, 0xC1, 0x23, 0x12, 0xB7,
+					   0x00, 0xAB, 0xCD};
+	assert_int_equal(rsw_hash_key(&pol, f, &r, key), sizeof(no_proto));
+	assert_memory_equal(key, no_proto, sizeof(no_proto));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(crc_catalogue),       cmocka_unit_test(xor_by_hand),
 		cmocka_unit_test(jenkins_lookup3),     cmocka_unit_test(random_is_seeded),
 		cmocka_unit_test(names_round_trip),    cmocka_unit_test(udf_selects_dest_qp),
-		cmocka_unit_test(five_tuple_key_order),
+		cmocka_unit_test(five_tuple_key_order), cmocka_unit_test(five_tuple_key_cases),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
