@@ -1,8 +1,9 @@
-"""Sends the frames of a pcap out of eth0 through an AF_PACKET socket as fast as it can, honouring
-PFC for one priority as a RoCE NIC does: after every few frames it reads the PFC frames that
-arrived on eth0; an XOFF for the priority (time > 0) stops it for time x 512 bit times at the
-link speed, or until an XON (time 0). Prints the frames sent and the XOFF and XON frames seen.
-Usage: send_pfc_aware.py PCAP PRIORITY LINK_MBPS (run inside a lab namespace)."""
+"""Sends the frames of a pcap out of eth0 through an AF_PACKET socket, at most FPS frames a second
+(a sender late for its schedule does not catch up in a burst), honouring PFC for one priority as
+a RoCE NIC does: after every few frames it reads the PFC frames that arrived on eth0; an XOFF for
+the priority (time > 0) stops it for time x 512 bit times at the link speed, or until an XON
+(time 0). Prints the frames sent and the XOFF and XON frames seen.
+Usage: send_pfc_aware.py PCAP PRIORITY LINK_MBPS FPS (run inside a lab namespace)."""
 import select
 import socket
 import struct
@@ -16,7 +17,7 @@ BATCH = 16  # frames between two looks at the receive side: the headroom covers 
 
 def main():
     frames = [data for data, _ in RawPcapReader(sys.argv[1])]
-    prio, mbps = int(sys.argv[2]), float(sys.argv[3])
+    prio, mbps, fps = int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
     tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     tx.bind(("eth0", 0))
     rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x8808))
@@ -46,10 +47,17 @@ def main():
                 xon += 1
                 paused_until = 0.0
 
+    due = time.monotonic()
     while sent < len(frames):
         look(0)
         while time.monotonic() < paused_until:
             look(min(0.01, paused_until - time.monotonic()))
+        # the next batch's time at the rate; late (descheduled, or paused) starts a new schedule
+        now = time.monotonic()
+        if now < due:
+            look(due - now)
+            continue
+        due = max(due, now - BATCH / fps) + BATCH / fps
         for f in frames[sent:sent + BATCH]:
             tx.send(f)
         sent = min(sent + BATCH, len(frames))
