@@ -51,14 +51,10 @@ done
 case "$n" in ''|*[!0-9]*) echo "repeat-live.sh: -n wants a number, got '$n'" >&2; exit 2 ;; esac
 stall_ms= stall_every=
 if [ -n "$stall" ]; then
+  if ! [[ $stall =~ ^[0-9]+:[0-9]+$ ]]; then
+    echo "repeat-live.sh: --stall wants MS:EVERY in milliseconds, got '$stall'" >&2; exit 2
+  fi
   stall_ms=${stall%%:*} stall_every=${stall#*:}
-  case "$stall" in
-    *:*) ;;
-    *) echo "repeat-live.sh: --stall wants MS:EVERY in milliseconds, got '$stall'" >&2; exit 2 ;;
-  esac
-  case "$stall" in
-    *[!0-9:]*|:*|*:|*:*:*) echo "repeat-live.sh: --stall wants MS:EVERY in milliseconds, got '$stall'" >&2; exit 2 ;;
-  esac
   if [ "$stall_every" -le "$stall_ms" ]; then
     echo "repeat-live.sh: --stall: EVERY ($stall_every ms) must be longer than the stall ($stall_ms ms)" >&2; exit 2
   fi
