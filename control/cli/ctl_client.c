@@ -62,7 +62,9 @@ int rsw_ctl_send_fds(const char *path, json_t *req, const int *fds, unsigned n_f
 		c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
 		memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
 	}
-	if (!text || sendmsg(fd, &m, MSG_NOSIGNAL) < 0) {
+	/* EPIPE: the dataplane turned this client away (busy, refused) before the request went;
+	 * its reason is waiting to be read */
+	if (!text || (sendmsg(fd, &m, MSG_NOSIGNAL) < 0 && errno != EPIPE)) {
 		snprintf(err, errlen, "%s: %s", path, text ? strerror(errno) : "out of memory");
 		close(fd);
 		fd = -1;
@@ -104,8 +106,13 @@ json_t *rsw_ctl_recv(int fd, const char *path, int timeout_ms, char *err, size_t
 	int ready = poll(&p, 1, timeout_ms);
 	if (ready == 0)
 		errno = ETIMEDOUT;
-	if (ready > 0 && (buf = malloc(MAX_REPLY + 1)))
+	if (ready > 0 && (buf = malloc(MAX_REPLY + 1))) {
 		n = recv(fd, buf, MAX_REPLY, MSG_DONTWAIT);
+		/* turned away with the request unread, the socket reports the reset first and
+		 * the reason after it */
+		if (n < 0 && errno == ECONNRESET)
+			n = recv(fd, buf, MAX_REPLY, MSG_DONTWAIT);
+	}
 	if (n <= 0) {
 		snprintf(err, errlen, "%s: %s", path, n == 0 ? "the dataplane closed the connection"
 							     : strerror(errno));

@@ -339,10 +339,13 @@ class LiveControl(unittest.TestCase):
         self.assertEqual(len(self.placement(700)), N_QP, "forwarding went on")
 
         def control_back():
-            try:
-                c = self.ctl.show("control")
-            except (OSError, ValueError):
-                return None  # still turned away: the silent ones hold the slots
+            # until --control-idle has passed, the CLI is turned away like the 17th client and
+            # says why, whether the dataplane closed before or after its request went
+            r = self.rocesw("show", "control", "--json", check=False)
+            if r.returncode != 0:
+                self.assertIn("busy: 16 clients connected", r.stderr)
+                return None
+            c = json.loads(r.stdout)
             return c if c["idle_clients"] >= 16 else None
         ctl = wait_until(control_back, "the silent clients let go after --control-idle 2")
         self.assertGreaterEqual(ctl["idle_clients"], 16)

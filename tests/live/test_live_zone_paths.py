@@ -88,8 +88,13 @@ class LiveZonePaths(unittest.TestCase):
                 def moved():
                     t1 = tx(ctl.counters())
                     grew = {p: t1[p] - t0[p] for p in UPLINKS + DOWNLINKS + ("rtsw2|Ethernet0",)}
-                    # every frame out of rtsw2 to h1 (possibly with h1's own chatter)
-                    return grew if grew["rtsw2|Ethernet0"] >= PER_FLOW else None
+                    # every frame counted on each hop (rtsw2 to h1 possibly with h1's own
+                    # chatter): one reading takes the switches one after another while the
+                    # worker forwards, so rtsw1 may be read before the frames left it and
+                    # rtsw2 after they reached h1
+                    return grew if (grew["rtsw2|Ethernet0"] >= PER_FLOW and
+                                    sum(grew[p] for p in UPLINKS) >= PER_FLOW and
+                                    sum(grew[p] for p in DOWNLINKS) >= PER_FLOW) else None
                 grew = wait_until(moved, f"flow {sport}/{qp} to reach h1")
                 up = [p for p in UPLINKS if grew[p]]
                 down = [p for p in DOWNLINKS if grew[p]]
