@@ -44,7 +44,9 @@ one() { # $1: idle sleep in us, $2: tag; captures in $work/$2-h0.pcap, $work/$2-
   local caps=()
   for h in h0 h1; do
     : >"$work/$2-$h.err"
-    ip netns exec "$h" tcpdump -i eth0 -U -n -s 128 --time-stamp-precision=nano \
+    # immediate mode: each frame reaches tcpdump as it comes, not when a ring block is retired
+    # (a block still open when tcpdump is stopped would lose the last echoes)
+    ip netns exec "$h" tcpdump -i eth0 -U --immediate-mode -n -s 128 --time-stamp-precision=nano \
       -w "$work/$2-$h.pcap" icmp 2>"$work/$2-$h.err" &
     caps+=($!)
   done
@@ -53,6 +55,13 @@ one() { # $1: idle sleep in us, $2: tag; captures in $work/$2-h0.pcap, $work/$2-
   done
   ip netns exec h0 ping -c 3 -i 0.2 10.1.0.3 >/dev/null  # ARP learnt both ways first
   ip netns exec h0 ping -n -q -c "$pings" -i "$interval" 10.1.0.3 >"$work/$2.ping"
+  # every request and reply of both pings on both hosts, unless some were lost (then 5 s more)
+  local want=$(( 2 * (3 + pings) )) t0=$SECONDS
+  for h in h0 h1; do
+    until (( $(tcpdump -r "$work/$2-$h.pcap" 2>/dev/null | wc -l) >= want || SECONDS - t0 > 5 )); do
+      sleep 0.05
+    done
+  done
   kill -INT "${caps[@]}"; wait "${caps[@]}" 2>/dev/null || true
   kill -INT "$dp_pid"; wait "$dp_pid" || true
   dp_pid=
@@ -91,7 +100,10 @@ def p99(v):
 
 for name in ("spin", "sleep50"):
     lat = []
+    want = 0
     for r in range(1, rounds + 1):
+        with open(os.path.join(work, f"{name}-{r}.ping")) as f:
+            want += 2 * int(f.read().split(" packets transmitted")[0].split()[-1])
         h0, h1 = (times(os.path.join(work, f"{name}-{r}-{h}.pcap")) for h in ("h0", "h1"))
         for (typ, seq), t in h0.items():
             if typ == 8 and (8, seq) in h1:
@@ -99,6 +111,6 @@ for name in ("spin", "sleep50"):
             if typ == 0 and (0, seq) in h1:
                 lat.append(t - h1[(0, seq)])          # reply: h1 -> zone -> h0
     setting = "--idle-sleep-us 0 " if name == "spin" else "--idle-sleep-us 50"
-    print(f"{setting}: {len(lat)} crossings of the zone (3 switches), "
+    print(f"{setting}: {len(lat)} of {want} crossings of the zone (3 switches), "
           f"median {statistics.median(lat) / 1000:.1f} us, p99 {p99(lat) / 1000:.1f} us")
 PY
