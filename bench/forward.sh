@@ -9,21 +9,26 @@
 # bench/forward_report.py) or MAX_SECONDS pass after its first rate; no terminal is needed. OVS
 # runs from a private directory (its own ovsdb-server, db, sockets; never the system service) on
 # hugepages the bench reserves and gives back at exit (needs root). BENCH_OVS=0 leaves OVS out;
-# KEEP=DIR keeps the logs.
+# BENCH_HUGE=1 runs testpmd and rocesw on those 2 MiB hugepages too (default: --no-huge, 4 KiB
+# pages, as on a machine without hugepages); KEEP=DIR keeps the logs.
 # Usage: bench/forward.sh [MAX_SECONDS_PER_RUN] [ROUNDS]    (defaults 60 and 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
-  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0
+  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0
 fi
 secs=${1:-60}
 rounds=${2:-3}
 with_ovs=${BENCH_OVS:-1}
+with_huge=${BENCH_HUGE:-0}
 ovs_bin=/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk
 ovs_pages=512   # 1 GiB of 2 MiB pages: OVS's shared mempool for MTU 1500 and the capture
 if [[ $with_ovs == 1 ]]; then
   [[ -x $ovs_bin ]] || { echo "forward.sh: $ovs_bin missing (apt-get install openvswitch-switch-dpdk, or BENCH_OVS=0)" >&2; exit 1; }
   [[ $(id -u) == 0 ]] || { echo "forward.sh: OVS-DPDK needs hugepages, which only root reserves (or BENCH_OVS=0)" >&2; exit 1; }
+fi
+if [[ $with_huge == 1 && $(id -u) != 0 ]]; then
+  echo "forward.sh: BENCH_HUGE=1 needs hugepages, which only root reserves" >&2; exit 1
 fi
 ./scripts/build.sh "${BENCH_BUILD:-build}" >/dev/null
 work=$(mktemp -d /tmp/rocesw-bench.XXXXXX)
@@ -41,7 +46,27 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 /usr/bin/python3 bench/make_mix.py "$work/mix.pcap"
 sed "s|@MIX@|$work/mix.pcap|" bench/forward.yaml > "$work/switch.yaml"
-eal=(--no-huge -m 2048 --no-pci -l 0-1 --no-shconf --log-level error)
+# One program runs at a time, so the three share one reservation: rocesw's and testpmd's 2 GiB
+# (--huge-unlink gives the pages back when the program exits), or OVS's 1 GiB alone.
+mem_mib=2048
+reserve_huge() {
+  local pages=$1
+  mkdir -p "$work/huge"
+  pages_before=$(cat /proc/sys/vm/nr_hugepages)
+  echo $((pages_before + pages)) > /proc/sys/vm/nr_hugepages
+  if (( $(cat /proc/sys/vm/nr_hugepages) < pages_before + pages )); then
+    echo "forward.sh: could not reserve $pages hugepages of 2 MiB (memory fragmented?)" >&2; exit 1
+  fi
+  mount -t hugetlbfs -o pagesize=2M nodev "$work/huge"
+  huge=$work/huge
+}
+if [[ $with_huge == 1 ]]; then
+  reserve_huge $((mem_mib / 2 > ovs_pages ? mem_mib / 2 : ovs_pages))
+  eal=(--huge-dir "$work/huge" --huge-unlink -m "$mem_mib")
+else
+  eal=(--no-huge -m "$mem_mib")
+fi
+eal+=(--no-pci -l 0-1 --no-shconf --log-level error)
 # A FIFO opened read-write as a program's stdin: never at end-of-file (testpmd without a terminal
 # otherwise reads EOF as "press enter to exit"), and no holder process to outlive the run.
 mkfifo "$work/stdin"
@@ -51,14 +76,8 @@ mkfifo "$work/stdin"
 ovs_db=$work/ovs/db.sock
 ovsctl() { ovs-vsctl --db="unix:$ovs_db" --timeout=30 "$@"; }
 ovs_setup() {
-  mkdir -p "$work/ovs" "$work/huge"
-  pages_before=$(cat /proc/sys/vm/nr_hugepages)
-  echo $((pages_before + ovs_pages)) > /proc/sys/vm/nr_hugepages
-  if (( $(cat /proc/sys/vm/nr_hugepages) < pages_before + ovs_pages )); then
-    echo "forward.sh: could not reserve $ovs_pages hugepages of 2 MiB (memory fragmented?)" >&2; exit 1
-  fi
-  mount -t hugetlbfs -o pagesize=2M nodev "$work/huge"
-  huge=$work/huge
+  mkdir -p "$work/ovs"
+  [[ -n $huge ]] || reserve_huge "$ovs_pages"
   ovsdb-tool create "$work/ovs/conf.db" /usr/share/openvswitch/vswitch.ovsschema
   ovsdb-server "$work/ovs/conf.db" --remote="punix:$ovs_db" --unixctl="$work/ovs/ovsdb.ctl" \
     --log-file="$work/ovs/ovsdb.log" --no-chdir > /dev/null 2>&1 0<> "$work/stdin" &
@@ -137,6 +156,7 @@ run_until_steady() {
 
 [[ $with_ovs == 1 ]] && ovs_setup
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "testpmd and rocesw memory: $([[ $with_huge == 1 ]] && echo "2 MiB hugepages" || echo "4 KiB pages (--no-huge)")"
 for r in $(seq 1 "$rounds"); do
   run_until_steady testpmd "$work/testpmd.$r.log" dpdk-testpmd "${eal[@]}" --file-prefix bench-tp \
     --vdev "net_pcap0,rx_pcap=$work/mix.pcap,infinite_rx=1" --vdev "net_null1,no-rx=1" \
