@@ -14,12 +14,12 @@ import json
 import os
 import socket
 import struct
-import subprocess
+
+from labnet import _libc, sh
 
 SOL_PACKET = 263
 PACKET_STATISTICS = 6
 SYS_PIDFD_GETFD = 438  # x86-64 and the generic syscall table alike
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 def backlog_drops():
@@ -30,10 +30,7 @@ def backlog_drops():
 
 def link_stats(dev, ns=None):
     """(rx_packets, rx_dropped, tx_packets, tx_dropped) of a link, as `ip -s link` shows them."""
-    cmd = ["ip", "-j", "-s", "link", "show", "dev", dev]
-    if ns:
-        cmd = ["ip", "netns", "exec", ns] + cmd
-    st = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)[0]
+    st = json.loads(sh("ip", "-j", "-s", "link", "show", "dev", dev, ns=ns).stdout)[0]
     rx, tx = st["stats64"]["rx"], st["stats64"]["tx"]
     return rx["packets"], rx["dropped"], tx["packets"], tx["dropped"]
 
