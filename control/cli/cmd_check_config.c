@@ -4,10 +4,10 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "config.h"
-#include "config_schema.h"
+#include "dataplane/config/config.h"
+#include "dataplane/config/config_schema.h"
 #include "eal_quiet.h"
-#include "zone.h"
+#include "dataplane/config/zone.h"
 
 static void summary(const char *what, const struct rsw_switch *sw)
 {

@@ -12,7 +12,7 @@
 #include <rte_hash_crc.h>
 
 #include "cmd.h"
-#include "config.h"
+#include "dataplane/config/config.h"
 #include "dataplane/hash/hash_algo.h"
 #include "gen.h"
 #include "hash_lab.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "config.h"
+#include "dataplane/config/config.h"
 #include "dataplane/hash/hash_algo.h"
 #include "dataplane/hash/hash_policy.h"
 #include "hash_export_eos.h"

@@ -6,6 +6,8 @@
 #include <jansson.h>
 
 #include "eal_quiet.h"
+#include "dataplane/tables/fib.h"
+#include "dataplane/tables/switch.h"
 #include "hash_zone.h"
 #include "hash_lab_html.h"
 #include "html.h"
@@ -15,7 +17,7 @@ static const char *const tier_name[RSW_TIERS] = {"up", "down"};
 static void link_name(const struct rsw_zone *z, const struct rsw_zone_link_load *l, char *buf,
 		      size_t n)
 {
-	if (l->sw == RSW_REPLAY_HOST)
+	if (l->sw == RSW_TOPO_HOST)
 		snprintf(buf, n, "host");
 	else
 		snprintf(buf, n, "%s|%s", z->sw[l->sw].name,
@@ -38,7 +40,7 @@ static json_t *result_json(const char *name, const struct rsw_zone *z, const str
 	}
 	for (unsigned i = 0; i < r->n_links; i++) {
 		const struct rsw_zone_link_load *l = &r->link[i];
-		if (l->sw == RSW_REPLAY_HOST)
+		if (l->sw == RSW_TOPO_HOST)
 			continue; /* a host's own link carries what it sent: no choice was made */
 		char from[160];
 		link_name(z, l, from, sizeof(from));

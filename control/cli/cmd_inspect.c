@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "config.h"
+#include "dataplane/config/config.h"
 #include "dataplane/pkt/drop_reason.h"
 #include "dataplane/pkt/icrc.h"
 #include "dataplane/pkt/parse.h"

@@ -10,14 +10,14 @@
 
 #include "cmd.h"
 #include "collective_spec.h"
-#include "config.h"
+#include "dataplane/config/config.h"
 #include "dataplane/replay/replay.h"
 #include "capture_opts.h"
 #include "eal_quiet.h"
 #include "replay_memory.h"
 #include "replay_report.h"
 #include "replay_summary.h"
-#include "zone.h"
+#include "dataplane/config/zone.h"
 
 #define MAX_INPUTS 1024
 #define MAX_FAULTS 256
@@ -199,21 +199,21 @@ static int parse_fault(const struct rsw_zone *z, const char *opt, const char *ar
 			f->idx = s;
 			return 0;
 		}
-	struct rsw_replay_end e;
+	struct rsw_topo_end e;
 	int h = rsw_zone_host_index(z, what);
 	unsigned sw;
 	uint16_t port;
 	if (h >= 0) {
-		e = (struct rsw_replay_end){.sw = RSW_REPLAY_HOST, .idx = (uint16_t)h};
+		e = (struct rsw_topo_end){.sw = RSW_TOPO_HOST, .idx = (uint16_t)h};
 	} else if (strchr(what, '|') && rsw_zone_port(z, what, &sw, &port) == 0) {
-		e = (struct rsw_replay_end){.sw = (int)sw, .idx = port};
+		e = (struct rsw_topo_end){.sw = (int)sw, .idx = port};
 	} else {
 		fprintf(stderr, "rocesw replay: --%s %s: no switch, host or SWITCH|PORT named '%s'\n",
 			opt, arg, what);
 		return -1;
 	}
 	for (unsigned i = 0; i < z->n_link; i++) {
-		const struct rsw_replay_link *l = &z->link[i];
+		const struct rsw_topo_link *l = &z->link[i];
 		if ((l->a.sw == e.sw && l->a.idx == e.idx) || (l->b.sw == e.sw && l->b.idx == e.idx)) {
 			f->kind = RSW_FAULT_LINK;
 			f->idx = i;

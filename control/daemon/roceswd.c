@@ -19,12 +19,12 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "config.h"
+#include "dataplane/config/config.h"
 #include "ctl_client.h"
 #include "daemon_log.h"
 #include "dataplane/tables/state_diff.h"
 #include "roceswd.h"
-#include "zone.h"
+#include "dataplane/config/zone.h"
 
 static void usage(FILE *f)
 {

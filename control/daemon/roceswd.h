@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <sys/types.h>
 
-#include "config_roceswd.h"
+#include "dataplane/config/config_roceswd.h"
 #include "prom_metrics.h"
 #include "roceswd_http.h"
 #include "roceswd_watch.h"

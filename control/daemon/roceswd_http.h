@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config_roceswd.h"
+#include "dataplane/config/config_roceswd.h"
 
 struct rsw_http;
 

@@ -8,7 +8,7 @@
 
 #include "collective_spec.h"
 #include "dataplane/tables/table_types.h"
-#include "yaml_doc.h"
+#include "dataplane/config/yaml_doc.h"
 
 static int pattern_of(const char *s, unsigned *out)
 {

@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "dataplane/replay/collective.h"
-#include "zone.h"
+#include "dataplane/config/zone.h"
 
 /* Fills c from spec, host names resolved in z. Returns 0, or -1 with the reason in err. */
 int rsw_coll_spec_parse(const char *spec, const struct rsw_zone *z, struct rsw_coll *c,

@@ -3,6 +3,7 @@
 
 #include "dataplane/pkt/parse.h"
 #include "dataplane/tables/ingress.h"
+#include "dataplane/tables/switch.h"
 #include "hash_zone.h"
 
 #define MAX_HOPS 16 /* a longer path is a routing loop */
@@ -27,10 +28,10 @@ static int entry(const struct rsw_zone *z, const struct rsw_pkt_meta *m, unsigne
 
 /* Index in r->link of what (sw, port) sends on, or -1 when the port has no link. */
 static int out_link(const struct rsw_zone *z, unsigned sw, uint16_t port,
-		    struct rsw_replay_end *far)
+		    struct rsw_topo_end *far)
 {
 	for (unsigned i = 0; i < z->n_link; i++) {
-		const struct rsw_replay_link *l = &z->link[i];
+		const struct rsw_topo_link *l = &z->link[i];
 		if (l->a.sw == (int)sw && l->a.idx == port) {
 			*far = l->b;
 			return (int)(2 * i);
@@ -104,14 +105,14 @@ int rsw_lab_zone(const struct rsw_lab_traffic *t, const struct rsw_zone *z, stru
 	memset(r, 0, sizeof(*r));
 	r->n_links = 2 * z->n_link;
 	for (unsigned i = 0; i < z->n_link; i++) {
-		const struct rsw_replay_end *from[2] = {&z->link[i].a, &z->link[i].b};
-		const struct rsw_replay_end *to[2] = {&z->link[i].b, &z->link[i].a};
+		const struct rsw_topo_end *from[2] = {&z->link[i].a, &z->link[i].b};
+		const struct rsw_topo_end *to[2] = {&z->link[i].b, &z->link[i].a};
 		for (unsigned d = 0; d < 2; d++) {
 			struct rsw_zone_link_load *l = &r->link[2 * i + d];
 			l->sw = from[d]->sw;
 			l->port = from[d]->idx;
 			l->tier = -1;
-			if (from[d]->sw == RSW_REPLAY_HOST || to[d]->sw == RSW_REPLAY_HOST)
+			if (from[d]->sw == RSW_TOPO_HOST || to[d]->sw == RSW_TOPO_HOST)
 				continue;
 			unsigned role = z->sw[from[d]->sw].sw->state->ports[from[d]->idx].role;
 			l->tier = role == RSW_ROLE_UPLINK ? RSW_TIER_UP
@@ -165,7 +166,7 @@ int rsw_lab_zone(const struct rsw_lab_traffic *t, const struct rsw_zone *z, stru
 				break;
 			}
 			rsw_egress_rewrite(fib, buf, &m);
-			struct rsw_replay_end far;
+			struct rsw_topo_end far;
 			int l = out_link(z, s, m.egress_port, &far);
 			if (l < 0) {
 				r->flows_left++;
@@ -175,7 +176,7 @@ int rsw_lab_zone(const struct rsw_lab_traffic *t, const struct rsw_zone *z, stru
 			r->link[l].flows++;
 			r->link[l].packets += t->flows[f].packets;
 			r->link[l].bytes += t->flows[f].bytes;
-			if (far.sw == RSW_REPLAY_HOST) {
+			if (far.sw == RSW_TOPO_HOST) {
 				r->flows_delivered++;
 				break;
 			}

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "hash_lab.h"
-#include "zone.h"
+#include "dataplane/config/zone.h"
 
 enum { RSW_TIER_UP = 0, RSW_TIER_DOWN, RSW_TIERS };
 

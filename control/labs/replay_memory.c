@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "dataplane/config/config.h"
 #include "dataplane/replay/replay.h"
 #include "dataplane/tables/table_write.h"
 #include "replay_memory.h"
-#include "zone.h"
+#include "dataplane/config/zone.h"
 
 #define MIB (1024ull * 1024)
 /* EAL's own allocations, the replay's first packet pool of each frame-size class (8192 frames

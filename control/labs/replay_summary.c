@@ -16,7 +16,7 @@ static json_t *ports_json(const struct rsw_fib *fib, const struct rsw_replay_swi
 		const struct rsw_tm_port *tp = &r->tm->port[p];
 		json_t *o = json_object(), *queues = json_array(), *pfc = json_object();
 		json_object_set_new(o, "name", json_string(fib->ports[p].name));
-		json_object_set_new(o, "speed", json_integer(fib->tm[p].unshaped ? 0
+		json_object_set_new(o, "speed", json_integer(fib->tm.port[p].unshaped ? 0
 										  : fib->ports[p].speed_mbps));
 		json_object_set_new(o, "rx_packets", J(s->rx_packets));
 		json_object_set_new(o, "rx_bytes", J(s->rx_bytes));
@@ -33,9 +33,9 @@ static json_t *ports_json(const struct rsw_fib *fib, const struct rsw_replay_swi
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
 			json_t *x = json_object();
 			json_object_set_new(x, "queue", json_integer(q));
-			if (fib->tm_pools.n_pools)
+			if (fib->tm.pools.n_pools)
 				json_object_set_new(x, "pool", json_string(
-					fib->tm_pools.name[fib->tm[p].queue[q].pool]));
+					fib->tm.pools.name[fib->tm.port[p].queue[q].pool]));
 			json_object_set_new(x, "packets", J(tp->qs[q].packets));
 			json_object_set_new(x, "max_depth_bytes", J(tp->q[q].peak));
 			json_object_set_new(x, "ecn_marked_packets", J(tp->qs[q].ecn_marked_packets));
@@ -53,10 +53,10 @@ static json_t *ports_json(const struct rsw_fib *fib, const struct rsw_replay_swi
 static json_t *pools_json(const struct rsw_fib *fib, const struct rsw_replay_switch_result *r)
 {
 	json_t *pools = json_array();
-	for (unsigned i = 0; i < fib->tm_pools.n_pools; i++) {
-		const struct rsw_buf_pool_cfg *pc = &fib->tm_pools.pool[i];
+	for (unsigned i = 0; i < fib->tm.pools.n_pools; i++) {
+		const struct rsw_buf_pool_cfg *pc = &fib->tm.pools.pool[i];
 		json_t *o = json_object();
-		json_object_set_new(o, "name", json_string(fib->tm_pools.name[i]));
+		json_object_set_new(o, "name", json_string(fib->tm.pools.name[i]));
 		json_object_set_new(o, "type", json_string(pc->type == RSW_POOL_INGRESS ? "ingress"
 										: "egress"));
 		json_object_set_new(o, "size", J(pc->size));
@@ -102,7 +102,7 @@ static json_t *switch_conservation(const struct rsw_replay_switch_result *r)
 	return c;
 }
 
-static const char *end_name(const struct rsw_zone *z, const struct rsw_replay_end *e, char *buf,
+static const char *end_name(const struct rsw_zone *z, const struct rsw_topo_end *e, char *buf,
 			    size_t len);
 
 /* The link directions the flow's frames were put on, in the order first used. */
@@ -110,8 +110,8 @@ static json_t *path_json(const struct rsw_zone *z, const struct rsw_replay_flow 
 {
 	json_t *path = json_array();
 	for (uint32_t i = 0; z && i < f->n_hop; i++) {
-		const struct rsw_replay_link *l = &z->link[f->hop[i].dir / 2];
-		const struct rsw_replay_end *from = f->hop[i].dir % 2 ? &l->b : &l->a,
+		const struct rsw_topo_link *l = &z->link[f->hop[i].dir / 2];
+		const struct rsw_topo_end *from = f->hop[i].dir % 2 ? &l->b : &l->a,
 					    *to = f->hop[i].dir % 2 ? &l->a : &l->b;
 		char a[128], b[128];
 		json_array_append_new(path, json_pack("{s:s, s:s, s:o, s:o}", "from",
@@ -170,10 +170,10 @@ static json_t *collective_json(const struct rsw_replay_result *r)
 	return r->n_flows ? J(done - start) : json_null();
 }
 
-static const char *end_name(const struct rsw_zone *z, const struct rsw_replay_end *e, char *buf,
+static const char *end_name(const struct rsw_zone *z, const struct rsw_topo_end *e, char *buf,
 			    size_t n)
 {
-	if (e->sw == RSW_REPLAY_HOST)
+	if (e->sw == RSW_TOPO_HOST)
 		snprintf(buf, n, "%s", z->host[e->idx].name);
 	else
 		snprintf(buf, n, "%s|%s", z->sw[e->sw].name,
@@ -182,10 +182,10 @@ static const char *end_name(const struct rsw_zone *z, const struct rsw_replay_en
 }
 
 /* Frames and bytes an end sent onto its link. */
-static void end_tx(const struct rsw_replay_result *r, const struct rsw_replay_end *e,
+static void end_tx(const struct rsw_replay_result *r, const struct rsw_topo_end *e,
 		   uint64_t *frames, uint64_t *bytes)
 {
-	if (e->sw == RSW_REPLAY_HOST) {
+	if (e->sw == RSW_TOPO_HOST) {
 		*frames = r->host[e->idx].tx_packets;
 		*bytes = r->host[e->idx].tx_bytes;
 		return;
@@ -200,8 +200,8 @@ static json_t *links_json(const struct rsw_zone *z, const struct rsw_replay_resu
 	json_t *links = json_array();
 	double span = r->end_ns > r->start_ns ? (double)(r->end_ns - r->start_ns) : 0;
 	for (unsigned i = 0; i < z->n_link; i++) {
-		const struct rsw_replay_link *l = &z->link[i];
-		const struct rsw_replay_end *from[2] = {&l->a, &l->b}, *to[2] = {&l->b, &l->a};
+		const struct rsw_topo_link *l = &z->link[i];
+		const struct rsw_topo_end *from[2] = {&l->a, &l->b}, *to[2] = {&l->b, &l->a};
 		json_t *o = json_object(), *dirs = json_array();
 		char a[128], b[128];
 		json_object_set_new(o, "a", json_string(end_name(z, &l->a, a, sizeof(a))));

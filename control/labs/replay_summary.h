@@ -7,7 +7,7 @@
 #include <jansson.h>
 
 #include "dataplane/replay/replay.h"
-#include "zone.h"
+#include "dataplane/config/zone.h"
 
 /* The wire time (with FCS, preamble and gap) of the largest frame a replay carries (9216 bytes,
  * docs/replay.md): what a utilization window adds after the last frame started to leave. */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control/config/config.h"
+#include "dataplane/config/config.h"
 #include "dataplane/hash/hash_algo.h"
 #include "dataplane/pkt/drop_reason.h"
 #include "dataplane/pkt/parse.h"
@@ -73,10 +73,10 @@ static json_t *buffers(struct rsw_dp *dp)
 {
 	const struct rsw_fib *fib = rsw_switch_fib(dp->sw);
 	json_t *pools = json_array();
-	for (unsigned i = 0; i < fib->tm_pools.n_pools; i++) {
-		const struct rsw_buf_pool_cfg *pc = &fib->tm_pools.pool[i];
+	for (unsigned i = 0; i < fib->tm.pools.n_pools; i++) {
+		const struct rsw_buf_pool_cfg *pc = &fib->tm.pools.pool[i];
 		json_t *o = json_object();
-		json_object_set_new(o, "name", json_string(fib->tm_pools.name[i]));
+		json_object_set_new(o, "name", json_string(fib->tm.pools.name[i]));
 		json_object_set_new(o, "size", J(pc->size));
 		json_object_set_new(o, "SAI_BUFFER_POOL_STAT_CURR_OCCUPANCY_BYTES",
 				    J(__atomic_load_n(&dp->tm->pool_used[i], __ATOMIC_RELAXED)));

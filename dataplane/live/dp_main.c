@@ -19,7 +19,7 @@
 #include <rte_malloc.h>
 #include <rte_rcu_qsbr.h>
 
-#include "control/config/config.h"
+#include "dataplane/config/config.h"
 #include "dp_ctl.h"
 #include "dp_ctx.h"
 #include "dp_neigh.h"

@@ -113,7 +113,7 @@ static void pause_rx(struct rsw_dp *dp, struct rsw_dp_worker *w, const struct rs
 {
 	struct rsw_dp_port *p = &dp->ports[in_port];
 	if (!p->pause_in || p->owner == w->index) {
-		rsw_tm_pause_rx(dp->tm, fib, in_port, m, since, now);
+		rsw_tm_pause_rx(dp->tm, &fib->tm, in_port, m, since, now);
 		return;
 	}
 	struct rsw_dp_pause_msg msg = {.since_ns = since, .now_ns = now, .l2_kind = m->l2_kind,
@@ -133,7 +133,7 @@ static void pause_take(struct rsw_dp *dp, const struct rsw_fib *fib, uint16_t po
 		m.l2_kind = msg.l2_kind;
 		m.pfc_class_enable = msg.class_enable;
 		memcpy(m.pfc_time, msg.time, sizeof(msg.time));
-		rsw_tm_pause_rx(dp->tm, fib, port, &m, msg.since_ns, msg.now_ns);
+		rsw_tm_pause_rx(dp->tm, &fib->tm, port, &m, msg.since_ns, msg.now_ns);
 	}
 }
 
@@ -202,7 +202,7 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 	rsw_ingress_burst(fib, frame, meta, keep, n_keep, &w->rnd);
 	for (uint16_t k = 0; k < n_keep; k++)
 		if (!meta[keep[k]].drop)
-			rsw_tm_prefetch(dp->tm, fib, &meta[keep[k]]);
+			rsw_tm_prefetch(dp->tm, &fib->tm, &meta[keep[k]]);
 
 	/* routed packets binned by VOQ (egress port, queue): few distinct ones per burst. All come
 	 * from this port, and the PG follows the TC, so a bin is one (PG, VOQ) for admission. */
@@ -246,8 +246,8 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 		uint8_t verdict[RSW_DP_BURST];
 		unsigned n_in = bin_n[b];
 		/* a bin is one ingress PG: the lossless invariant's count (docs/tm.md) */
-		unsigned lossless = (unsigned)rsw_tm_lossless(fib, bin_meta[b][0]);
-		if (rsw_tm_admit_bin(dp->tm, fib, bin[b], bin_meta[b], n_in, verdict) != n_in) {
+		unsigned lossless = (unsigned)rsw_tm_lossless(&fib->tm, bin_meta[b][0]);
+		if (rsw_tm_admit_bin(dp->tm, &fib->tm, bin[b], bin_meta[b], n_in, verdict) != n_in) {
 			unsigned k = 0;
 			for (unsigned j = 0; j < n_in; j++) {
 				if (verdict[j]) {
@@ -259,7 +259,7 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 			}
 			n_in = k;
 		}
-		unsigned k = rsw_tm_enqueue_burst(dp->tm, fib, e, q, bin[b], n_in);
+		unsigned k = rsw_tm_enqueue_burst(dp->tm, &fib->tm, e, q, bin[b], n_in);
 		c->lossless_drops[RSW_DROP_VOQ_FULL] += lossless * (n_in - k);
 		for (unsigned j = k; j < n_in; j++)
 			drop(c, bin[b][j], RSW_DROP_VOQ_FULL);
@@ -308,7 +308,7 @@ static void inject_storm(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t po
 	for (unsigned i = 0; i < 8; i++)
 		m.pfc_time[i] = storm >> i & 1 ? 0xFFFF : 0;
 	/* the peer sent it when it was due, however late this worker looks */
-	rsw_tm_pause_rx(dp->tm, fib, port, &m, p->storm_next_ns ? p->storm_next_ns : now, now);
+	rsw_tm_pause_rx(dp->tm, &fib->tm, port, &m, p->storm_next_ns ? p->storm_next_ns : now, now);
 	w->cnt->pfc_injected[port]++;
 	uint32_t speed = fib->ports[port].speed_mbps ? fib->ports[port].speed_mbps : 100000;
 	p->storm_next_ns = now + rsw_pause_ns(0xFFFF, speed) / 2;
@@ -344,12 +344,12 @@ static uint16_t tx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t por
 		if (p->pause_in)
 			pause_take(dp, fib, port);
 		inject_storm(dp, w, port, fib, now);
-		rsw_tm_watchdog(dp->tm, fib, port, now);
-		if (rsw_tm_pfc_due(dp->tm, fib, port, now, &enable, time))
+		rsw_tm_watchdog(dp->tm, &fib->tm, port, now);
+		if (rsw_tm_pfc_due(dp->tm, &fib->tm, port, now, &enable, time))
 			send_pfc(dp, w->cnt, fib, port, enable, time, now);
 		if (p->n_pending < cap)
 			p->n_pending = (uint16_t)(p->n_pending +
-				rsw_tm_dequeue(dp->tm, fib, port, now, &p->pending[p->n_pending],
+				rsw_tm_dequeue(dp->tm, &fib->tm, port, now, &p->pending[p->n_pending],
 					       cap - p->n_pending));
 	}
 	tx_flush(p, w->cnt, port, now);

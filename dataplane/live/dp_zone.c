@@ -9,7 +9,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
-#include "control/config/config.h"
+#include "dataplane/config/config.h"
 #include "dp_neigh.h"
 #include "dp_ports.h"
 #include "dp_zone.h"
@@ -105,7 +105,7 @@ static int build_links(struct rsw_dp_zone *z, char *err, size_t errlen)
 	struct rsw_zone *m = z->model;
 	unsigned n = 0;
 	for (unsigned i = 0; i < m->n_link; i++)
-		n += m->link[i].a.sw != RSW_REPLAY_HOST && m->link[i].b.sw != RSW_REPLAY_HOST ? 2 : 0;
+		n += m->link[i].a.sw != RSW_TOPO_HOST && m->link[i].b.sw != RSW_TOPO_HOST ? 2 : 0;
 	z->link = rte_zmalloc("rsw_links", (n ? n : 1) * sizeof(*z->link), RTE_CACHE_LINE_SIZE);
 	z->link_of = calloc(n ? n : 1, sizeof(*z->link_of));
 	if (!z->link || !z->link_of) {
@@ -113,10 +113,10 @@ static int build_links(struct rsw_dp_zone *z, char *err, size_t errlen)
 		return -1;
 	}
 	for (unsigned i = 0; i < m->n_link; i++) {
-		const struct rsw_replay_link *l = &m->link[i];
-		if (l->a.sw == RSW_REPLAY_HOST || l->b.sw == RSW_REPLAY_HOST) {
-			const struct rsw_replay_end *h = l->a.sw == RSW_REPLAY_HOST ? &l->a : &l->b;
-			const struct rsw_replay_end *s = h == &l->a ? &l->b : &l->a;
+		const struct rsw_topo_link *l = &m->link[i];
+		if (l->a.sw == RSW_TOPO_HOST || l->b.sw == RSW_TOPO_HOST) {
+			const struct rsw_topo_end *h = l->a.sw == RSW_TOPO_HOST ? &l->a : &l->b;
+			const struct rsw_topo_end *s = h == &l->a ? &l->b : &l->a;
 			if (host_port(z, h->idx, &z->dp[s->sw]->ports[s->idx], err, errlen) < 0)
 				return -1;
 			continue;
@@ -164,7 +164,7 @@ static unsigned pool_mbufs(const struct rsw_dp_zone *z, unsigned n_eth, unsigned
 	uint64_t n = rsw_dp_pool_mbufs(n_eth, rxq);
 	for (unsigned s = 0; s < z->n_sw; s++) {
 		const struct rsw_dp *dp = z->dp[s];
-		n += rsw_tm_live_hold(rsw_switch_fib(dp->sw), dp->n_ports, z->n_workers,
+		n += rsw_tm_live_hold(&rsw_switch_fib(dp->sw)->tm, dp->n_ports, z->n_workers,
 				      tm_budget(dp));
 		n += (uint64_t)dp->n_ports * (RTE_DIM(dp->ports[0].pending) + 1 + RSW_DP_INJECT_RING);
 		n += RSW_DP_PUNT_RING;
@@ -325,11 +325,11 @@ int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, ch
 			return -1;
 		dp->clock = clock;
 		snprintf(tm_name, sizeof(tm_name), z->model ? "rsw%u" : "rsw", s);
-		dp->tm = rsw_tm_new(tm_name, dp->n_ports, z->n_workers, rsw_switch_fib(dp->sw),
+		dp->tm = rsw_tm_new(tm_name, dp->n_ports, z->n_workers, &rsw_switch_fib(dp->sw)->tm,
 				    SHAPER_SLACK_NS, err, errlen);
 		if (!dp->tm)
 			return -1;
-		rsw_tm_live_limit(dp->tm, rsw_switch_fib(dp->sw), tm_budget(dp));
+		rsw_tm_live_limit(dp->tm, &rsw_switch_fib(dp->sw)->tm, tm_budget(dp));
 		dp->tm->log = rsw_dp_log_line;
 		dp->tm->log_arg = dp;
 		dp->neigh = rsw_dp_neigh_new(dp, s, o->neigh_timeout_s, err, errlen);

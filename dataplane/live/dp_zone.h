@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "control/config/zone.h"
+#include "dataplane/config/zone.h"
 #include "dp_ctx.h"
 #include "dp_link.h"
 #include "dp_worker.h"

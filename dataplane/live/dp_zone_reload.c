@@ -9,7 +9,7 @@
 
 #include <rte_rcu_qsbr.h>
 
-#include "control/config/config.h"
+#include "dataplane/config/config.h"
 #include "dataplane/tables/state_diff.h"
 #include "dp_ctl.h"
 #include "dp_zone.h"
@@ -88,7 +88,7 @@ static int link_speeds(const struct rsw_dp_zone *z, unsigned s, const struct rsw
 	const struct rsw_zone *m = z->model;
 	size_t o = 0;
 	for (unsigned i = 0; i < m->n_link; i++) {
-		const struct rsw_replay_end *ends[2] = {&m->link[i].a, &m->link[i].b};
+		const struct rsw_topo_end *ends[2] = {&m->link[i].a, &m->link[i].b};
 		for (unsigned k = 0; k < 2; k++) {
 			if (ends[k]->sw != (int)s || o >= errlen)
 				continue;

@@ -7,11 +7,11 @@
 
 #define J(v) json_integer((json_int_t)(v))
 
-static const char *end_name(const struct rsw_dp_zone *z, const struct rsw_replay_end *e,
+static const char *end_name(const struct rsw_dp_zone *z, const struct rsw_topo_end *e,
 			    char *buf, size_t len)
 {
 	const struct rsw_zone *m = z->model;
-	if (e->sw == RSW_REPLAY_HOST)
+	if (e->sw == RSW_TOPO_HOST)
 		return m->host[e->idx].name;
 	snprintf(buf, len, "%s|%s", m->sw[e->sw].name, m->sw[e->sw].sw->state->ports[e->idx].name);
 	return buf;
@@ -38,7 +38,7 @@ static json_t *zone_json(const struct rsw_dp_zone *z, const struct rsw_dp_totals
 		json_array_append_new(sws, o);
 	}
 	for (unsigned i = 0; i + 1 < z->n_links; i += 2) {
-		const struct rsw_replay_link *l = &z->model->link[z->link_of[i]];
+		const struct rsw_topo_link *l = &z->model->link[z->link_of[i]];
 		char a[128], b[128];
 		json_array_append_new(links, json_pack(
 			"{s:s, s:s, s:I, s:I, s:o, s:o}",

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "dataplane/tables/table_types.h"
+#include "addr.h"
 
 #define RSW_ETHERTYPE_ARP 0x0806
 #define RSW_ARP_FRAME_LEN 60 /* 42 bytes of ARP over Ethernet, padded to the minimum frame */

@@ -286,7 +286,7 @@ void rp_link_lost(struct replay *r, int dir, uint64_t t_start, uint32_t len)
 	/* logged when it was sent: the event log stays in time order */
 	const struct link_dir *l = &r->link[dir];
 	uint64_t t = t_start;
-	if (l->to.sw != RSW_REPLAY_HOST) {
+	if (l->to.sw != RSW_TOPO_HOST) {
 		sw_lost(r, (unsigned)l->to.sw, l->to.idx, t, len);
 		return;
 	}
@@ -305,7 +305,7 @@ static void link_arrive(struct replay *r, unsigned dir, uint64_t t)
 	l->head = (l->head + 1) % l->cap;
 	if (--l->n)
 		rp_schedule(r, r->id_link + dir, l->q[l->head].t);
-	if (l->to.sw == RSW_REPLAY_HOST) {
+	if (l->to.sw == RSW_TOPO_HOST) {
 		host_rx(r, l->to.idx, t, m);
 	} else {
 		sw_arrive(r, (unsigned)l->to.sw, l->to.idx, t, m, 0);
@@ -454,18 +454,18 @@ static int build(struct replay *r, char *err, size_t errlen)
 		hn->res = &r->res->host[h];
 	}
 	for (unsigned i = 0; i < md->n_link; i++) {
-		const struct rsw_replay_link *lk = &md->link[i];
-		const struct rsw_replay_end *from[2] = {&lk->a, &lk->b}, *to[2] = {&lk->b, &lk->a};
+		const struct rsw_topo_link *lk = &md->link[i];
+		const struct rsw_topo_end *from[2] = {&lk->a, &lk->b}, *to[2] = {&lk->b, &lk->a};
 		for (unsigned d = 0; d < 2; d++) {
 			struct link_dir *l = &r->link[2 * i + d];
 			l->to = *to[d];
 			l->speed_mbps = lk->speed_mbps;
 			l->delay_ns = lk->delay_ns;
-			if (from[d]->sw == RSW_REPLAY_HOST) {
+			if (from[d]->sw == RSW_TOPO_HOST) {
 				struct host_node *hn = &r->host[from[d]->idx];
 				hn->tx_link = (int)(2 * i + d);
 				hn->speed_mbps = lk->speed_mbps;
-				if (to[d]->sw != RSW_REPLAY_HOST) {
+				if (to[d]->sw != RSW_TOPO_HOST) {
 					hn->att_sw = to[d]->sw;
 					hn->att_port = to[d]->idx;
 				}
@@ -497,7 +497,7 @@ static int build(struct replay *r, char *err, size_t errlen)
 		struct sw_node *n = &r->sw[s];
 		/* events are in ns, the shaper in ps: a 1 ns slack lets a busy port start its next
 		 * frame at the exact ps its wire freed instead of the ns rounded up */
-		n->tm = rsw_tm_new_growing(n->fib->n_ports, n->fib, 1, err, errlen);
+		n->tm = rsw_tm_new_growing(n->fib->n_ports, &n->fib->tm, 1, err, errlen);
 		if (!n->tm)
 			return -1;
 		n->tm->log = tm_log;

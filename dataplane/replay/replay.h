@@ -14,31 +14,7 @@
 #include "collective.h"
 #include "dataplane/pkt/flow_table.h"
 #include "dataplane/tables/switch.h"
-
-#define RSW_REPLAY_HOST (-1)
-
-/* One end of a link: port idx of switch sw, or host idx when sw is RSW_REPLAY_HOST. */
-struct rsw_replay_end {
-	int sw;
-	uint16_t idx;
-};
-
-struct rsw_replay_link {
-	struct rsw_replay_end a, b;
-	uint32_t speed_mbps;
-	uint64_t delay_ns;   /* propagation, one way */
-};
-
-struct rsw_replay_switch {
-	const char *name;
-	struct rsw_switch *sw;
-};
-
-/* A host: a NIC on one link sending a capture (or nothing) and receiving what reaches it. */
-struct rsw_replay_host {
-	const char *name;
-	const char *pcap;    /* NULL: sends nothing */
-};
+#include "dataplane/topo/topo.h"
 
 /* A capture entering a switch port directly: each frame arrives whole at its timestamp. */
 struct rsw_replay_input {
@@ -57,11 +33,11 @@ struct rsw_replay_fault {
 };
 
 struct rsw_replay_model {
-	const struct rsw_replay_switch *sw;
+	const struct rsw_topo_switch *sw;
 	unsigned n_sw;
-	const struct rsw_replay_host *host;
+	const struct rsw_topo_host *host;
 	unsigned n_host;
-	const struct rsw_replay_link *link;
+	const struct rsw_topo_link *link;
 	unsigned n_link;
 	const struct rsw_replay_input *in;
 	unsigned n_in;

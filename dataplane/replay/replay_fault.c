@@ -42,11 +42,11 @@ static int set_port(struct replay *r, unsigned s, uint16_t p, int up, uint64_t t
 
 static void link_state(struct replay *r, unsigned li, int up, uint64_t t)
 {
-	const struct rsw_replay_link *lk = &r->model->link[li];
-	const struct rsw_replay_end *end[2] = {&lk->a, &lk->b};
+	const struct rsw_topo_link *lk = &r->model->link[li];
+	const struct rsw_topo_end *end[2] = {&lk->a, &lk->b};
 	r->link[2 * li].down = r->link[2 * li + 1].down = !up;
 	for (unsigned e = 0; e < 2; e++)
-		if (end[e]->sw != RSW_REPLAY_HOST && set_port(r, (unsigned)end[e]->sw, end[e]->idx, up, t))
+		if (end[e]->sw != RSW_TOPO_HOST && set_port(r, (unsigned)end[e]->sw, end[e]->idx, up, t))
 			return;
 	if (r->events) {
 		json_t *f = json_object();
@@ -54,7 +54,7 @@ static void link_state(struct replay *r, unsigned li, int up, uint64_t t)
 		rp_event(r, t, up ? "link_up" : "link_down", NULL, NULL, NULL, f);
 	}
 	for (unsigned e = 0; e < 2; e++) /* a host whose link came back may send again */
-		if (end[e]->sw == RSW_REPLAY_HOST)
+		if (end[e]->sw == RSW_TOPO_HOST)
 			host_wake(r, end[e]->idx, t);
 }
 

@@ -43,7 +43,7 @@ struct in_flight {
 
 /* One direction of a link: a FIFO of frames on the wire. */
 struct link_dir {
-	struct rsw_replay_end to;
+	struct rsw_topo_end to;
 	uint32_t speed_mbps;
 	uint64_t delay_ns;
 	struct in_flight *q;

@@ -65,7 +65,7 @@ void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct r
 			ps->pfc_rx_frames++;
 		else
 			ps->pause_rx_frames++;
-		rsw_tm_pause_rx(n->tm, n->fib, port, &m, t, t); /* arrivals are exact */
+		rsw_tm_pause_rx(n->tm, &n->fib->tm, port, &m, t, t); /* arrivals are exact */
 		if (r->events)
 			rp_event_pfc(r, t, m.l2_kind == RSW_L2_PFC ? "pfc_rx" : "pause_rx",
 				     r->model->zone ? "switch" : NULL, n->name, port_name(n, port),
@@ -91,10 +91,10 @@ void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct r
 	rsw_egress_rewrite(n->fib, buf, &m);
 	const struct rsw_pkt_meta *mp = &m;
 	uint8_t verdict;
-	if (rsw_tm_admit_bin(n->tm, n->fib, &mb, &mp, 1, &verdict) != 1 ||
-	    (rsw_tm_enqueue_burst(n->tm, n->fib, m.egress_port, m.tc & 7, &mb, 1) != 1 &&
+	if (rsw_tm_admit_bin(n->tm, &n->fib->tm, &mb, &mp, 1, &verdict) != 1 ||
+	    (rsw_tm_enqueue_burst(n->tm, &n->fib->tm, m.egress_port, m.tc & 7, &mb, 1) != 1 &&
 	     (verdict = RSW_DROP_VOQ_FULL))) {
-		if (rsw_tm_lossless(n->fib, &m))
+		if (rsw_tm_lossless(&n->fib->tm, &m))
 			n->res->lossless_drops[verdict]++;
 		drop(r, s, verdict, m.egress_port, t, mb);
 		return;
@@ -125,7 +125,7 @@ void sw_service(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 	struct sw_node *n = &r->sw[s];
 	struct rte_mbuf *m;
 	rp_ports_add(&n->dirty_tx, p);
-	if (rsw_tm_dequeue(n->tm, n->fib, p, t, &m, 1) != 1) {
+	if (rsw_tm_dequeue(n->tm, &n->fib->tm, p, t, &m, 1) != 1) {
 		rp_ports_add(&n->stalled, p); /* never spin on a port that cannot send now */
 		return;
 	}
@@ -146,7 +146,7 @@ void sw_service(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 		rp_link_send(r, n->tx_link[p], t, m);
 		return;
 	}
-	const struct rsw_tm_port_cfg *pc = &n->fib->tm[p];
+	const struct rsw_tm_port_cfg *pc = &n->fib->tm.port[p];
 	rp_flow_leave(r, *frame_flow(r, m),
 		      t + rsw_frame_ns(len, pc->unshaped ? 0 : n->fib->ports[p].speed_mbps));
 	r->res->left++;
@@ -164,12 +164,12 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 	uint64_t flushed = 0;
 	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
 		flushed += tp->qs[q].pfcwd_flushed;
-	rsw_tm_watchdog(n->tm, n->fib, p, t);
+	rsw_tm_watchdog(n->tm, &n->fib->tm, p, t);
 	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
 		flushed -= tp->qs[q].pfcwd_flushed;
 	if (flushed)
 		rp_ports_add(&n->dirty_tx, p);
-	if (rsw_tm_pfc_due(n->tm, n->fib, p, t, &enable, times)) {
+	if (rsw_tm_pfc_due(n->tm, &n->fib->tm, p, t, &enable, times)) {
 		uint8_t f[RSW_PFC_FRAME_LEN];
 		unsigned len = rsw_pfc_build(f, n->fib->ports[p].mac, enable, times);
 		uint64_t start = rsw_shaper_free_ns(&tp->shaper);
@@ -198,7 +198,7 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 		rp_ports_add(&n->xoff_ports, p);
 	else
 		rp_ports_del(&n->xoff_ports, p);
-	uint64_t next = rsw_tm_ctrl_next(n->tm, n->fib, p, t);
+	uint64_t next = rsw_tm_ctrl_next(n->tm, &n->fib->tm, p, t);
 	uint32_t id = r->id_ctrl + s * RSW_MAX_PORTS + p;
 	if (next == NEVER)
 		rsw_event_cancel(&r->q, id);

@@ -325,9 +325,12 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 		memcpy(fp->dscp_to_tc, d2t->map, 64);
 		memcpy(fp->tc_to_pg, t2p->map, 8);
 		snprintf(fp->name, sizeof(fp->name), "%s", pc->name);
-		f->tm[p] = pc->tm;
+		f->tm.port[p] = pc->tm;
+		f->tm.speed_mbps[p] = pc->speed_mbps;
+		snprintf(f->tm.port_name[p], sizeof(f->tm.port_name[p]), "%s", pc->name);
 	}
-	f->tm_pools = s->sw.tm;
+	f->tm.n_ports = (uint16_t)s->n_ports;
+	f->tm.pools = s->sw.tm;
 	f->local4 = calloc(s->n_intf + 1, sizeof(*f->local4));
 	f->local6 = calloc(s->n_intf + 1, sizeof(*f->local6));
 	if (!f->local4 || !f->local6)

@@ -91,9 +91,8 @@ struct rsw_fib {
 	/* classifier rules, highest priority first */
 	uint32_t n_cls;
 	struct rsw_classifier_rule *cls;
-	/* traffic-manager settings, read by the TM (cold: kept apart from the ingress tables) */
-	struct rsw_tm_pools tm_pools;
-	struct rsw_tm_port_cfg tm[RSW_MAX_PORTS];
+	/* the traffic manager's own settings (it reads nothing else of these tables) */
+	struct rsw_tm_config tm;
 };
 
 /* Compile a validated state. Returns NULL with a message in err on failure (e.g. no memory). */

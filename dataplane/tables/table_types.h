@@ -7,9 +7,10 @@
 
 #include "../hash/hash_policy.h"
 #include "../hash/resilient.h"
+#include "../pkt/addr.h"
 #include "../tm/tm_cfg.h"
 
-#define RSW_MAX_PORTS 256
+#define RSW_MAX_PORTS RSW_TM_MAX_PORTS
 #define RSW_NAME_MAX 48
 #define RSW_ORIGIN_MAX 160
 #define RSW_DEVARGS_MAX 256
@@ -17,16 +18,6 @@
 #define RSW_DEFAULT_POLICY "default"
 
 enum rsw_port_role { RSW_ROLE_HOST = 0, RSW_ROLE_UPLINK, RSW_ROLE_DOWNLINK, RSW_ROLE_COUNT };
-
-struct rsw_ip {
-	uint8_t family; /* 4 or 6 */
-	uint8_t a[16];  /* network order; IPv4 in the first 4 bytes */
-};
-
-struct rsw_prefix {
-	struct rsw_ip ip;
-	uint8_t len;
-};
 
 struct rsw_switch_cfg {
 	char hostname[RSW_NAME_MAX];
@@ -134,15 +125,5 @@ struct rsw_classifier_rule {
 
 const char *rsw_port_role_name(unsigned role);
 unsigned rsw_port_role_from_name(const char *s); /* RSW_ROLE_COUNT if unknown */
-int rsw_ip_parse(const char *s, struct rsw_ip *ip);
-/* "ADDR/LEN", strictly: inet_pton's address, LEN in plain decimal (no sign, space or leading
- * zero) within the family's width. 0, -1 if malformed, -2 if host bits are set. The one prefix
- * parser of configs and control requests. */
-int rsw_prefix_parse(const char *s, struct rsw_prefix *p);
-const char *rsw_ip_str(const struct rsw_ip *ip, char *buf, unsigned len);
-int rsw_ip_eq(const struct rsw_ip *a, const struct rsw_ip *b);
-/* 1 if ip is inside the subnet of p (same family, the first p->len bits equal). */
-int rsw_prefix_contains(const struct rsw_prefix *p, const struct rsw_ip *ip);
-int rsw_mac_parse(const char *s, uint8_t mac[6]);
 
 #endif

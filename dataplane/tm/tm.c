@@ -57,41 +57,41 @@ static uint64_t voq_count(const struct rsw_voq *v)
 
 /* ---- set-up ---- */
 
-static uint64_t hdrm_pkts_all(const struct rsw_fib *fib, uint16_t n_ports)
+static uint64_t hdrm_pkts_all(const struct rsw_tm_config *tc, uint16_t n_ports)
 {
 	uint64_t n = 0;
 	for (uint16_t p = 0; p < n_ports; p++)
 		for (unsigned g = 0; g < RSW_TM_PGS; g++)
-			n += rsw_buf_hdrm_pkts(&fib->tm[p].pg[g]);
+			n += rsw_buf_hdrm_pkts(&tc->port[p].pg[g]);
 	return n;
 }
 
-static uint64_t desc_for(const struct rsw_fib *fib, uint16_t n_ports, uint64_t all)
+static uint64_t desc_for(const struct rsw_tm_config *tc, uint16_t n_ports, uint64_t all)
 {
-	uint64_t h = hdrm_pkts_all(fib, n_ports), floor = (uint64_t)n_ports * 256;
+	uint64_t h = hdrm_pkts_all(tc, n_ports), floor = (uint64_t)n_ports * 256;
 	return all > h + floor ? all - h : floor;
 }
 
-uint64_t rsw_tm_live_desc(const struct rsw_fib *fib, uint16_t n_ports)
+uint64_t rsw_tm_live_desc(const struct rsw_tm_config *tc, uint16_t n_ports)
 {
-	return desc_for(fib, n_ports, (uint64_t)n_ports * RSW_TM_DESC_PER_PORT);
+	return desc_for(tc, n_ports, (uint64_t)n_ports * RSW_TM_DESC_PER_PORT);
 }
 
-uint64_t rsw_tm_live_hold(const struct rsw_fib *fib, uint16_t n_ports, unsigned producers,
+uint64_t rsw_tm_live_hold(const struct rsw_tm_config *tc, uint16_t n_ports, unsigned producers,
 			  uint64_t budget)
 {
-	return desc_for(fib, n_ports, budget) + hdrm_pkts_all(fib, n_ports) + 64u * producers;
+	return desc_for(tc, n_ports, budget) + hdrm_pkts_all(tc, n_ports) + 64u * producers;
 }
 
-void rsw_tm_live_limit(struct rsw_tm *tm, const struct rsw_fib *fib, uint64_t budget)
+void rsw_tm_live_limit(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint64_t budget)
 {
-	uint64_t d = desc_for(fib, tm->n_ports, budget);
+	uint64_t d = desc_for(tc, tm->n_ports, budget);
 	if (tm->desc.size && d < tm->desc.size)
 		tm->desc.size = d;
 }
 
 static struct rsw_tm *tm_alloc(const char *name, uint16_t n_ports, unsigned producers,
-			       const struct rsw_fib *fib, uint64_t shaper_burst_ns, int growing,
+			       const struct rsw_tm_config *tc, uint64_t shaper_burst_ns, int growing,
 			       char *err, size_t errlen)
 {
 	size_t sz = sizeof(struct rsw_tm) + n_ports * sizeof(struct rsw_tm_port);
@@ -106,14 +106,14 @@ static struct rsw_tm *tm_alloc(const char *name, uint16_t n_ports, unsigned prod
 	if (!growing) {
 		/* every packet the descriptors and headrooms let in fits any one ring, with room for
 		 * what concurrent admissions may overshoot by (a burst per producer) */
-		tm->desc.size = rsw_tm_live_desc(fib, n_ports);
-		tm->voq_slots = (uint32_t)(tm->desc.size + hdrm_pkts_all(fib, n_ports) +
+		tm->desc.size = rsw_tm_live_desc(tc, n_ports);
+		tm->voq_slots = (uint32_t)(tm->desc.size + hdrm_pkts_all(tc, n_ports) +
 					   64u * producers);
 	}
 	for (uint16_t p = 0; p < n_ports; p++) {
 		struct rsw_tm_port *tp = &tm->port[p];
 		for (unsigned g = 0; g < RSW_TM_PGS; g++)
-			tp->hdrm_pkts_max[g] = (uint32_t)rsw_buf_hdrm_pkts(&fib->tm[p].pg[g]);
+			tp->hdrm_pkts_max[g] = (uint32_t)rsw_buf_hdrm_pkts(&tc->port[p].pg[g]);
 		for (unsigned q = 0; q < RSW_TM_QUEUES && !growing; q++) {
 			char rn[RTE_RING_NAMESIZE];
 			snprintf(rn, sizeof(rn), "%s-%u-%u", name, p, q);
@@ -127,11 +127,11 @@ static struct rsw_tm *tm_alloc(const char *name, uint16_t n_ports, unsigned prod
 				return NULL;
 			}
 		}
-		const struct rsw_tm_port_cfg *cfg = &fib->tm[p];
-		rsw_shaper_init(&tp->shaper, cfg->unshaped ? 0 : fib->ports[p].speed_mbps,
+		const struct rsw_tm_port_cfg *cfg = &tc->port[p];
+		rsw_shaper_init(&tp->shaper, cfg->unshaped ? 0 : tc->speed_mbps[p],
 				shaper_burst_ns);
 		/* seeded per port: the same seed gives the same marks run after run */
-		tp->rng = (fib->tm_pools.ecn_seed + 1) * 0x9E3779B97F4A7C15ULL + p * 0xBF58476D1CE4E5B9ULL;
+		tp->rng = (tc->pools.ecn_seed + 1) * 0x9E3779B97F4A7C15ULL + p * 0xBF58476D1CE4E5B9ULL;
 		tp->rng_in = tp->rng ^ 0x94D049BB133111EBULL;
 		if (!tp->rng)
 			tp->rng = 1;
@@ -142,16 +142,16 @@ static struct rsw_tm *tm_alloc(const char *name, uint16_t n_ports, unsigned prod
 }
 
 struct rsw_tm *rsw_tm_new(const char *name, uint16_t n_ports, unsigned producers,
-			  const struct rsw_fib *fib, uint64_t shaper_burst_ns, char *err,
+			  const struct rsw_tm_config *tc, uint64_t shaper_burst_ns, char *err,
 			  size_t errlen)
 {
-	return tm_alloc(name, n_ports, producers, fib, shaper_burst_ns, 0, err, errlen);
+	return tm_alloc(name, n_ports, producers, tc, shaper_burst_ns, 0, err, errlen);
 }
 
-struct rsw_tm *rsw_tm_new_growing(uint16_t n_ports, const struct rsw_fib *fib,
+struct rsw_tm *rsw_tm_new_growing(uint16_t n_ports, const struct rsw_tm_config *tc,
 				  uint64_t shaper_burst_ns, char *err, size_t errlen)
 {
-	return tm_alloc(NULL, n_ports, 1, fib, shaper_burst_ns, 1, err, errlen);
+	return tm_alloc(NULL, n_ports, 1, tc, shaper_burst_ns, 1, err, errlen);
 }
 
 void rsw_tm_free(struct rsw_tm *tm)
@@ -174,39 +174,39 @@ void rsw_tm_free(struct rsw_tm *tm)
 }
 
 /* n packets of len bytes in all leave PG pg of port in */
-static void release_pg(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t in, unsigned pg,
+static void release_pg(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t in, unsigned pg,
 		       uint32_t len, unsigned n)
 {
 	struct rsw_buf_use *u = &tm->port[in].pg[pg];
-	if (fib->tm_pools.n_pools == 0) {
+	if (tc->pools.n_pools == 0) {
 		__atomic_fetch_sub(&u->bytes, len, __ATOMIC_RELAXED);
 		return;
 	}
-	const struct rsw_buf_profile_cfg *p = &fib->tm[in].pg[pg];
+	const struct rsw_buf_profile_cfg *p = &tc->port[in].pg[pg];
 	rsw_buf_release(u, p, &tm->pool_used[p->pool], len, tm->mt);
 	rsw_buf_pkts_release(u, &tm->desc, n, tm->mt);
 }
 
-static void release_q(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t eport, unsigned q,
+static void release_q(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t eport, unsigned q,
 		      uint32_t len, unsigned n)
 {
 	struct rsw_buf_use *u = &tm->port[eport].q[q];
-	if (fib->tm_pools.n_pools == 0) {
+	if (tc->pools.n_pools == 0) {
 		__atomic_fetch_sub(&u->bytes, len, __ATOMIC_RELAXED);
 		return;
 	}
-	const struct rsw_buf_profile_cfg *p = &fib->tm[eport].queue[q];
+	const struct rsw_buf_profile_cfg *p = &tc->port[eport].queue[q];
 	rsw_buf_release(u, p, &tm->pool_used[p->pool], len, tm->mt);
 	rsw_buf_pkts_release(u, NULL, n, tm->mt); /* egress: counted, not a descriptor */
 }
 
 /* Undoes the buffer charges of a packet leaving the TM other than by the scheduler. */
-static void release(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t eport,
+static void release(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t eport,
 		    struct rte_mbuf *m)
 {
 	const struct rsw_tm_tag *t = rsw_tm_tag(m);
-	release_pg(tm, fib, t->in_port, t->pg, m->pkt_len, 1);
-	release_q(tm, fib, eport, t->queue, m->pkt_len, 1);
+	release_pg(tm, tc, t->in_port, t->pg, m->pkt_len, 1);
+	release_q(tm, tc, eport, t->queue, m->pkt_len, 1);
 }
 
 static void note_pool_peak(struct rsw_tm *tm, unsigned pool)
@@ -226,19 +226,19 @@ static inline struct rsw_tm_tag *tag(struct rte_mbuf *m, const struct rsw_pkt_me
 	return t;
 }
 
-unsigned rsw_tm_admit_bin(struct rsw_tm *tm, const struct rsw_fib *fib, struct rte_mbuf **pkts,
+unsigned rsw_tm_admit_bin(struct rsw_tm *tm, const struct rsw_tm_config *tc, struct rte_mbuf **pkts,
 			  const struct rsw_pkt_meta *const *meta, unsigned n, uint8_t *verdict)
 {
 	const struct rsw_pkt_meta *m0 = meta[0];
 	uint16_t in = m0->in_port, e = m0->egress_port;
 	uint8_t q = m0->tc & 7, pg = m0->pg & 7;
 	struct rsw_tm_port *ep = &tm->port[e], *ip = &tm->port[in];
-	const struct rsw_tm_port_cfg *ecfg = &fib->tm[e];
-	const struct rsw_buf_profile_cfg *qp = &ecfg->queue[q], *gp = &fib->tm[in].pg[pg];
-	const struct rsw_buf_pool_cfg *pools = fib->tm_pools.pool;
+	const struct rsw_tm_port_cfg *ecfg = &tc->port[e];
+	const struct rsw_buf_profile_cfg *qp = &ecfg->queue[q], *gp = &tc->port[in].pg[pg];
+	const struct rsw_buf_pool_cfg *pools = tc->pools.pool;
 
 	/* the whole bin at once when it plainly fits: one charge instead of one per packet */
-	if (fib->tm_pools.n_pools && !ep->wd[q].storm && !ecfg->wred[q].mark_on_enqueue) {
+	if (tc->pools.n_pools && !ep->wd[q].storm && !ecfg->wred[q].mark_on_enqueue) {
 		uint64_t total = 0;
 		for (unsigned i = 0; i < n; i++)
 			total += pkts[i]->pkt_len;
@@ -261,29 +261,29 @@ unsigned rsw_tm_admit_bin(struct rsw_tm *tm, const struct rsw_fib *fib, struct r
 	}
 	unsigned k = 0;
 	for (unsigned i = 0; i < n; i++) {
-		verdict[i] = (uint8_t)rsw_tm_admit(tm, fib, pkts[i], meta[i]);
+		verdict[i] = (uint8_t)rsw_tm_admit(tm, tc, pkts[i], meta[i]);
 		k += verdict[i] == 0;
 	}
 	return k;
 }
 
-unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_fib *fib, struct rte_mbuf *m,
+unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_tm_config *tc, struct rte_mbuf *m,
 		      const struct rsw_pkt_meta *meta)
 {
 	uint16_t in = meta->in_port, e = meta->egress_port;
 	uint8_t q = meta->tc & 7, pg = meta->pg & 7;
 	uint32_t len = m->pkt_len;
 	struct rsw_tm_port *ep = &tm->port[e], *ip = &tm->port[in];
-	const struct rsw_tm_port_cfg *ecfg = &fib->tm[e], *icfg = &fib->tm[in];
+	const struct rsw_tm_port_cfg *ecfg = &tc->port[e], *icfg = &tc->port[in];
 
 	if (ep->wd[q].storm && ecfg->wd[q].action == RSW_PFCWD_DROP) {
 		__atomic_fetch_add(&ep->qs[q].pfcwd_dropped, 1, __ATOMIC_RELAXED);
 		return RSW_DROP_PFCWD_DROP;
 	}
 	uint64_t qbytes = __atomic_load_n(&ep->q[q].bytes, __ATOMIC_RELAXED);
-	if (fib->tm_pools.n_pools) {
+	if (tc->pools.n_pools) {
 		const struct rsw_buf_profile_cfg *qp = &ecfg->queue[q], *gp = &icfg->pg[pg];
-		const struct rsw_buf_pool_cfg *pools = fib->tm_pools.pool;
+		const struct rsw_buf_pool_cfg *pools = tc->pools.pool;
 		unsigned reason = 0;
 		if (!rsw_buf_queue_fits(&ep->q[q], qp, &pools[qp->pool], &tm->pool_used[qp->pool], len))
 			reason = RSW_DROP_QUEUE_TAIL_DROP;
@@ -319,7 +319,7 @@ unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_fib *fib, struct rte_m
 	return 0;
 }
 
-unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
+unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 			      uint8_t queue, struct rte_mbuf **pkts, unsigned n)
 {
 	struct rsw_tm_port *ep = &tm->port[port];
@@ -331,7 +331,7 @@ unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_fib *fib, uint
 			ep->busy |= (uint8_t)(1u << queue);
 	}
 	for (unsigned j = k; j < n; j++) {
-		release(tm, fib, port, pkts[j]);
+		release(tm, tc, port, pkts[j]);
 		__atomic_fetch_add(&ep->qs[queue].dropped_packets, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&ep->qs[queue].dropped_bytes, pkts[j]->pkt_len, __ATOMIC_RELAXED);
 	}
@@ -364,11 +364,11 @@ static inline struct rte_mbuf *peek(struct rsw_tm *tm, struct rsw_tm_port *ep, u
 	return ep->cache[q][0];
 }
 
-unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
+unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 			uint64_t now_ns, struct rte_mbuf **out, unsigned max)
 {
 	struct rsw_tm_port *ep = &tm->port[port];
-	const struct rsw_tm_port_cfg *cfg = &fib->tm[port];
+	const struct rsw_tm_port_cfg *cfg = &tc->port[port];
 	if (!ep->sched_ready) {
 		rsw_sched_init(&ep->sched, &cfg->sched);
 		ep->sched_ready = 1;
@@ -414,7 +414,7 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t p
 			ep->qs[q].ecn_marked_packets++;
 		uint32_t len = m->pkt_len;
 		if (run_len && (run_in != t->in_port || run_pg != t->pg)) {
-			release_pg(tm, fib, run_in, run_pg, run_len, run_n);
+			release_pg(tm, tc, run_in, run_pg, run_len, run_n);
 			run_len = 0;
 			run_n = 0;
 		}
@@ -435,14 +435,14 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t p
 		out[n++] = m;
 	}
 	if (run_len)
-		release_pg(tm, fib, run_in, run_pg, run_len, run_n);
+		release_pg(tm, tc, run_in, run_pg, run_len, run_n);
 	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
 		if (q_rel[q])
-			release_q(tm, fib, port, q, q_rel[q], q_reln[q]);
+			release_q(tm, tc, port, q, q_rel[q], q_reln[q]);
 	return n;
 }
 
-void rsw_tm_pause_rx(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
+void rsw_tm_pause_rx(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 		     const struct rsw_pkt_meta *meta, uint64_t arrived_after_ns, uint64_t now_ns)
 {
 	struct rsw_tm_port *ep = &tm->port[port];
@@ -455,26 +455,26 @@ void rsw_tm_pause_rx(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port
 	 * whose watchdog fired (forward/drop action) ignore it until restored. */
 	ep->pause.ignore_mask = ep->wd_ignore;
 	if (!pause)
-		ep->pause.ignore_mask |= (uint8_t)~fib->tm[port].pfc_enable;
+		ep->pause.ignore_mask |= (uint8_t)~tc->port[port].pfc_enable;
 	rsw_pause_rx_since(&ep->pause, enable, meta->pfc_time, pause, arrived_after_ns, now_ns,
-			   fib->ports[port].speed_mbps);
+			   tc->speed_mbps[port]);
 }
 
 /* XOFF refresh at half the pause time: the peer never resumes while we are above XON */
-static uint64_t refresh_ns(const struct rsw_fib *fib, uint16_t port)
+static uint64_t refresh_ns(const struct rsw_tm_config *tc, uint16_t port)
 {
-	return rsw_pause_ns(fib->tm[port].pfc_pause_quanta, fib->ports[port].speed_mbps) / 2;
+	return rsw_pause_ns(tc->port[port].pfc_pause_quanta, tc->speed_mbps[port]) / 2;
 }
 
-uint64_t rsw_tm_ctrl_next(const struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
+uint64_t rsw_tm_ctrl_next(const struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 			  uint64_t now_ns)
 {
-	const struct rsw_tm_port_cfg *cfg = &fib->tm[port];
+	const struct rsw_tm_port_cfg *cfg = &tc->port[port];
 	const struct rsw_tm_port *tp = &tm->port[port];
 	uint64_t next = UINT64_MAX;
 	for (unsigned pg = 0; pg < RSW_TM_PGS; pg++)
-		if (tp->gen[pg].xoff && tp->gen[pg].last_sent_ns + refresh_ns(fib, port) < next)
-			next = tp->gen[pg].last_sent_ns + refresh_ns(fib, port);
+		if (tp->gen[pg].xoff && tp->gen[pg].last_sent_ns + refresh_ns(tc, port) < next)
+			next = tp->gen[pg].last_sent_ns + refresh_ns(tc, port);
 	uint8_t paused = rsw_pause_mask(&tp->pause, now_ns);
 	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
 		if (cfg->wd[q].enabled && (tp->wd[q].storm || (paused & (1u << q)))) {
@@ -485,16 +485,16 @@ uint64_t rsw_tm_ctrl_next(const struct rsw_tm *tm, const struct rsw_fib *fib, ui
 	return next;
 }
 
-int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port, uint64_t now_ns,
-		   uint8_t *class_enable, uint16_t time[8])
+int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
+		   uint64_t now_ns, uint8_t *class_enable, uint16_t time[8])
 {
-	const struct rsw_tm_port_cfg *cfg = &fib->tm[port];
+	const struct rsw_tm_port_cfg *cfg = &tc->port[port];
 	struct rsw_tm_port *ip = &tm->port[port];
-	const struct rsw_buf_pool_cfg *pools = fib->tm_pools.pool;
+	const struct rsw_buf_pool_cfg *pools = tc->pools.pool;
 	*class_enable = 0;
-	if (!cfg->pfc_enable || fib->tm_pools.n_pools == 0)
+	if (!cfg->pfc_enable || tc->pools.n_pools == 0)
 		return 0;
-	uint64_t refresh = refresh_ns(fib, port);
+	uint64_t refresh = refresh_ns(tc, port);
 	memset(time, 0, RSW_TM_PGS * sizeof(time[0]));
 	/* only the lossless PGs, in order: most of a port's eight are not */
 	for (unsigned bits = cfg->pfc_enable; bits; bits &= bits - 1) {
@@ -534,25 +534,27 @@ static void logf_tm(struct rsw_tm *tm, const char *fmt, ...)
 }
 
 /* Drop action: everything queued on (port, q) is discarded and counted. */
-static void flush_queue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port, unsigned q)
+static void flush_queue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
+			unsigned q)
 {
 	struct rsw_tm_port *ep = &tm->port[port];
 	struct rte_mbuf *m;
 	while ((m = peek(tm, ep, q)) != NULL) {
 		ep->c_head[q]++;
-		release(tm, fib, port, m);
+		release(tm, tc, port, m);
 		ep->qs[q].pfcwd_flushed++;
 		rte_pktmbuf_free(m);
 	}
 }
 
-void rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port, uint64_t now_ns)
+void rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
+		     uint64_t now_ns)
 {
 	struct rsw_tm_port *ep = &tm->port[port];
-	const struct rsw_tm_port_cfg *cfg = &fib->tm[port];
+	const struct rsw_tm_port_cfg *cfg = &tc->port[port];
 	if (now_ns < ep->next_wd_poll_ns)
 		return;
-	ep->next_wd_poll_ns = now_ns + fib->tm_pools.pfcwd_poll_ns;
+	ep->next_wd_poll_ns = now_ns + tc->pools.pfcwd_poll_ns;
 	for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
 		const struct rsw_pfcwd_cfg *wc = &cfg->wd[q];
 		if (!wc->enabled)
@@ -561,15 +563,15 @@ void rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port
 			rsw_pfcwd_poll(&ep->wd[q], wc, rsw_pause_since(&ep->pause, q, now_ns), now_ns);
 		if (ev == RSW_PFCWD_DETECTED) {
 			logf_tm(tm, "pfcwd: storm detected on %s queue %u, action %s",
-				fib->ports[port].name, q, rsw_pfcwd_action_name(wc->action));
+				tc->port_name[port], q, rsw_pfcwd_action_name(wc->action));
 			if (wc->action != RSW_PFCWD_ALERT) {
 				ep->wd_ignore |= (uint8_t)(1u << q);
 				rsw_pause_clear(&ep->pause, q, now_ns);
 			}
 			if (wc->action == RSW_PFCWD_DROP)
-				flush_queue(tm, fib, port, q);
+				flush_queue(tm, tc, port, q);
 		} else if (ev == RSW_PFCWD_RESTORED) {
-			logf_tm(tm, "pfcwd: storm restored on %s queue %u", fib->ports[port].name, q);
+			logf_tm(tm, "pfcwd: storm restored on %s queue %u", tc->port_name[port], q);
 			ep->wd_ignore &= (uint8_t)~(1u << q);
 		}
 	}

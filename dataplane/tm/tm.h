@@ -1,6 +1,7 @@
 /* The traffic manager: VOQs, shared buffer, scheduler, shaper, ECN, PFC generation and honouring,
  * watchdog, wired together for a switch (REFERENCE §2-§3). One instance per switch; it reads its
- * settings from the published tables (fib->tm, fib->tm_pools) and keeps its own state.
+ * settings from its own part of the published tables (struct rsw_tm_config, tm_cfg.h) and keeps
+ * its own state.
  *
  * Threads: any worker enqueues (VOQs are multi-producer rings, buffer counters atomics, when
  * there are several workers; single-producer rings and plain adds for one), the workers of an
@@ -16,11 +17,11 @@
 
 #include "dataplane/pkt/drop_reason.h"
 #include "dataplane/pkt/pkt_meta.h"
-#include "dataplane/tables/fib.h"
 #include "pfc.h"
 #include "pfcwd.h"
 #include "sched.h"
 #include "shaper.h"
+#include "tm_cfg.h"
 
 #define RSW_TM_DEQ_BURST 16 /* packets taken off a VOQ at a time */
 /* Live: packets the mbuf pool provides per port for what the TM holds (dp_ports.c); the TM's
@@ -100,22 +101,22 @@ struct rsw_tm {
  * n_ports × RSW_TM_DESC_PER_PORT packets, which each VOQ ring can take and the mbuf pool
  * provides, so neither ever refuses a packet the buffer admitted. */
 struct rsw_tm *rsw_tm_new(const char *name, uint16_t n_ports, unsigned producers,
-			  const struct rsw_fib *fib, uint64_t shaper_burst_ns, char *err,
+			  const struct rsw_tm_config *tc, uint64_t shaper_burst_ns, char *err,
 			  size_t errlen);
 /* Replay's TM: one thread, VOQs that grow, packets limited by bytes only. */
-struct rsw_tm *rsw_tm_new_growing(uint16_t n_ports, const struct rsw_fib *fib,
+struct rsw_tm *rsw_tm_new_growing(uint16_t n_ports, const struct rsw_tm_config *tc,
 				  uint64_t shaper_burst_ns, char *err, size_t errlen);
 /* Live descriptor pool of n_ports ports: n_ports × RSW_TM_DESC_PER_PORT less the packet headroom
- * of every lossless PG of fib (at least 256 a port). */
-uint64_t rsw_tm_live_desc(const struct rsw_fib *fib, uint16_t n_ports);
+ * of every lossless PG of tc (at least 256 a port). */
+uint64_t rsw_tm_live_desc(const struct rsw_tm_config *tc, uint16_t n_ports);
 /* With budget packets of memory for the TM instead of n_ports × RSW_TM_DESC_PER_PORT (a zone's
  * in-memory link ports get less than device ports): the most packets it can then hold, its
  * descriptors, its lossless headrooms' packets and a burst per producer that concurrent
  * admissions may overshoot by. rsw_tm_live_limit applies the budget to a live TM (before any
  * traffic; its VOQ rings, sized for more, stay). */
-uint64_t rsw_tm_live_hold(const struct rsw_fib *fib, uint16_t n_ports, unsigned producers,
+uint64_t rsw_tm_live_hold(const struct rsw_tm_config *tc, uint16_t n_ports, unsigned producers,
 			  uint64_t budget);
-void rsw_tm_live_limit(struct rsw_tm *tm, const struct rsw_fib *fib, uint64_t budget);
+void rsw_tm_live_limit(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint64_t budget);
 /* Frees the TM and every packet still queued. */
 void rsw_tm_free(struct rsw_tm *tm);
 
@@ -127,17 +128,17 @@ static inline struct rsw_tm_tag *rsw_tm_tag(struct rte_mbuf *m)
 
 /* Admission of one routed packet (meta from ingress, already rewritten). Returns 0 with the tag
  * filled and the buffer charged, or the drop reason (the caller frees and counts it). */
-unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_fib *fib, struct rte_mbuf *m,
+unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_tm_config *tc, struct rte_mbuf *m,
 		      const struct rsw_pkt_meta *meta);
 /* Prefetches what rsw_tm_admit will read for meta: run over a burst before admitting it, so the
  * (cold) settings and counters of its queues arrive together instead of one miss per packet. */
-static inline void rsw_tm_prefetch(const struct rsw_tm *tm, const struct rsw_fib *fib,
+static inline void rsw_tm_prefetch(const struct rsw_tm *tm, const struct rsw_tm_config *tc,
 				   const struct rsw_pkt_meta *meta)
 {
 	unsigned q = meta->tc & 7, pg = meta->pg & 7;
-	rte_prefetch0(&fib->tm[meta->egress_port].queue[q]);
-	rte_prefetch0(&fib->tm[meta->egress_port].wred[q]);
-	rte_prefetch0(&fib->tm[meta->in_port].pg[pg]);
+	rte_prefetch0(&tc->port[meta->egress_port].queue[q]);
+	rte_prefetch0(&tc->port[meta->egress_port].wred[q]);
+	rte_prefetch0(&tc->port[meta->in_port].pg[pg]);
 	rte_prefetch0(&tm->port[meta->egress_port].q[q]);
 	rte_prefetch0(&tm->port[meta->in_port].pg[pg]);
 }
@@ -145,44 +146,45 @@ static inline void rsw_tm_prefetch(const struct rsw_tm *tm, const struct rsw_fib
 /* Admission of n packets of one bin: same ingress port and PG, same egress port and queue.
  * verdict[i] is 0 (admitted) or the drop reason; returns how many were admitted. Same decisions
  * as rsw_tm_admit one by one, but a bin that fits is charged once. */
-unsigned rsw_tm_admit_bin(struct rsw_tm *tm, const struct rsw_fib *fib, struct rte_mbuf **pkts,
+unsigned rsw_tm_admit_bin(struct rsw_tm *tm, const struct rsw_tm_config *tc, struct rte_mbuf **pkts,
 			  const struct rsw_pkt_meta *const *meta, unsigned n, uint8_t *verdict);
 /* Puts admitted packets, all for one (egress port, queue), on their VOQ. Returns how many went
  * in; the rest were released from the buffer and must be dropped as voq_full by the caller. */
-unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
+unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 			      uint8_t queue, struct rte_mbuf **pkts, unsigned n);
 
 /* Egress: up to max packets the scheduler and shaper let port send at now, ECN-marked on
  * dequeue, released from the buffer. The caller transmits them (and keeps what the device
  * refuses: it has left the TM). */
-unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
+unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 			uint64_t now_ns, struct rte_mbuf **out, unsigned max);
 
 /* A PFC or PAUSE frame received on port (meta from the parser), seen at now, arrived since
  * arrived_after_ns (live: the previous RX poll of the port; replay: now). */
-void rsw_tm_pause_rx(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
+void rsw_tm_pause_rx(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 		     const struct rsw_pkt_meta *meta, uint64_t arrived_after_ns, uint64_t now_ns);
 
 /* PFC generation for port as an ingress port: 1 with the frame's class-enable vector and times
  * when a frame is due now (XOFF, refresh or XON for any of its lossless PGs). */
-int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port, uint64_t now_ns,
-		   uint8_t *class_enable, uint16_t time[8]);
+int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
+		   uint64_t now_ns, uint8_t *class_enable, uint16_t time[8]);
 
 /* When port next has time-driven control work, for a caller that sleeps between events (replay):
  * an XOFF refresh, or a watchdog poll while one of its queues is paused or in a storm.
  * UINT64_MAX if none. */
-uint64_t rsw_tm_ctrl_next(const struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port,
+uint64_t rsw_tm_ctrl_next(const struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 			  uint64_t now_ns);
 
 /* Watchdog poll of port's queues when its poll interval has passed; applies actions and logs
  * detection and restoration. Packets flushed by the drop action are freed and counted. */
-void rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_fib *fib, uint16_t port, uint64_t now_ns);
+void rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
+		     uint64_t now_ns);
 
 /* Is the packet's class lossless (its ingress PG takes part in PFC)? */
-static inline int rsw_tm_lossless(const struct rsw_fib *fib, const struct rsw_pkt_meta *meta)
+static inline int rsw_tm_lossless(const struct rsw_tm_config *tc, const struct rsw_pkt_meta *meta)
 {
-	return fib->tm_pools.n_pools && meta->in_port < fib->n_ports &&
-	       fib->tm[meta->in_port].pg[meta->pg & 7].lossless;
+	return tc->pools.n_pools && meta->in_port < tc->n_ports &&
+	       tc->port[meta->in_port].pg[meta->pg & 7].lossless;
 }
 
 /* The invariant of lossless classes (docs/tm.md): the only drops of their packets in the TM are

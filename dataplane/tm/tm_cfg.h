@@ -13,6 +13,8 @@
 #include "wred.h"
 
 #define RSW_TM_NAME_MAX 48
+/* ports of one switch: the tables' bound (RSW_MAX_PORTS) too */
+#define RSW_TM_MAX_PORTS 256
 #define RSW_TM_PGS 8
 
 struct rsw_tm_pools {
@@ -38,6 +40,18 @@ struct rsw_tm_port_cfg {
 	char queue_profile[RSW_TM_QUEUES][RSW_TM_NAME_MAX];
 	char scheduler[RSW_TM_QUEUES][RSW_TM_NAME_MAX];
 	char wred_profile[RSW_TM_QUEUES][RSW_TM_NAME_MAX];
+};
+
+/* What the traffic manager reads of a switch's tables: the pools and, per port, its settings, line
+ * speed and name. Compiled with the tables (dataplane/tables/fib.c) and published with them:
+ * immutable once published, replaced whole by a commit. Kept apart from the ingress tables, which
+ * the TM never reads, and cold beside them. */
+struct rsw_tm_config {
+	uint16_t n_ports;
+	struct rsw_tm_pools pools;
+	struct rsw_tm_port_cfg port[RSW_TM_MAX_PORTS];
+	uint32_t speed_mbps[RSW_TM_MAX_PORTS];
+	char port_name[RSW_TM_MAX_PORTS][RSW_TM_NAME_MAX];
 };
 
 #endif

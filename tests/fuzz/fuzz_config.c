@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "control/config/config.h"
+#include "dataplane/config/config.h"
 #include "dataplane/tables/state_diff.h"
 #include "fuzz_targets.h"
 

@@ -7,7 +7,7 @@
 #include <rte_log.h>
 #include <rte_malloc.h>
 
-#include "control/config/config.h"
+#include "dataplane/config/config.h"
 #include "control/cli/eal_quiet.h"
 #include "dataplane/live/dp_ctl.h"
 #include "fuzz_targets.h"
@@ -30,7 +30,7 @@ int rsw_fuzz_ctl_init(const char *config)
 	dp.n_ports = dp.sw->state->n_ports;
 	dp.n_workers = 1;
 	dp.workers[0].cnt = rte_zmalloc("fuzz_cnt", sizeof(struct rsw_dp_counters), 64);
-	dp.tm = rsw_tm_new("fuzz", dp.n_ports, 1, rsw_switch_fib(dp.sw), 0, err, sizeof(err));
+	dp.tm = rsw_tm_new("fuzz", dp.n_ports, 1, &rsw_switch_fib(dp.sw)->tm, 0, err, sizeof(err));
 	if (!dp.workers[0].cnt || !dp.tm) {
 		fprintf(stderr, "fuzz_driver: %s\n", dp.tm ? "out of memory" : err);
 		return -1;

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "control/config/config.h"
+#include "dataplane/config/config.h"
 #include "dataplane/tables/state_diff.h"
 
 static char err[2048];

@@ -237,7 +237,7 @@ static int parse_hosts(struct ydoc *y, yaml_node_t *t, const char *path, struct 
 		if (devargs && (!*devargs || strlen(devargs) >= RSW_DEVARGS_MAX))
 			return ydoc_error(y, v, "HOST", "%s: devargs: expected a DPDK device of at most "
 					  "%d characters", name, RSW_DEVARGS_MAX - 1);
-		struct rsw_replay_host *h = &z->host[z->n_host];
+		struct rsw_topo_host *h = &z->host[z->n_host];
 		h->name = strdup(name);
 		h->pcap = pcap ? resolve(path, pcap) : NULL;
 		z->host_devargs[z->n_host++] = devargs ? strdup(devargs) : NULL;
@@ -249,11 +249,11 @@ static int parse_hosts(struct ydoc *y, yaml_node_t *t, const char *path, struct 
 
 /* "HOST" or "SWITCH|PORT" as a link end. */
 static int parse_end(struct ydoc *y, yaml_node_t *at, const struct rsw_zone *z, const char *spec,
-		     struct rsw_replay_end *e)
+		     struct rsw_topo_end *e)
 {
 	int h = rsw_zone_host_index(z, spec);
 	if (h >= 0) {
-		*e = (struct rsw_replay_end){.sw = RSW_REPLAY_HOST, .idx = (uint16_t)h};
+		*e = (struct rsw_topo_end){.sw = RSW_TOPO_HOST, .idx = (uint16_t)h};
 		return 0;
 	}
 	unsigned s;
@@ -261,11 +261,11 @@ static int parse_end(struct ydoc *y, yaml_node_t *at, const struct rsw_zone *z, 
 	if (!strchr(spec, '|') || rsw_zone_port(z, spec, &s, &p) < 0)
 		return ydoc_error(y, at, "LINK", "'%s' is neither a host nor SWITCH|PORT of a switch "
 				  "in SWITCH", spec);
-	*e = (struct rsw_replay_end){.sw = (int)s, .idx = p};
+	*e = (struct rsw_topo_end){.sw = (int)s, .idx = p};
 	return 0;
 }
 
-static int same_end(const struct rsw_replay_end *a, const struct rsw_replay_end *b)
+static int same_end(const struct rsw_topo_end *a, const struct rsw_topo_end *b)
 {
 	return a->sw == b->sw && a->idx == b->idx;
 }
@@ -290,14 +290,14 @@ static int parse_links(struct ydoc *y, yaml_node_t *t, const struct rsw_zone_opt
 			return ydoc_error(y, v, "LINK", "a link needs both ends, a and b");
 		if (z->n_link == RSW_ZONE_MAX_LINKS)
 			return ydoc_error(y, v, "LINK", "more than %d links", RSW_ZONE_MAX_LINKS);
-		struct rsw_replay_link *l = &z->link[z->n_link];
+		struct rsw_topo_link *l = &z->link[z->n_link];
 		if (parse_end(y, v, z, a, &l->a) < 0 || parse_end(y, v, z, b, &l->b) < 0)
 			return -1;
-		if (l->a.sw == RSW_REPLAY_HOST && l->b.sw == RSW_REPLAY_HOST)
+		if (l->a.sw == RSW_TOPO_HOST && l->b.sw == RSW_TOPO_HOST)
 			return ydoc_error(y, v, "LINK", "%s - %s: a link needs a switch at one end", a, b);
 		for (unsigned i = 0; i < z->n_link; i++) {
-			const struct rsw_replay_link *o2 = &z->link[i];
-			const struct rsw_replay_end *used[2] = {&l->a, &l->b};
+			const struct rsw_topo_link *o2 = &z->link[i];
+			const struct rsw_topo_end *used[2] = {&l->a, &l->b};
 			for (unsigned k = 0; k < 2; k++)
 				if (same_end(used[k], &o2->a) || same_end(used[k], &o2->b))
 					return ydoc_error(y, v, "LINK", "%s is already linked",
@@ -320,10 +320,10 @@ static int parse_links(struct ydoc *y, yaml_node_t *t, const struct rsw_zone_opt
 			sp = (uint32_t)x;
 		}
 		/* the switch ends' port speeds: they must agree with each other and with speed */
-		const struct rsw_replay_end *ends[2] = {&l->a, &l->b};
+		const struct rsw_topo_end *ends[2] = {&l->a, &l->b};
 		const char *names[2] = {a, b};
 		for (unsigned k = 0; k < 2; k++) {
-			if (ends[k]->sw == RSW_REPLAY_HOST)
+			if (ends[k]->sw == RSW_TOPO_HOST)
 				continue;
 			const struct rsw_port_cfg *pc = &z->sw[ends[k]->sw].sw->state->ports[ends[k]->idx];
 			if (sp && pc->speed_mbps != sp)
@@ -337,7 +337,7 @@ static int parse_links(struct ydoc *y, yaml_node_t *t, const struct rsw_zone_opt
 		}
 		if (!length) {
 			/* the cable length the switch's headroom was computed for */
-			const struct rsw_replay_end *se = l->a.sw != RSW_REPLAY_HOST ? &l->a : &l->b;
+			const struct rsw_topo_end *se = l->a.sw != RSW_TOPO_HOST ? &l->a : &l->b;
 			m = z->sw[se->sw].sw->state->ports[se->idx].cable_length_m;
 		}
 		l->speed_mbps = sp;
@@ -348,8 +348,8 @@ static int parse_links(struct ydoc *y, yaml_node_t *t, const struct rsw_zone_opt
 	for (unsigned h = 0; h < z->n_host; h++) {
 		int linked = 0;
 		for (unsigned i = 0; i < z->n_link; i++)
-			linked |= (z->link[i].a.sw == RSW_REPLAY_HOST && z->link[i].a.idx == h) ||
-				  (z->link[i].b.sw == RSW_REPLAY_HOST && z->link[i].b.idx == h);
+			linked |= (z->link[i].a.sw == RSW_TOPO_HOST && z->link[i].a.idx == h) ||
+				  (z->link[i].b.sw == RSW_TOPO_HOST && z->link[i].b.idx == h);
 		if (!linked)
 			return ydoc_error(y, t, "LINK", "host %s has no link", z->host[h].name);
 	}

@@ -1,5 +1,6 @@
 /* Zone configs: several switches (each its own switch config), hosts and the links between them,
- * compiled into a replay model (dataplane/replay/replay.h). docs/replay.md describes the format. */
+ * compiled into a topology (dataplane/topo/topo.h) and a switch each. docs/replay.md describes
+ * the format. */
 #ifndef RSW_ZONE_H
 #define RSW_ZONE_H
 
@@ -11,7 +12,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "dataplane/hash/hash_policy.h"
-#include "dataplane/replay/replay.h"
+#include "dataplane/topo/topo.h"
 
 #define RSW_ZONE_MAX_SWITCHES 1024
 #define RSW_ZONE_MAX_HOSTS 16384
@@ -20,11 +21,11 @@
 struct rsw_zone {
 	char *name;
 	unsigned n_sw, n_host, n_link;
-	struct rsw_replay_switch sw[RSW_ZONE_MAX_SWITCHES];
+	struct rsw_topo_switch sw[RSW_ZONE_MAX_SWITCHES];
 	char *sw_config[RSW_ZONE_MAX_SWITCHES];   /* resolved path of each switch's config */
-	struct rsw_replay_host host[RSW_ZONE_MAX_HOSTS];
+	struct rsw_topo_host host[RSW_ZONE_MAX_HOSTS];
 	char *host_devargs[RSW_ZONE_MAX_HOSTS];   /* live: the DPDK device of the host's link, or NULL */
-	struct rsw_replay_link link[RSW_ZONE_MAX_LINKS];
+	struct rsw_topo_link link[RSW_ZONE_MAX_LINKS];
 	uint32_t link_length_m[RSW_ZONE_MAX_LINKS];
 };
 
