@@ -6,7 +6,8 @@
 #include "icrc.h"
 #include "roce_hdr.h"
 
-uint32_t rsw_icrc_compute(const uint8_t *p, const struct rsw_pkt_meta *m)
+/* The ICRC's CRC over the packet up to byte end (icrc_off for the whole packet). */
+static uLong icrc_until(const uint8_t *p, const struct rsw_pkt_meta *m, uint32_t end)
 {
 	static const uint8_t ones[8] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
 	uint8_t fixed[40];
@@ -34,8 +35,48 @@ uint32_t rsw_icrc_compute(const uint8_t *p, const struct rsw_pkt_meta *m)
 	fixed[4] = 0xFF;                        /* FECN, BECN, reserved */
 	crc = crc32(crc, fixed, RSW_BTH_LEN);
 	uint32_t rest = m->bth_off + RSW_BTH_LEN;
-	crc = crc32(crc, p + rest, (uInt)(m->icrc_off - rest));
-	return (uint32_t)crc;
+	crc = crc32(crc, p + rest, (uInt)(end - rest));
+	return crc;
+}
+
+uint32_t rsw_icrc_compute(const uint8_t *p, const struct rsw_pkt_meta *m)
+{
+	return (uint32_t)icrc_until(p, m, m->icrc_off);
+}
+
+/* A CRC-32 continued over n zero bytes, without reading them: CRC-32 is linear, so appending a
+ * block is zlib's combine of the two CRCs, whose operator (x^(8n) mod P) and the zeros' own CRC
+ * depend only on n. A generator's frames have a few payload lengths: they are cached per thread,
+ * which turns 4 KB of byte-wise CRC per frame into one multiplication modulo P. */
+#define ZERO_CACHE 16
+static uLong crc32_zeros(uLong crc, uint32_t n)
+{
+	static __thread struct {
+		uint32_t n;
+		uLong op, crc;
+	} cache[ZERO_CACHE];
+	static const uint8_t zeros[1024];
+	unsigned slot = n % ZERO_CACHE;
+	if (n == 0)
+		return crc;
+	if (cache[slot].n != n) {
+		uLong z = crc32(0L, Z_NULL, 0);
+		for (uint32_t left = n; left;) {
+			uint32_t k = left < sizeof(zeros) ? left : (uint32_t)sizeof(zeros);
+			z = crc32(z, zeros, k);
+			left -= k;
+		}
+		cache[slot].op = crc32_combine_gen((z_off_t)n);
+		cache[slot].crc = z;
+		cache[slot].n = n;
+	}
+	return crc32_combine_op(crc, cache[slot].crc, cache[slot].op);
+}
+
+uint32_t rsw_icrc_compute_zero_tail(const uint8_t *p, const struct rsw_pkt_meta *m,
+				    uint32_t n_zero)
+{
+	return (uint32_t)crc32_zeros(icrc_until(p, m, m->icrc_off - n_zero), n_zero);
 }
 
 uint32_t rsw_icrc_read(const uint8_t *p, const struct rsw_pkt_meta *m)

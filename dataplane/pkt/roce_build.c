@@ -88,7 +88,7 @@ size_t rsw_roce_build(uint8_t *buf, size_t cap, const struct rsw_roce_spec *s)
 	struct rsw_pkt_meta m;
 	if (rsw_parse(buf, (uint32_t)len, &m) != 0)
 		return 0;
-	uint32_t crc = rsw_icrc_compute(buf, &m);
+	uint32_t crc = rsw_icrc_compute_zero_tail(buf, &m, s->payload + pad);
 	for (unsigned i = 0; i < 4; i++) /* least significant byte first on the wire */
 		buf[m.icrc_off + i] = (uint8_t)(crc >> (8 * i));
 	return len;

@@ -81,7 +81,7 @@ struct rsw_coll_qp_stats {
 
 struct rsw_coll_result {
 	unsigned n_steps;
-	uint64_t step_done_ns[2048];   /* when every chunk of step s had arrived */
+	uint64_t *step_done_ns;        /* n_steps: when every chunk of step s had arrived */
 	uint64_t start_ns, done_ns;    /* first frame sent, last chunk arrived */
 	int complete;                  /* every chunk arrived */
 	uint64_t bytes;                /* the collective's size, as NCCL's tests count it */

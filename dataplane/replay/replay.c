@@ -518,8 +518,10 @@ void rsw_replay_result_free(struct rsw_replay_result *res, unsigned n_sw)
 	for (size_t i = 0; res->flow && i < res->n_flows; i++)
 		free(res->flow[i].hop);
 	free(res->flow);
-	if (res->coll)
+	if (res->coll) {
 		free(res->coll->qp);
+		free(res->coll->step_done_ns);
+	}
 	free(res->coll);
 	free(res->link_lost);
 	memset(res, 0, sizeof(*res));

@@ -907,10 +907,9 @@ int loop_init(struct replay *r, char *err, size_t errlen)
 		}
 	}
 	cr->n_steps = n_steps(c);
-	if (cr->n_steps > sizeof(cr->step_done_ns) / sizeof(cr->step_done_ns[0])) {
-		snprintf(err, errlen, "collective: too many steps (%u)", cr->n_steps);
-		return -1;
-	}
+	cr->step_done_ns = calloc(cr->n_steps ? cr->n_steps : 1, sizeof(*cr->step_done_ns));
+	if (!cr->step_done_ns)
+		goto oom;
 	if (build_xfers(L) < 0 || build_conns(L, cr) < 0)
 		goto oom;
 	for (uint32_t k = 0; k < L->n_qp; k++) {
