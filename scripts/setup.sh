@@ -39,9 +39,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# playwright-core (tests/pages/package-lock.json pins it) drives /usr/bin/chromium in the page
-# tests; it downloads no browser.
-pages="$(cd "$(dirname "$0")/.." && pwd)/tests/pages"
-if [ ! -d "$pages/node_modules/playwright-core" ]; then
-  (cd "$pages" && npm ci --no-audit --no-fund --silent)
-fi
+# npm packages, each pinned by its folder's package-lock.json (installed only when missing):
+# uPlot (control/labs/report), the chart library the build inlines into every page; and
+# playwright-core (tests/pages), which drives /usr/bin/chromium in the page tests and downloads
+# no browser.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+for dep in control/labs/report:uplot tests/pages:playwright-core; do
+  dir="$root/${dep%%:*}"
+  if [ ! -d "$dir/node_modules/${dep#*:}" ]; then
+    (cd "$dir" && npm ci --no-audit --no-fund --silent)
+  fi
+done

@@ -1,6 +1,6 @@
 /* The self-contained HTML pages the tools write: one file, nothing fetched when viewed. Charts are
- * drawn by uPlot (control/labs/report/vendor, MIT), inlined with the page's own script
- * (control/labs/report/rsw_page.js) that reads a JSON document of blocks the C code builds. */
+ * drawn by uPlot (MIT, from npm: control/labs/report/package.json), inlined with the page's own
+ * script (control/labs/report/rsw_page.js) that reads a JSON document of blocks the C code builds. */
 #ifndef RSW_HTML_H
 #define RSW_HTML_H
 
