@@ -167,8 +167,8 @@ static void print_result(const char *name, const struct rsw_zone *z, const struc
 	rsw_cli_table_print(t, stdout, "(none)");
 	free(order);
 	if (r->flows_left || r->flows_dropped || r->flows_unplaced || r->flows_looped)
-		printf("flows: %lu delivered, %lu left the zone, %lu dropped, %lu with no entry port, "
-		       "%lu looped\n", (unsigned long)r->flows_delivered,
+		printf("flows: %lu delivered, %lu left the zone, %lu dropped, %lu with no entry "
+		       "port, %lu looped\n", (unsigned long)r->flows_delivered,
 		       (unsigned long)r->flows_left, (unsigned long)r->flows_dropped,
 		       (unsigned long)r->flows_unplaced, (unsigned long)r->flows_looped);
 }
@@ -374,8 +374,8 @@ int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const c
 		printf("\n");
 	} else if (rc == 0) {
 		printf("\n%zu flows; tiers: up = links sent from ports of role uplink, down = role "
-		       "downlink; idle: links that carried nothing; fat collisions: links carrying two "
-		       "or more of the N largest flows, N = links in the tier\n", t->n_flows);
+		       "downlink; idle: links that carried nothing; fat collisions: links carrying "
+		       "two or more of the N largest flows, N = links in the tier\n", t->n_flows);
 	}
 	json_decref(root);
 	if (page) {

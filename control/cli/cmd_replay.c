@@ -322,7 +322,8 @@ int rsw_cmd_replay(int argc, char **argv)
 			break;
 		case 'h': usage(stdout); return 0;
 		default:
-			switch (rsw_capture_opt(c, optarg, &cap) ?: rsw_text_opt(c, optarg, &text)) {
+			switch (rsw_capture_opt(c, optarg, &cap)
+					?: rsw_text_opt(c, optarg, &text)) {
 			case 1: break;
 			case 0: usage(stderr); return 2;
 			default: return 2;

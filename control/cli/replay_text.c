@@ -15,8 +15,8 @@ int rsw_text_opt(int opt, const char *arg, struct rsw_text_opts *o)
 	case RSW_OPT_TOP: {
 		unsigned long n = strtoul(arg, &end, 10);
 		if (!*arg || *end || arg[0] == '-' || n == 0 || n > 100000) {
-			fprintf(stderr, "rocesw replay: --top expects a number of rows (1 or more), "
-				"got '%s'\n", arg);
+			fprintf(stderr, "rocesw replay: --top expects a number of rows (1 or "
+				"more), got '%s'\n", arg);
 			return -1;
 		}
 		o->top = (unsigned)n;
@@ -89,8 +89,8 @@ static void print_drops(FILE *f, const json_t *sum)
 	}
 	rsw_cli_table_print(t, f, "");
 	if (!json_is_true(json_object_get(cons, "lossless_holds")))
-		fprintf(f, "LOSSLESS drops of a reason other than headroom overflow or the watchdog: "
-			"a defect\n");
+		fprintf(f, "LOSSLESS drops of a reason other than headroom overflow or the "
+			"watchdog: a defect\n");
 }
 
 /* The collective's result; steps one per line only when there are few. */
@@ -119,12 +119,13 @@ static void print_collective(FILE *f, const json_t *sum, unsigned top)
 		done++;
 	}
 	if (n > 2 * (size_t)top)
-		fprintf(f, "steps: %zu of %zu done, the last at %.3f us; the longest, step %zu, took "
-			"%.3f us\n", done, n, (double)prev / 1e3, longest, (double)worst / 1e3);
+		fprintf(f, "steps: %zu of %zu done, the last at %.3f us; the longest, step %zu, "
+			"took %.3f us\n", done, n, (double)prev / 1e3, longest,
+			(double)worst / 1e3);
 	size_t nr = json_array_size(json_object_get(c, "ranks"));
 	if (json_is_true(json_object_get(c, "complete")))
-		fprintf(f, "collective %s over %zu ranks, %lu bytes: %.3f us, algbw %.2f GB/s, busbw "
-			"%.2f GB/s\n", json_string_value(json_object_get(c, "pattern")), nr,
+		fprintf(f, "collective %s over %zu ranks, %lu bytes: %.3f us, algbw %.2f GB/s, "
+			"busbw %.2f GB/s\n", json_string_value(json_object_get(c, "pattern")), nr,
 			(unsigned long)ju(c, "size_bytes"), (double)ju(c, "time_ns") / 1e3,
 			json_number_value(json_object_get(c, "algbw_GBps")),
 			json_number_value(json_object_get(c, "busbw_GBps")));
@@ -135,8 +136,8 @@ static void print_collective(FILE *f, const json_t *sum, unsigned top)
 	json_t *q;
 	json_array_foreach(json_object_get(c, "qps"), i, q)
 		naks += ju(q, "naks_rx");
-	fprintf(f, "transport: %lu packets retransmitted, %lu timeouts, %lu NAKs, %lu CNPs, %lu rate "
-		"cuts, %lu injected drops\n", (unsigned long)ju(c, "retransmitted"),
+	fprintf(f, "transport: %lu packets retransmitted, %lu timeouts, %lu NAKs, %lu CNPs, %lu "
+		"rate cuts, %lu injected drops\n", (unsigned long)ju(c, "retransmitted"),
 		(unsigned long)ju(c, "timeouts"), (unsigned long)naks, (unsigned long)ju(c, "cnps"),
 		(unsigned long)ju(c, "rate_cuts"), (unsigned long)ju(c, "injected_drops"));
 }
@@ -237,8 +238,8 @@ void rsw_replay_text_digest(FILE *f, const json_t *sum, unsigned top)
 		return;
 	}
 	if (d.zone)
-		fprintf(f, "zone %s: %zu switches (%zu with hosts), %zu hosts, %zu links; every port "
-			"in summary.json (or --ports all)\n",
+		fprintf(f, "zone %s: %zu switches (%zu with hosts), %zu hosts, %zu links; every "
+			"port in summary.json (or --ports all)\n",
 			json_string_value(json_object_get(sum, "zone")), d.n_switches,
 			json_object_size(d.leaf), d.n_hosts, d.n_links);
 	fprintf(f, "switch ports: %lu frames received (%.3f MB), %lu transmitted (%.3f MB)\n",

@@ -155,7 +155,8 @@ static int add_dirs(struct rsw_digest *d, const json_t *sum, json_t *at)
 		json_array_foreach(json_object_get(l, "directions"), k, x) {
 			json_t *port = json_object_get(at, js(x, "from"));
 			d->dir[d->n_dir++] = (struct rsw_link_dir){
-				.from = js(x, "from"), .to = js(x, "to"), .link = i, .dir = (unsigned)k,
+				.from = js(x, "from"), .to = js(x, "to"), .link = i,
+				.dir = (unsigned)k,
 				.tier = rsw_digest_tier_of(d, js(x, "from"), js(x, "to")),
 				.bytes = ju(x, "bytes"), .frames = ju(x, "frames"),
 				.speed_mbps = ju(l, "speed"),
@@ -276,8 +277,8 @@ int rsw_digest_build(const json_t *sum, struct rsw_digest *d)
 	if (add_ports(d, sum, at) < 0 || add_dirs(d, sum, at) < 0)
 		goto oom;
 	for (size_t i = 0; i < d->n_dir; i++)
-		d->dir[i].util = rsw_digest_util_pct(d->t0, d->t1, d->dir[i].bytes, d->dir[i].frames,
-						     d->dir[i].speed_mbps);
+		d->dir[i].util = rsw_digest_util_pct(d->t0, d->t1, d->dir[i].bytes,
+						     d->dir[i].frames, d->dir[i].speed_mbps);
 	d->by_bytes = malloc((d->n_dir + 1) * sizeof(*d->by_bytes));
 	if (!d->by_bytes || tier_dists(d) < 0 || sort_queues(d) < 0)
 		goto oom;

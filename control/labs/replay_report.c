@@ -352,7 +352,8 @@ static unsigned ecn_series(const struct view *v, unsigned *series_of, json_t *se
 	for (unsigned s = 0; s < v->n_names; s++)
 		series_of[s] = v->n_names <= ECN_SERIES ? s : ECN_SERIES - 1;
 	if (v->n_names > ECN_SERIES && marks) {
-		for (unsigned k = 0; k + 1 < ECN_SERIES; k++) { /* the most marks, first met on ties */
+		/* the most marks, the first met on ties */
+		for (unsigned k = 0; k + 1 < ECN_SERIES; k++) {
 			unsigned best = 0;
 			for (unsigned s = 1; s < v->n_names; s++)
 				if (series_of[s] == ECN_SERIES - 1 &&
@@ -541,8 +542,8 @@ static json_t *flows_per_uplink(struct view *v, json_t **collided)
 				      json_pack("{s:s}", "label", "flows"));
 		json_t *counts = json_array();
 		json_array_foreach(order, i, lab) {
-			json_t *on = json_object_get(up, json_string_value(lab));
-			json_array_append_new(counts, json_integer((json_int_t)json_array_size(on)));
+			size_t c = json_array_size(json_object_get(up, json_string_value(lab)));
+			json_array_append_new(counts, json_integer((json_int_t)c));
 		}
 		json_array_append_new(json_object_get(b, "data"), counts);
 		json_object_set_new(b, "categories", json_incref(shown));
@@ -592,8 +593,9 @@ static json_t *flows_per_uplink(struct view *v, json_t **collided)
 		json_object_set_new(*collided, "shared", json_integer((json_int_t)n_shared));
 		if (n_shared > COLLIDED_ROWS) {
 			char note[200];
-			snprintf(note, sizeof(note), "The %d uplinks with the most flows of %zu that two "
-				 "or more flows share; summary.json has every flow's path.",
+			snprintf(note, sizeof(note), "The %d uplinks with the most flows of %zu "
+				 "that two or more flows share; summary.json has every flow's "
+				 "path.",
 				 COLLIDED_ROWS, n_shared);
 			json_object_set_new(*collided, "note", json_string(note));
 		}
@@ -612,10 +614,11 @@ static json_t *topology_block(struct view *v)
 	json_t *nodes = json_array(), *links = json_array();
 	size_t i;
 	json_t *x, *l;
-	json_array_foreach(json_object_get(v->sum, "switches"), i, x)
+	json_array_foreach(json_object_get(v->sum, "switches"), i, x) {
+		int leaf = json_object_get(v->dg.leaf, js(x, "name")) != NULL;
 		json_array_append_new(nodes, json_pack("{s:s, s:i}", "name", js(x, "name"), "tier",
-						       json_object_get(v->dg.leaf, js(x, "name")) ? 1
-											 : 2));
+						       leaf ? 1 : 2));
+	}
 	json_array_foreach(json_object_get(v->sum, "hosts"), i, x)
 		json_array_append_new(nodes, json_pack("{s:s, s:i}", "name", js(x, "name"), "tier", 0));
 	json_array_foreach(json_object_get(v->sum, "links"), i, l) {
@@ -696,7 +699,8 @@ static json_t *overview_rows(struct view *v, const json_t *fct)
 	json_array_append_new(rows, rsw_row("virtual time\t%.3f µs to %.3f µs", us(v->t0), us(v->t1)));
 	if (v->zone)
 		json_array_append_new(rows, rsw_row("zone\t%zu switches, %zu hosts, %zu links",
-						    v->dg.n_switches, v->dg.n_hosts, v->dg.n_links));
+						    v->dg.n_switches, v->dg.n_hosts,
+						    v->dg.n_links));
 	json_t *coll = json_object_get(v->sum, "collective_ns");
 	json_array_append_new(rows, json_is_integer(coll)
 					    ? rsw_row("all flows done in\t%.3f µs",
@@ -826,10 +830,11 @@ json_t *rsw_replay_view(const char *dir, char *err, size_t errlen)
 		json_object_set_new(out, "ecn", ecn_block(v));
 		json_object_set_new(out, "pfc", pfc_block(v));
 		if (v->scale) {
-			json_object_set_new(out, "util", json_pack("[o]", rsw_report_util_cdf(&v->dg)));
-			json_object_set_new(out, "util_dist", rsw_report_util_dist(&v->dg));
-			json_object_set_new(out, "util_top", rsw_report_util_top(&v->dg, TOP_LINKS));
-			json_object_set_new(out, "fabric", rsw_report_heatmaps(v->sum, &v->dg));
+			struct rsw_digest *d = &v->dg;
+			json_object_set_new(out, "util", json_pack("[o]", rsw_report_util_cdf(d)));
+			json_object_set_new(out, "util_dist", rsw_report_util_dist(d));
+			json_object_set_new(out, "util_top", rsw_report_util_top(d, TOP_LINKS));
+			json_object_set_new(out, "fabric", rsw_report_heatmaps(v->sum, d));
 		} else {
 			json_object_set_new(out, "util", util_blocks(v));
 		}
@@ -882,10 +887,10 @@ int rsw_replay_report(const char *dir, const char *path, char *err, size_t errle
 	size_t i;
 	json_t *b, *fabric = json_object_get(v, "fabric");
 	if (fabric) {
-		json_t *sec = rsw_block_section("Fabric", "Link utilization as heat maps: a cell per "
-						"spine and leaf for each direction of the links "
-						"between them, and per rack the busiest host link. "
-						"Hover a cell for its value.");
+		json_t *sec = rsw_block_section(
+			"Fabric", "Link utilization as heat maps: a cell per spine and leaf for each "
+			"direction of the links between them, and per rack the busiest host link. "
+			"Hover a cell for its value.");
 		json_array_foreach(fabric, i, b)
 			rsw_block_add(sec, json_incref(b));
 		rsw_block_add(page, sec);

@@ -102,8 +102,9 @@ static json_t *heatmap(const char *id, const char *title, const char *xlabel, co
 		json_array_append_new(busy, b);
 	}
 	json_t *h = json_pack("{s:s, s:s, s:s, s:{s:s}, s:{s:s}, s:o, s:o, s:o, s:s}", "kind",
-			      "heatmap", "id", id, "title", title, "x", "label", xlabel, "y", "label",
-			      ylabel, "rows", rows, "cols", cols, "values", vals, "unit", "%");
+			      "heatmap", "id", id, "title", title, "x", "label", xlabel, "y",
+			      "label", ylabel, "rows", rows, "cols", cols, "values", vals, "unit",
+			      "%");
 	if (several) {
 		json_object_set_new(h, "count", count);
 		json_object_set_new(h, "busy", busy);
@@ -137,9 +138,9 @@ json_t *rsw_report_heatmaps(const json_t *sum, const struct rsw_digest *d)
 		}
 	}
 	if (ns)
-		json_array_append_new(out, heatmap("fabric-up", "Fabric, up: leaf → spine", "leaf",
-						   "spine", json_incref(spines), json_incref(leaves),
-						   &up, NULL));
+		json_array_append_new(out, heatmap("fabric-up", "Fabric, up: leaf → spine",
+						   "leaf", "spine", json_incref(spines),
+						   json_incref(leaves), &up, NULL));
 	if (ns)
 		json_array_append_new(out, heatmap("fabric-down", "Fabric, down: spine → leaf",
 						   "leaf", "spine", json_incref(spines),
@@ -196,13 +197,15 @@ json_t *rsw_report_util_cdf(const struct rsw_digest *d)
 			double lim = k * 100.0 / CDF_STEPS;
 			while (at < n && v[at] <= lim)
 				at++;
-			json_array_append_new(y, json_real(round((double)at / (double)n * 1e6) / 1e6));
+			double frac = round((double)at / (double)n * 1e6) / 1e6;
+			json_array_append_new(y, json_real(frac));
 		}
 		json_array_append_new(data, y);
 	}
 	free(v);
-	json_object_set_new(b, "note", json_string("The fraction of each tier's link directions at "
-						   "or below each utilization, evaluated every 0.1 %."));
+	json_object_set_new(b, "note", json_string("The fraction of each tier's link directions "
+						   "at or below each utilization, evaluated every "
+						   "0.1 %."));
 	return b;
 }
 
@@ -211,11 +214,12 @@ json_t *rsw_report_util_dist(const struct rsw_digest *d)
 	json_t *rows = json_array();
 	for (unsigned t = 0; t < RSW_LT_N; t++) {
 		const struct rsw_tier_dist *x = &d->tier[t];
-		if (x->n)
-			json_array_append_new(rows, rsw_row("%s\t%zu\t%zu\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f"
-							    "\t%.2f", rsw_digest_tier_name(t), x->n,
-							    x->idle, x->min, x->p50, x->p90, x->p99,
-							    x->max, x->mean));
+		if (!x->n)
+			continue;
+		json_array_append_new(rows, rsw_row("%s\t%zu\t%zu\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f"
+						    "\t%.2f", rsw_digest_tier_name(t), x->n,
+						    x->idle, x->min, x->p50, x->p90, x->p99,
+						    x->max, x->mean));
 	}
 	return rsw_block_table("util-dist", json_pack("[s,s,s,s,s,s,s,s,s]", "tier",
 						      "link directions", "idle", "min %", "p50 %",
@@ -228,8 +232,8 @@ json_t *rsw_report_util_top(const struct rsw_digest *d, unsigned n)
 	json_t *rows = json_array();
 	for (size_t k = 0; k < d->n_dir && k < n; k++) {
 		const struct rsw_link_dir *x = &d->dir[d->by_bytes[k]];
-		json_array_append_new(rows, rsw_row("%s\t%s\t%s\t%.3f\t%llu\t%.2f\t%llu", x->from, x->to,
-						    rsw_digest_tier_name(x->tier),
+		json_array_append_new(rows, rsw_row("%s\t%s\t%s\t%.3f\t%llu\t%.2f\t%llu", x->from,
+						    x->to, rsw_digest_tier_name(x->tier),
 						    (double)x->bytes / 1e6,
 						    (unsigned long long)x->frames, x->util,
 						    (unsigned long long)x->pfc_tx));

@@ -152,7 +152,8 @@ class Pages(unittest.TestCase):
             h = got["heatmaps"][m]
             self.assertTrue(h["canvas"], m)
             self.assertEqual(h["cols"], rtsw)
-            self.assertEqual(h["rows"], ctsw if m != "racks" else ["host → leaf", "leaf → host"])
+            self.assertEqual(h["rows"],
+                             ctsw if m != "racks" else ["host → leaf", "leaf → host"])
             for r, row in enumerate(cells):
                 for c, v in enumerate(row):
                     if v is None:

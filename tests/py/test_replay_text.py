@@ -126,8 +126,8 @@ class ReplayText(unittest.TestCase):
         head, rows = table(self.text, "Link utilization per tier")
         self.assertEqual(head, ["tier", "directions", "idle", "min", "p50", "p90", "p99", "max",
                                 "mean"])
-        self.assertEqual([r[0] for r in rows], ["host → leaf", "leaf → host", "up: leaf → spine",
-                                                "down: spine → leaf"])
+        self.assertEqual([r[0] for r in rows], ["host → leaf", "leaf → host",
+                                                "up: leaf → spine", "down: spine → leaf"])
         for r in rows:
             ds = by[r[0]]
             u = sorted(d["util"] for d in ds)
