@@ -61,15 +61,41 @@ void rsw_cli_table_num(struct rsw_cli_table *t, unsigned long long v)
 	rsw_cli_table_cell(t, "%llu", v);
 }
 
-/* tabulate aligns a column right when every cell in it is a number */
+/* tabulate aligns a column right when every cell in it is a number: digits (with '/', as
+ * "3/4"), or a decimal fraction ("12.50") */
 static int numeric(const char *s)
 {
+	int dots = 0, slash = 0;
 	if (!*s)
 		return 0;
-	for (; *s; s++)
-		if ((*s < '0' || *s > '9') && *s != '/')
+	for (; *s; s++) {
+		dots += *s == '.';
+		slash |= *s == '/';
+		if ((*s < '0' || *s > '9') && *s != '/' && *s != '.')
 			return 0;
-	return 1;
+	}
+	return dots == 0 || (dots == 1 && !slash);
+}
+
+/* Columns a cell takes on a terminal: UTF-8 continuation bytes take none ("→" is one). */
+static size_t cols(const char *s)
+{
+	size_t n = 0;
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xC0) != 0x80;
+	return n;
+}
+
+/* s padded to w columns, on the right of them when right. */
+static void put(FILE *f, const char *s, size_t w, int right)
+{
+	size_t n = cols(s);
+	if (!right)
+		fputs(s, f);
+	for (; n < w; n++)
+		fputc(' ', f);
+	if (right)
+		fputs(s, f);
 }
 
 void rsw_cli_table_print(struct rsw_cli_table *t, FILE *f, const char *empty)
@@ -83,17 +109,19 @@ void rsw_cli_table_print(struct rsw_cli_table *t, FILE *f, const char *empty)
 		size_t w[MAX_COLS];
 		int right[MAX_COLS];
 		for (unsigned c = 0; c < t->ncols; c++) {
-			w[c] = strlen(t->hdr[c]);
+			w[c] = cols(t->hdr[c]);
 			right[c] = 1;
 			for (size_t r = 0; r < rows; r++) {
 				const char *s = t->cell[r * t->ncols + c];
-				if (strlen(s) > w[c])
-					w[c] = strlen(s);
+				if (cols(s) > w[c])
+					w[c] = cols(s);
 				right[c] &= numeric(s);
 			}
 		}
-		for (unsigned c = 0; c < t->ncols; c++)
-			fprintf(f, "%s%*s", c ? "  " : "", right[c] ? (int)w[c] : -(int)w[c], t->hdr[c]);
+		for (unsigned c = 0; c < t->ncols; c++) {
+			fputs(c ? "  " : "", f);
+			put(f, t->hdr[c], w[c], right[c]);
+		}
 		fputc('\n', f);
 		for (unsigned c = 0; c < t->ncols; c++) {
 			fputs(c ? "  " : "", f);
@@ -103,8 +131,8 @@ void rsw_cli_table_print(struct rsw_cli_table *t, FILE *f, const char *empty)
 		fputc('\n', f);
 		for (size_t r = 0; r < rows; r++) {
 			for (unsigned c = 0; c < t->ncols; c++) {
-				const char *s = t->cell[r * t->ncols + c];
-				fprintf(f, "%s%*s", c ? "  " : "", right[c] ? (int)w[c] : -(int)w[c], s);
+				fputs(c ? "  " : "", f);
+				put(f, t->cell[r * t->ncols + c], w[c], right[c]);
 			}
 			fputc('\n', f);
 		}

@@ -1,10 +1,13 @@
 /* `rocesw hash --zone Z`: the hash lab over a zone's two hash stages (hash_zone.h). */
 #include <fnmatch.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
+#include "cli_table.h"
 #include "eal_quiet.h"
 #include "dataplane/tables/fib.h"
 #include "dataplane/tables/switch.h"
@@ -24,6 +27,38 @@ static void link_name(const struct rsw_zone *z, const struct rsw_zone_link_load 
 			 rsw_switch_fib(z->sw[l->sw].sw)->ports[l->port].name);
 }
 
+/* Spread of one tier's links: mean and standard deviation of their bytes, the most and the
+ * least loaded link (the first met on ties) and how many carried nothing. */
+struct tier_spread {
+	unsigned n, idle;
+	double mean, sd;
+	int most, least; /* indices into r->link */
+};
+
+static struct tier_spread spread(const struct rsw_zone_lab *r, int tier)
+{
+	struct tier_spread s = {.most = -1, .least = -1};
+	double sum = 0, sq = 0;
+	for (unsigned i = 0; i < r->n_links; i++) {
+		const struct rsw_zone_link_load *l = &r->link[i];
+		if (l->tier != tier)
+			continue;
+		s.n++;
+		s.idle += l->bytes == 0;
+		sum += (double)l->bytes;
+		sq += (double)l->bytes * (double)l->bytes;
+		if (s.most < 0 || l->bytes > r->link[s.most].bytes)
+			s.most = (int)i;
+		if (s.least < 0 || l->bytes < r->link[s.least].bytes)
+			s.least = (int)i;
+	}
+	if (s.n) {
+		s.mean = sum / s.n;
+		s.sd = sqrt(fmax(0, sq / s.n - s.mean * s.mean));
+	}
+	return s;
+}
+
 static json_t *result_json(const char *name, const struct rsw_zone *z, const struct rsw_zone_lab *r)
 {
 	json_t *o = json_object(), *tiers = json_object(), *links = json_array(), *fl = json_object();
@@ -36,6 +71,10 @@ static json_t *result_json(const char *name, const struct rsw_zone *z, const str
 		json_object_set_new(x, "jain", json_real(tr->jain));
 		json_object_set_new(x, "fat_flows", json_integer(tr->fat_n));
 		json_object_set_new(x, "fat_links_colliding", json_integer(tr->fat_links_colliding));
+		struct tier_spread sp = spread(r, k);
+		json_object_set_new(x, "idle_links", json_integer(sp.idle));
+		json_object_set_new(x, "mean_bytes", json_real(sp.mean));
+		json_object_set_new(x, "stddev_bytes", json_real(sp.sd));
 		json_object_set_new(tiers, tier_name[k], x);
 	}
 	for (unsigned i = 0; i < r->n_links; i++) {
@@ -64,26 +103,72 @@ static json_t *result_json(const char *name, const struct rsw_zone *z, const str
 	return o;
 }
 
+static int cmp_load(const void *a, const void *b, void *ctx)
+{
+	const struct rsw_zone_link_load *l = ctx;
+	unsigned i = *(const unsigned *)a, j = *(const unsigned *)b;
+	if (l[i].bytes != l[j].bytes)
+		return l[i].bytes < l[j].bytes ? 1 : -1;
+	return i < j ? -1 : i > j;
+}
+
+/* A policy's tiers (links, max/mean, Jain, spread, most and least loaded) and its TOP_LINKS
+ * most loaded switch-to-switch links; --json lists every link. */
+#define TOP_LINKS 10
 static void print_result(const char *name, const struct rsw_zone *z, const struct rsw_zone_lab *r)
 {
+	static const char *const head[] = {"tier", "links", "idle", "max/mean", "Jain",
+					   "stddev/mean", "fat collisions", "most loaded", "MB",
+					   "least loaded", "MB"};
+	struct rsw_cli_table *t = rsw_cli_table_new(11, head);
+	printf("\npolicy %s\n", name);
 	for (int k = 0; k < RSW_TIERS; k++) {
 		const struct rsw_zone_tier *tr = &r->tier[k];
-		if (!tr->n_links)
+		struct tier_spread sp = spread(r, k);
+		if (!tr->n_links || sp.most < 0)
 			continue;
-		printf("%-28.28s %-5s %6u %9.2f %7.3f %9u of %u\n", name, tier_name[k], tr->n_links,
-		       tr->max_mean, tr->jain, tr->fat_links_colliding, tr->fat_n);
+		char most[160], least[160];
+		link_name(z, &r->link[sp.most], most, sizeof(most));
+		link_name(z, &r->link[sp.least], least, sizeof(least));
+		rsw_cli_table_cell(t, "%s", tier_name[k]);
+		rsw_cli_table_num(t, tr->n_links);
+		rsw_cli_table_num(t, sp.idle);
+		rsw_cli_table_cell(t, "%.2f", tr->max_mean);
+		rsw_cli_table_cell(t, "%.3f", tr->jain);
+		rsw_cli_table_cell(t, "%.3f", sp.mean > 0 ? sp.sd / sp.mean : 0);
+		rsw_cli_table_cell(t, "%u of %u", tr->fat_links_colliding, tr->fat_n);
+		rsw_cli_table_cell(t, "%s", most);
+		rsw_cli_table_cell(t, "%.3f", (double)r->link[sp.most].bytes / 1e6);
+		rsw_cli_table_cell(t, "%s", least);
+		rsw_cli_table_cell(t, "%.3f", (double)r->link[sp.least].bytes / 1e6);
 	}
-	printf("%-28.28s bytes per link:", "");
+	rsw_cli_table_print(t, stdout, "(no switch-to-switch links)");
+	unsigned *order = malloc((r->n_links + 1) * sizeof(*order)), n = 0;
+	if (!order)
+		return;
 	for (unsigned i = 0; i < r->n_links; i++)
-		if (r->link[i].tier >= 0) {
-			char from[160];
-			link_name(z, &r->link[i], from, sizeof(from));
-			printf(" %s=%lu", from, (unsigned long)r->link[i].bytes);
-		}
-	printf("\n");
+		if (r->link[i].tier >= 0)
+			order[n++] = i;
+	qsort_r(order, n, sizeof(*order), cmp_load, (void *)r->link);
+	unsigned shown = n < TOP_LINKS ? n : TOP_LINKS;
+	printf("\nmost loaded links: top %u of %u by bytes (every link: --json)\n", shown, n);
+	static const char *const top_head[] = {"link", "tier", "MB", "flows", "packets"};
+	t = rsw_cli_table_new(5, top_head);
+	for (unsigned k = 0; k < shown; k++) {
+		const struct rsw_zone_link_load *l = &r->link[order[k]];
+		char from[160];
+		link_name(z, l, from, sizeof(from));
+		rsw_cli_table_cell(t, "%s", from);
+		rsw_cli_table_cell(t, "%s", tier_name[l->tier]);
+		rsw_cli_table_cell(t, "%.3f", (double)l->bytes / 1e6);
+		rsw_cli_table_num(t, l->flows);
+		rsw_cli_table_num(t, l->packets);
+	}
+	rsw_cli_table_print(t, stdout, "(none)");
+	free(order);
 	if (r->flows_left || r->flows_dropped || r->flows_unplaced || r->flows_looped)
-		printf("%-28.28s flows: %lu delivered, %lu left the zone, %lu dropped, %lu with no "
-		       "entry port, %lu looped\n", "", (unsigned long)r->flows_delivered,
+		printf("flows: %lu delivered, %lu left the zone, %lu dropped, %lu with no entry "
+		       "port, %lu looped\n", (unsigned long)r->flows_delivered,
 		       (unsigned long)r->flows_left, (unsigned long)r->flows_dropped,
 		       (unsigned long)r->flows_unplaced, (unsigned long)r->flows_looped);
 }
@@ -243,9 +328,6 @@ int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const c
 	if (!json)
 		for (unsigned i = 0; i < n_rules; i++)
 			printf("switches %s\n", rule_args[i]);
-	if (!json)
-		printf("%-28s %-5s %6s %9s %7s %15s\n", "policy", "tier", "links", "max/mean", "Jain",
-		       "fat collisions");
 	int rc = 0;
 	for (unsigned p = 0; p < n_pol && rc == 0; p++) {
 		struct rsw_zone_opts o = {.ecn_seed = 1, .policy = pols[p],
@@ -292,8 +374,8 @@ int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const c
 		printf("\n");
 	} else if (rc == 0) {
 		printf("\n%zu flows; tiers: up = links sent from ports of role uplink, down = role "
-		       "downlink; fat collisions: links carrying two or more of the N largest flows, N "
-		       "= links in the tier\n", t->n_flows);
+		       "downlink; idle: links that carried nothing; fat collisions: links carrying "
+		       "two or more of the N largest flows, N = links in the tier\n", t->n_flows);
 	}
 	json_decref(root);
 	if (page) {

@@ -17,6 +17,7 @@
 #include "replay_memory.h"
 #include "replay_report.h"
 #include "replay_summary.h"
+#include "replay_text.h"
 #include "dataplane/config/zone.h"
 
 #define MAX_INPUTS 1024
@@ -71,7 +72,7 @@ static void usage(FILE *f)
 		"  --until NS       stop at this virtual time (ns); what is queued then counts as queued\n"
 		"  --sample-ns NS   queue-depth sampling period of the event log (default 1000)\n"
 		"  --quiet          no progress line (there is none unless stderr is a terminal)\n"
-		RSW_CAPTURE_USAGE);
+		RSW_TEXT_USAGE RSW_CAPTURE_USAGE);
 }
 
 /* The one policy of --hash-policy FILE[:NAME]. */
@@ -269,9 +270,10 @@ int rsw_cmd_replay(int argc, char **argv)
 		{"collective", required_argument, NULL, 'C'},
 		{"fail", required_argument, NULL, 'F'}, {"recover", required_argument, NULL, 'R'},
 		{"hosts-ignore-pfc", no_argument, NULL, 'I'}, {"help", no_argument, NULL, 'h'},
-		RSW_CAPTURE_OPTIONS, {NULL, 0, NULL, 0},
+		RSW_CAPTURE_OPTIONS, RSW_TEXT_OPTIONS, {NULL, 0, NULL, 0},
 	};
 	static struct rsw_replay_capture cap;
+	struct rsw_text_opts text = {0};
 	const char *config = NULL, *out = NULL, *in_dir = NULL, *policy_arg = NULL, *coll_arg = NULL;
 	static char *in_arg[MAX_INPUTS], *fault_arg[MAX_FAULTS];
 	static int fault_up[MAX_FAULTS];
@@ -320,7 +322,8 @@ int rsw_cmd_replay(int argc, char **argv)
 			break;
 		case 'h': usage(stdout); return 0;
 		default:
-			switch (rsw_capture_opt(c, optarg, &cap)) {
+			switch (rsw_capture_opt(c, optarg, &cap)
+					?: rsw_text_opt(c, optarg, &text)) {
 			case 1: break;
 			case 0: usage(stderr); return 2;
 			default: return 2;
@@ -440,7 +443,7 @@ int rsw_cmd_replay(int argc, char **argv)
 		return 1;
 	}
 	rc = write_outputs(out, &z, zone, &res, model.coll) < 0;
-	rsw_replay_summary_print(stdout, &z, zone, &res, model.coll);
+	rsw_replay_text_print(stdout, &z, zone, &res, model.coll, &text);
 	rsw_capture_print(stdout, &cap, out);
 	rsw_replay_result_free(&res, z.n_sw);
 	rsw_fib_process_exiting();

@@ -6,13 +6,18 @@
 #include <string.h>
 
 #include "html.h"
+#include "replay_digest.h"
 #include "replay_report.h"
 #include "replay_summary.h"
+#include "report_scale.h"
 
 #define TOP_QUEUES 6
 #define MAX_POINTS 20000 /* samples per series handed to the chart; more are bucketed (max) */
 #define ECN_BINS 100
 #define MAX_PFC_ROWS 64
+#define ECN_SERIES 8   /* switches with their own ECN series; the rest are summed */
+#define TOP_LINKS 20   /* rows of the top-N link table at scale */
+#define COLLIDED_ROWS 20 /* rows of the shared-uplink table */
 
 struct queue_pick {
 	char key[160]; /* "[switch|]port" */
@@ -46,9 +51,9 @@ struct view {
 	size_t n_ecn, cap_ecn;
 	char names[MAX_NAMES][64];
 	unsigned n_names;
-	/* zones: the switches with a host link, and each switch port's summary by "SWITCH|PORT",
-	 * indexed once (looked up per link: a scan per lookup was quadratic in the links) */
-	json_t *leaf, *port_at;
+	/* every link direction with its tier and utilization; at scale: aggregates first */
+	struct rsw_digest dg;
+	int scale;
 	struct pfc_row rows[MAX_PFC_ROWS];
 	unsigned n_rows;
 	int oom;
@@ -336,7 +341,41 @@ static json_t *queue_block(struct view *v)
 	return b;
 }
 
-/* ECN marks per µs in ECN_BINS bins over the run, one series per switch. */
+/* Which series each switch's marks go to: its own while there are at most ECN_SERIES switches
+ * with marks, else the ECN_SERIES - 1 that marked most have theirs and the rest are summed. */
+static unsigned ecn_series(const struct view *v, unsigned *series_of, json_t *series)
+{
+	size_t *marks = calloc(v->n_names + 1, sizeof(*marks));
+	unsigned n = 0;
+	for (size_t i = 0; marks && i < v->n_ecn; i++)
+		marks[v->ecn_sw[i]]++;
+	for (unsigned s = 0; s < v->n_names; s++)
+		series_of[s] = v->n_names <= ECN_SERIES ? s : ECN_SERIES - 1;
+	if (v->n_names > ECN_SERIES && marks) {
+		/* the most marks, the first met on ties */
+		for (unsigned k = 0; k + 1 < ECN_SERIES; k++) {
+			unsigned best = 0;
+			for (unsigned s = 1; s < v->n_names; s++)
+				if (series_of[s] == ECN_SERIES - 1 &&
+				    (series_of[best] != ECN_SERIES - 1 || marks[s] > marks[best]))
+					best = s;
+			series_of[best] = k;
+		}
+	}
+	free(marks);
+	n = v->n_names <= ECN_SERIES ? v->n_names : ECN_SERIES;
+	for (unsigned k = 0; k < n; k++) {
+		char label[96];
+		snprintf(label, sizeof(label), "other %u switches", v->n_names - (ECN_SERIES - 1));
+		for (unsigned s = 0; s < v->n_names; s++)
+			if (series_of[s] == k && (v->n_names <= ECN_SERIES || k + 1 < ECN_SERIES))
+				snprintf(label, sizeof(label), "%s", v->names[s]);
+		json_array_append_new(series, json_pack("{s:s}", "label", label));
+	}
+	return n;
+}
+
+/* ECN marks per µs in ECN_BINS bins over the run, one series per switch (at most ECN_SERIES). */
 static json_t *ecn_block(struct view *v)
 {
 	json_t *b = rsw_block_chart("xy", "ecn-marks", "ECN marks over time", "virtual time", "µs",
@@ -345,27 +384,29 @@ static json_t *ecn_block(struct view *v)
 	json_t *data = json_object_get(b, "data");
 	double span = v->t1 > v->t0 ? (double)(v->t1 - v->t0) : 1, w = span / ECN_BINS;
 	json_object_set_new(b, "bin_us", json_real(w / 1e3));
-	json_array_append_new(data, json_array());
-	for (unsigned s = 0; s < v->n_names; s++) {
-		json_array_append_new(json_object_get(b, "series"),
-				      json_pack("{s:s}", "label", v->names[s]));
-		json_array_append_new(data, json_array());
-	}
-	unsigned n = v->n_names ? v->n_names : 1;
-	double *cnt = calloc((size_t)(ECN_BINS + 1) * n, sizeof(double));
-	if (!cnt)
+	unsigned *series_of = calloc(v->n_names + 1, sizeof(*series_of));
+	double *cnt = calloc((size_t)(ECN_BINS + 1) * ECN_SERIES, sizeof(double));
+	if (!cnt || !series_of) {
+		free(cnt);
+		free(series_of);
 		return b;
+	}
+	unsigned n = ecn_series(v, series_of, json_object_get(b, "series"));
+	json_array_append_new(data, json_array());
+	for (unsigned s = 0; s < n; s++)
+		json_array_append_new(data, json_array());
 	for (size_t i = 0; i < v->n_ecn; i++) {
 		size_t k = (size_t)((double)(v->ecn_t[i] - v->t0) / w);
-		cnt[(k < ECN_BINS ? k : ECN_BINS - 1) * n + v->ecn_sw[i]] += 1;
+		cnt[(k < ECN_BINS ? k : ECN_BINS - 1) * ECN_SERIES + series_of[v->ecn_sw[i]]] += 1;
 	}
-	for (unsigned k = 0; k <= ECN_BINS && v->n_names; k++) {
-		double y[64];
-		for (unsigned s = 0; s < v->n_names; s++)
-			y[s] = k < ECN_BINS ? cnt[k * n + s] / (w / 1e3) : 0;
-		append_point(data, us(v->t0) + k * w / 1e3, y, v->n_names);
+	for (unsigned k = 0; k <= ECN_BINS && n; k++) {
+		double y[ECN_SERIES];
+		for (unsigned s = 0; s < n; s++)
+			y[s] = k < ECN_BINS ? cnt[k * ECN_SERIES + s] / (w / 1e3) : 0;
+		append_point(data, us(v->t0) + k * w / 1e3, y, n);
 	}
 	free(cnt);
+	free(series_of);
 	json_object_set_new(b, "total", json_integer((json_int_t)v->n_ecn));
 	if (!v->n_ecn)
 		json_object_set_new(b, "empty", json_string("No packet was ECN-marked."));
@@ -401,50 +442,9 @@ static json_t *pfc_block(struct view *v)
 	return b;
 }
 
-/* Wire utilization of a direction, in percent: its wire bits over the window from the first frame
- * in to the end of the last frame out. end_ns is when the last frame started to leave, so the
- * window adds the wire time of the largest frame at this speed: no direction can exceed 100 %. */
-static double util_pct(const struct view *v, uint64_t bytes, uint64_t frames, uint64_t speed_mbps)
-{
-	if (!speed_mbps)
-		return 0;
-	double win = (double)(v->t1 - v->t0) + rsw_replay_last_frame_ns(speed_mbps);
-	return (double)(bytes + frames * 24) * 8 * 1e3 / (double)speed_mbps / win * 100;
-}
-
-static int is_leaf(const struct view *v, const char *sw)
-{
-	return json_object_get(v->leaf, sw) != NULL;
-}
-
-static void node_of(const char *end, char *out, size_t len)
-{
-	snprintf(out, len, "%s", end);
-	char *bar = strchr(out, '|');
-	if (bar)
-		*bar = 0;
-}
-
-static const char *const tier_name[5] = {"hosts → switches", "switches → hosts",
-					 "up: leaf → spine", "down: spine → leaf",
-					 "switch → switch"};
-
-static unsigned tier_of(const struct view *v, const char *from, const char *to)
-{
-	char a[128], b[128];
-	if (!strchr(from, '|'))
-		return 0;
-	if (!strchr(to, '|'))
-		return 1;
-	node_of(from, a, sizeof(a));
-	node_of(to, b, sizeof(b));
-	int la = is_leaf(v, a), lb = is_leaf(v, b);
-	return la && !lb ? 2 : !la && lb ? 3 : 4;
-}
-
 static json_t *util_blocks(struct view *v)
 {
-	json_t *out = json_array(), *tier[5] = {0};
+	json_t *out = json_array(), *tier[RSW_LT_N] = {0};
 	if (!v->zone) {
 		json_t *b = rsw_block_chart("bars", "util-ports", "Ports: transmitted", "port", "",
 					    "utilization", "%");
@@ -455,9 +455,7 @@ static json_t *util_blocks(struct view *v)
 		json_t *port;
 		json_array_foreach(json_object_get(v->sum, "ports"), j, port) {
 			json_array_append_new(cats, json_string(js(port, "name")));
-			json_array_append_new(d, json_real(util_pct(v, ju(port, "tx_bytes"),
-								     ju(port, "tx_packets"),
-								     ju(port, "speed"))));
+			json_array_append_new(d, json_real(v->dg.dir[j].util));
 		}
 		json_array_append_new(json_object_get(b, "data"), d);
 		json_object_set_new(b, "categories", cats);
@@ -465,31 +463,28 @@ static json_t *util_blocks(struct view *v)
 		json_array_append_new(out, b);
 		return out;
 	}
-	size_t i, d;
-	json_t *l, *dir;
-	json_array_foreach(json_object_get(v->sum, "links"), i, l)
-		json_array_foreach(json_object_get(l, "directions"), d, dir) {
-			unsigned t = tier_of(v, js(dir, "from"), js(dir, "to"));
-			if (!tier[t]) {
-				char id[32];
-				snprintf(id, sizeof(id), "util-tier%u", t);
-				tier[t] = rsw_block_chart("bars", id, tier_name[t], "link", "",
-							  "utilization", "%");
-				json_object_set_new(tier[t], "tier", json_string(tier_name[t]));
-				json_object_set_new(tier[t], "categories", json_array());
-				json_object_set_new(tier[t], "ymax", json_real(100));
-				json_array_append_new(json_object_get(tier[t], "series"),
-						      json_pack("{s:s}", "label", "utilization"));
-				json_array_append_new(json_object_get(tier[t], "data"), json_array());
-			}
-			char label[300];
-			snprintf(label, sizeof(label), "%s→%s", js(dir, "from"), js(dir, "to"));
-			json_array_append_new(json_object_get(tier[t], "categories"), json_string(label));
-			json_array_append_new(json_array_get(json_object_get(tier[t], "data"), 0),
-					      json_real(util_pct(v, ju(dir, "bytes"), ju(dir, "frames"),
-								 ju(l, "speed"))));
+	for (size_t i = 0; i < v->dg.n_dir; i++) {
+		const struct rsw_link_dir *x = &v->dg.dir[i];
+		unsigned t = x->tier;
+		if (!tier[t]) {
+			char id[32];
+			snprintf(id, sizeof(id), "util-tier%u", t);
+			tier[t] = rsw_block_chart("bars", id, rsw_digest_tier_name(t), "link", "",
+						  "utilization", "%");
+			json_object_set_new(tier[t], "tier", json_string(rsw_digest_tier_name(t)));
+			json_object_set_new(tier[t], "categories", json_array());
+			json_object_set_new(tier[t], "ymax", json_real(100));
+			json_array_append_new(json_object_get(tier[t], "series"),
+					      json_pack("{s:s}", "label", "utilization"));
+			json_array_append_new(json_object_get(tier[t], "data"), json_array());
 		}
-	for (unsigned t = 0; t < 5; t++)
+		char label[300];
+		snprintf(label, sizeof(label), "%s→%s", x->from, x->to);
+		json_array_append_new(json_object_get(tier[t], "categories"), json_string(label));
+		json_array_append_new(json_array_get(json_object_get(tier[t], "data"), 0),
+				      json_real(x->util));
+	}
+	for (unsigned t = 0; t < RSW_LT_N; t++)
 		if (tier[t])
 			json_array_append_new(out, tier[t]);
 	return out;
@@ -505,21 +500,21 @@ static json_t *flows_per_uplink(struct view *v, json_t **collided)
 	*collided = NULL;
 	json_t *up = json_object(); /* "from→to" → [flows...] in the links' order */
 	json_t *order = json_array(), *shown = json_array(); /* "rtsw1|Ethernet256→ctsw1" */
-	size_t i, d, h;
-	json_t *l, *dir, *fl, *hop;
-	json_array_foreach(json_object_get(v->sum, "links"), i, l)
-		json_array_foreach(json_object_get(l, "directions"), d, dir) {
-			if (tier_of(v, js(dir, "from"), js(dir, "to")) != 2)
-				continue;
-			char label[300];
-			snprintf(label, sizeof(label), "%s→%s", js(dir, "from"), js(dir, "to"));
-			json_object_set_new(up, label, json_array());
-			json_array_append_new(order, json_string(label));
-			char spine[128];
-			node_of(js(dir, "to"), spine, sizeof(spine));
-			snprintf(label, sizeof(label), "%s→%s", js(dir, "from"), spine);
-			json_array_append_new(shown, json_string(label));
-		}
+	size_t i, h;
+	json_t *fl, *hop;
+	for (size_t k = 0; k < v->dg.n_dir; k++) {
+		const struct rsw_link_dir *x = &v->dg.dir[k];
+		if (x->tier != RSW_LT_UP)
+			continue;
+		char label[300];
+		snprintf(label, sizeof(label), "%s→%s", x->from, x->to);
+		json_object_set_new(up, label, json_array());
+		json_array_append_new(order, json_string(label));
+		char spine[128];
+		rsw_digest_node(x->to, spine, sizeof(spine));
+		snprintf(label, sizeof(label), "%s→%s", x->from, spine);
+		json_array_append_new(shown, json_string(label));
+	}
 	json_t *out = NULL;
 	if (!json_array_size(order))
 		goto done;
@@ -532,17 +527,27 @@ static json_t *flows_per_uplink(struct view *v, json_t **collided)
 				json_array_append_new(on, json_pack("{s:i, s:I}", "flow", (json_int_t)i,
 								    "bytes", (json_int_t)ju(hop, "bytes")));
 		}
-	json_t *b = rsw_block_chart("bars", "flows-uplink", "Flows per uplink", "uplink", "",
+	json_t *b, *rows = json_array(), *lab;
+	if (v->scale) {
+		size_t *n = calloc(json_array_size(order) + 1, sizeof(*n));
+		json_array_foreach(order, i, lab)
+			if (n)
+				n[i] = json_array_size(json_object_get(up, json_string_value(lab)));
+		b = rsw_report_uplink_hist(n ? n : (size_t[1]){0}, n ? json_array_size(order) : 0);
+		free(n);
+	} else {
+		b = rsw_block_chart("bars", "flows-uplink", "Flows per uplink", "uplink", "",
 				    "flows", "");
-	json_array_append_new(json_object_get(b, "series"), json_pack("{s:s}", "label", "flows"));
-	json_t *counts = json_array(), *rows = json_array();
-	json_t *lab;
-	json_array_foreach(order, i, lab) {
-		json_t *on = json_object_get(up, json_string_value(lab));
-		json_array_append_new(counts, json_integer((json_int_t)json_array_size(on)));
+		json_array_append_new(json_object_get(b, "series"),
+				      json_pack("{s:s}", "label", "flows"));
+		json_t *counts = json_array();
+		json_array_foreach(order, i, lab) {
+			size_t c = json_array_size(json_object_get(up, json_string_value(lab)));
+			json_array_append_new(counts, json_integer((json_int_t)c));
+		}
+		json_array_append_new(json_object_get(b, "data"), counts);
+		json_object_set_new(b, "categories", json_incref(shown));
 	}
-	json_array_append_new(json_object_get(b, "data"), counts);
-	json_object_set_new(b, "categories", json_incref(shown));
 	/* the shared uplinks, most flows first, then in the links' order */
 	size_t n_up = json_array_size(order), n_shared = 0;
 	struct shared { size_t flows, idx; } *sh = calloc(n_up, sizeof(*sh));
@@ -557,7 +562,7 @@ static json_t *flows_per_uplink(struct view *v, json_t **collided)
 			sh[y] = sh[y - 1];
 			sh[y - 1] = t;
 		}
-	for (size_t x = 0; x < n_shared; x++) {
+	for (size_t x = 0; x < n_shared && x < COLLIDED_ROWS; x++) {
 		json_t *on = json_object_get(up, json_string_value(json_array_get(order, sh[x].idx)));
 		const char *name = json_string_value(json_array_get(shown, sh[x].idx));
 		json_t *e;
@@ -585,6 +590,15 @@ static json_t *flows_per_uplink(struct view *v, json_t **collided)
 					    json_pack("[s,s,s,s]", "uplink", "flows", "MB", "which flows"),
 					    rows);
 		json_object_set_new(*collided, "left", json_pack("[i,i]", 0, 3));
+		json_object_set_new(*collided, "shared", json_integer((json_int_t)n_shared));
+		if (n_shared > COLLIDED_ROWS) {
+			char note[200];
+			snprintf(note, sizeof(note), "The %d uplinks with the most flows of %zu "
+				 "that two or more flows share; summary.json has every flow's "
+				 "path.",
+				 COLLIDED_ROWS, n_shared);
+			json_object_set_new(*collided, "note", json_string(note));
+		}
 	} else {
 		json_decref(rows);
 	}
@@ -595,70 +609,29 @@ done:
 	return out;
 }
 
-static json_t *find_port(const struct view *v, const char *end)
-{
-	return json_object_get(v->port_at, end);
-}
-
-/* v->leaf and v->port_at from the summary. */
-static void index_zone(struct view *v)
-{
-	size_t i, j;
-	json_t *l, *s, *p;
-	char key[256];
-	v->leaf = json_object();
-	v->port_at = json_object();
-	json_array_foreach(json_object_get(v->sum, "links"), i, l) {
-		const char *a = js(l, "a"), *b = js(l, "b");
-		int ha = !strchr(a, '|'), hb = !strchr(b, '|');
-		if (ha != hb) {
-			node_of(ha ? b : a, key, sizeof(key));
-			json_object_set_new(v->leaf, key, json_true());
-		}
-	}
-	json_array_foreach(json_object_get(v->sum, "switches"), i, s)
-		json_array_foreach(json_object_get(s, "ports"), j, p) {
-			snprintf(key, sizeof(key), "%s|%s", js(s, "name"), js(p, "name"));
-			json_object_set(v->port_at, key, p);
-		}
-}
-
-static uint64_t pfc_sent(const json_t *port)
-{
-	uint64_t n = 0;
-	char k[48];
-	for (unsigned i = 0; i < 8; i++) {
-		snprintf(k, sizeof(k), "SAI_PORT_STAT_PFC_%u_TX_PKTS", i);
-		n += ju(json_object_get(port, "pfc"), k);
-	}
-	return n;
-}
-
 static json_t *topology_block(struct view *v)
 {
 	json_t *nodes = json_array(), *links = json_array();
 	size_t i;
 	json_t *x, *l;
-	json_array_foreach(json_object_get(v->sum, "switches"), i, x)
+	json_array_foreach(json_object_get(v->sum, "switches"), i, x) {
+		int leaf = json_object_get(v->dg.leaf, js(x, "name")) != NULL;
 		json_array_append_new(nodes, json_pack("{s:s, s:i}", "name", js(x, "name"), "tier",
-						       is_leaf(v, js(x, "name")) ? 1 : 2));
+						       leaf ? 1 : 2));
+	}
 	json_array_foreach(json_object_get(v->sum, "hosts"), i, x)
 		json_array_append_new(nodes, json_pack("{s:s, s:i}", "name", js(x, "name"), "tier", 0));
 	json_array_foreach(json_object_get(v->sum, "links"), i, l) {
 		char a[128], b[128];
-		node_of(js(l, "a"), a, sizeof(a));
-		node_of(js(l, "b"), b, sizeof(b));
-		json_t *dirs = json_object_get(l, "directions"), *u = json_array();
-		for (unsigned d = 0; d < 2; d++) {
-			json_t *dir = json_array_get(dirs, d);
-			json_array_append_new(u, json_real(util_pct(v, ju(dir, "bytes"), ju(dir, "frames"),
-								    ju(l, "speed")) / 100));
-		}
-		json_t *pa = find_port(v, js(l, "a")), *pb = find_port(v, js(l, "b"));
-		uint64_t pfc = (pa ? pfc_sent(pa) : 0) + (pb ? pfc_sent(pb) : 0);
-		json_array_append_new(links, json_pack("{s:s, s:s, s:s, s:s, s:o, s:I}", "a",
+		rsw_digest_node(js(l, "a"), a, sizeof(a));
+		rsw_digest_node(js(l, "b"), b, sizeof(b));
+		/* the digest holds each link's two directions in the links' order */
+		const struct rsw_link_dir *ab = &v->dg.dir[2 * i], *ba = &v->dg.dir[2 * i + 1];
+		json_array_append_new(links, json_pack("{s:s, s:s, s:s, s:s, s:[f,f], s:I}", "a",
 						       js(l, "a"), "b", js(l, "b"), "a_node", a,
-						       "b_node", b, "util", u, "pfc", (json_int_t)pfc));
+						       "b_node", b, "util", ab->util / 100,
+						       ba->util / 100, "pfc",
+						       (json_int_t)(ab->pfc_tx + ba->pfc_tx)));
 	}
 	return json_pack("{s:s, s:s, s:o, s:o}", "kind", "topology", "id", "topology", "nodes", nodes,
 			 "links", links);
@@ -724,6 +697,10 @@ static json_t *overview_rows(struct view *v, const json_t *fct)
 {
 	json_t *rows = json_array();
 	json_array_append_new(rows, rsw_row("virtual time\t%.3f µs to %.3f µs", us(v->t0), us(v->t1)));
+	if (v->zone)
+		json_array_append_new(rows, rsw_row("zone\t%zu switches, %zu hosts, %zu links",
+						    v->dg.n_switches, v->dg.n_hosts,
+						    v->dg.n_links));
 	json_t *coll = json_object_get(v->sum, "collective_ns");
 	json_array_append_new(rows, json_is_integer(coll)
 					    ? rsw_row("all flows done in\t%.3f µs",
@@ -743,6 +720,8 @@ static json_t *overview_rows(struct view *v, const json_t *fct)
 	json_object_foreach(json_object_get(v->sum, "drops"), k, x)
 		json_array_append_new(rows, rsw_row("dropped: %s\t%lld", k, json_integer_value(x)));
 	json_array_append_new(rows, rsw_row("ECN-marked packets\t%zu", v->n_ecn));
+	json_array_append_new(rows, rsw_row("PFC frames sent by switches\t%llu",
+					    (unsigned long long)v->dg.pfc_tx));
 	json_t *cons = json_object_get(v->sum, "conservation");
 	json_array_append_new(rows, rsw_row("conservation\t%s", json_is_true(json_object_get(cons, "holds"))
 									? "holds"
@@ -829,7 +808,13 @@ json_t *rsw_replay_view(const char *dir, char *err, size_t errlen)
 		return NULL;
 	}
 	v->zone = json_object_get(v->sum, "switches") != NULL;
-	index_zone(v);
+	if (rsw_digest_build(v->sum, &v->dg) < 0) {
+		snprintf(err, errlen, "out of memory");
+		json_decref(v->sum);
+		free(v);
+		return NULL;
+	}
+	v->scale = rsw_digest_at_scale(&v->dg);
 	v->t0 = ju(v->sum, "start_ns");
 	v->t1 = ju(v->sum, "end_ns");
 	each_port(v, pick_queues);
@@ -844,8 +829,16 @@ json_t *rsw_replay_view(const char *dir, char *err, size_t errlen)
 		json_object_set_new(out, "queue", queue_block(v));
 		json_object_set_new(out, "ecn", ecn_block(v));
 		json_object_set_new(out, "pfc", pfc_block(v));
-		json_object_set_new(out, "util", util_blocks(v));
-		if (v->zone)
+		if (v->scale) {
+			struct rsw_digest *d = &v->dg;
+			json_object_set_new(out, "util", json_pack("[o]", rsw_report_util_cdf(d)));
+			json_object_set_new(out, "util_dist", rsw_report_util_dist(d));
+			json_object_set_new(out, "util_top", rsw_report_util_top(d, TOP_LINKS));
+			json_object_set_new(out, "fabric", rsw_report_heatmaps(v->sum, d));
+		} else {
+			json_object_set_new(out, "util", util_blocks(v));
+		}
+		if (v->zone && !v->scale)
 			json_object_set_new(out, "topology", topology_block(v));
 		json_t *collided, *fu = v->zone ? flows_per_uplink(v, &collided) : NULL;
 		if (fu)
@@ -865,8 +858,7 @@ json_t *rsw_replay_view(const char *dir, char *err, size_t errlen)
 	free(v->inst);
 	free(v->ecn_t);
 	free(v->ecn_sw);
-	json_decref(v->leaf);
-	json_decref(v->port_at);
+	rsw_digest_free(&v->dg);
 	json_decref(v->sum);
 	free(v);
 	return out;
@@ -892,6 +884,17 @@ int rsw_replay_report(const char *dir, const char *path, char *err, size_t errle
 	json_t *page = json_pack("{s:s, s:[]}", "title", title, "blocks");
 	rsw_block_add(page, rsw_block_table("overview", json_pack("[s,s]", "", ""),
 					    json_incref(json_object_get(v, "overview"))));
+	size_t i;
+	json_t *b, *fabric = json_object_get(v, "fabric");
+	if (fabric) {
+		json_t *sec = rsw_block_section(
+			"Fabric", "Link utilization as heat maps: a cell per spine and leaf for each "
+			"direction of the links between them, and per rack the busiest host link. "
+			"Hover a cell for its value.");
+		json_array_foreach(fabric, i, b)
+			rsw_block_add(sec, json_incref(b));
+		rsw_block_add(page, sec);
+	}
 	if (json_object_get(v, "topology"))
 		rsw_block_add(page, section_of("Topology", "Each link is coloured by the utilization of "
 							   "its busier direction; hover a link for both.",
@@ -903,10 +906,18 @@ int rsw_replay_report(const char *dir, const char *path, char *err, size_t errle
 	json_t *u = rsw_block_section("Link utilization",
 				      "Wire bits (frames + FCS, preamble, gap) over the run's window, "
 				      "grouped by tier.");
-	size_t i;
-	json_t *b;
 	json_array_foreach(json_object_get(v, "util"), i, b)
 		rsw_block_add(u, json_incref(b));
+	if (json_object_get(v, "util_dist")) {
+		json_t *t = json_incref(json_object_get(v, "util_dist"));
+		json_object_set_new(t, "heading", json_string("Per tier, % of wire time "
+							      "(nearest-rank percentiles)"));
+		rsw_block_add(u, t);
+		t = json_incref(json_object_get(v, "util_top"));
+		json_object_set_new(t, "heading", json_string("The link directions with the most "
+							      "bytes"));
+		rsw_block_add(u, t);
+	}
 	rsw_block_add(page, u);
 	json_t *fu = json_object_get(v, "flows_uplink");
 	if (fu) {

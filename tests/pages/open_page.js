@@ -1,6 +1,7 @@
 // Opens a rocesw page in Debian's chromium, headless, with no network, and prints one JSON
 // document: console errors and page errors, requests the page tried to make, whether the page's
-// script finished, and what each chart handed uPlot (its series labels, data and y scale).
+// script finished, what each chart handed uPlot (its series labels, data and y scale) and
+// what each heat map coloured its cells by.
 // Usage: node open_page.js PAGE.html SCREENSHOT.png
 "use strict";
 const { chromium } = require("playwright-core");
@@ -38,6 +39,10 @@ const path = require("path");
     out.fmt = await page.evaluate(() => window.rswPage && [[1199.99, ""], [1500, "B"], [2000, "B"],
       [120, "B"], [45.5, "%"], [25000, "µs"]].map(([v, u]) => window.rswPage.fmt(v, u)));
     out.spec = await page.evaluate(() => window.rswPage && window.rswPage.spec);
+    // what each heat map coloured its cells by, and whether its canvas is on the page
+    out.heatmaps = await page.evaluate(() => Object.fromEntries(Object.entries(
+      (window.rswPage && window.rswPage.heatmaps) || {}).map(([id, h]) =>
+      [id, Object.assign({ canvas: !!document.getElementById(id + "-canvas") }, h)])));
     out.topology = await page.evaluate(() => Array.from(document.querySelectorAll("line.link"))
       .map((l) => ({ util: +l.getAttribute("data-util"), pfc: +l.getAttribute("data-pfc"),
                      title: l.textContent })));

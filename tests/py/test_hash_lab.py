@@ -5,6 +5,7 @@ pair on one member under the 5-tuple, while the destination QP spreads 16 QPs pe
 one of 8 members moves only its flows with the resilient table and more without; bad inputs are
 refused with a message."""
 import json
+import math
 import os
 import struct
 import subprocess
@@ -343,6 +344,44 @@ class HashLab(unittest.TestCase):
         r = self.lab(*args, "--zone", zone, "--members", "4", check=False)
         self.assertEqual(r.returncode, 2)
         self.assertIn("--zone takes ECMP groups and seeds from the zone's switch configs", r.stderr)
+
+    def test_zone_text_summary(self):
+        """--zone in text: per policy a tier table (links, idle, max/mean, Jain, stddev/mean,
+        the most and least loaded link) and the 10 most loaded links, each against --json's
+        links recomputed here; no line lists every link."""
+        zone, _, _, args = ecmp2_ring()
+        want = self.lab(*args, "--zone", zone)
+        r = subprocess.run([ROCESW, "hash", "--policy", POLICIES, *args, "--zone", zone],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("bytes per link", r.stdout)
+        for name, p in want.items():
+            part = r.stdout.split(f"policy {name}\n")[1].split("\npolicy ")[0]
+            lines = part.splitlines()
+            links = [x for x in p["links"] if x["tier"] in ("up", "down")]
+            for row in lines[2:]:
+                if not row.strip():
+                    break
+                cells = row.split()
+                tier = [x for x in links if x["tier"] == cells[0]]
+                b = [x["bytes"] for x in tier]
+                mean = sum(b) / len(b)
+                sd = math.sqrt(sum((v - mean) ** 2 for v in b) / len(b))
+                self.assertEqual(int(cells[1]), len(tier))
+                self.assertEqual(int(cells[2]), b.count(0))
+                self.assertEqual(cells[3], f"{max(b) / mean:.2f}")
+                self.assertEqual(cells[5], f"{sd / mean:.3f}")
+                self.assertAlmostEqual(p["tiers"][cells[0]]["stddev_bytes"], sd, places=3)
+                most = next(x for x in tier if x["bytes"] == max(b))
+                least = next(x for x in tier if x["bytes"] == min(b))
+                self.assertEqual(cells[-4:], [most["from"], f"{most['bytes'] / 1e6:.3f}",
+                                              least["from"], f"{least['bytes'] / 1e6:.3f}"])
+            top = sorted(range(len(links)), key=lambda i: (-links[i]["bytes"], i))[:10]
+            start = next(i for i, line in enumerate(lines) if line.startswith("most loaded links"))
+            rows = [line.split() for line in lines[start + 3:start + 3 + len(top)]]
+            self.assertEqual(rows, [[links[i]["from"], links[i]["tier"],
+                                     f"{links[i]['bytes'] / 1e6:.3f}", str(links[i]["flows"]),
+                                     str(links[i]["packets"])] for i in top])
 
     def test_zone_switch_hash(self):
         """--switch-hash gives the CTSW stage its own offset, seed or policy; each link's bytes

@@ -1,12 +1,12 @@
 /* Draws a rocesw page from the JSON document the C code writes into <script id="rsw-page">:
- * tables, text, xy charts (lines or true steps), bar charts, timelines and a topology, with
+ * tables, text, xy charts (lines or true steps), bar charts, timelines, a topology and heat maps, with
  * uPlot (inlined above this script). Every chart the page draws is kept in
  * window.rswPage.charts[id] (the uPlot instance: .data is what the library plots), so tests can
  * read back the plotted values. Nothing is fetched. */
 (function () {
   "use strict";
   var spec = JSON.parse(document.getElementById("rsw-page").textContent);
-  var page = { spec: spec, charts: {}, errors: [] };
+  var page = { spec: spec, charts: {}, heatmaps: {}, errors: [] };
   window.rswPage = page;
   var palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
                  "#e377c2", "#7f7f7f", "#bcbd22"];
@@ -241,6 +241,100 @@
     return null;
   }
 
+  /* Sequential colour scale for a heat map (ColorBrewer YlOrRd): 0 light yellow, 1 dark red. */
+  var heatStops = [[255, 255, 204], [254, 217, 118], [253, 141, 60], [227, 26, 28], [128, 0, 38]];
+  function heatColor(f) {
+    f = Math.max(0, Math.min(1, f)) * (heatStops.length - 1);
+    var i = Math.min(heatStops.length - 2, Math.floor(f)), t = f - i, a = heatStops[i], c = heatStops[i + 1];
+    return "rgb(" + [0, 1, 2].map(function (k) { return Math.round(a[k] + (c[k] - a[k]) * t); }).join(",") + ")";
+  }
+
+  /* A grid of cells (rows x cols, values in b.unit, 0-100 %), drawn on a canvas with its row
+   * and column labels, a colour legend and a readout naming the cell under the cursor. What each
+   * cell was coloured by is kept in window.rswPage.heatmaps[id]. */
+  function heatmap(b, box) {
+    var rows = b.rows, cols = b.cols, nr = rows.length, nc = cols.length;
+    var left = 12 + 7 * rows.reduce(function (m, r) { return Math.max(m, r.length); }, 4);
+    var cw = Math.max(3, Math.min(40, Math.floor((1250 - left) / Math.max(1, nc))));
+    var ch = nr > 24 ? 10 : 16, top = 24, gridW = cw * nc, gridH = ch * nr;
+    var step = Math.max(1, Math.ceil(44 / cw)); /* a column label every `step` columns */
+    var lh = Math.max(100, gridH); /* the legend's height */
+    var W = left + gridW + 80, H = top + Math.max(gridH + 70, lh + 10);
+    box.appendChild(el("h3", {}, b.title));
+    var cv = el("canvas", { width: W, height: H, id: b.id + "-canvas" });
+    cv.style.width = W + "px";
+    cv.style.height = H + "px";
+    box.appendChild(cv);
+    var readout = el("div", { "class": "readout" }, " ");
+    box.appendChild(readout);
+    var ctx = cv.getContext("2d"), drawn = [];
+    ctx.font = "11px sans-serif";
+    ctx.fillStyle = "#222";
+    ctx.textAlign = "right";
+    ctx.textBaseline = "middle";
+    rows.forEach(function (r, i) { ctx.fillText(r, left - 6, top + i * ch + ch / 2); });
+    ctx.save();
+    ctx.textAlign = "right";
+    for (var c = 0; c < nc; c += step) {
+      var x = left + c * cw + cw / 2;
+      ctx.fillStyle = "#555";
+      ctx.fillRect(x, top + gridH, 1, 4);
+      ctx.save();
+      ctx.translate(x + 3, top + gridH + 8);
+      ctx.rotate(-Math.PI / 3);
+      ctx.fillStyle = "#222";
+      ctx.fillText(cols[c], 0, 0);
+      ctx.restore();
+    }
+    ctx.restore();
+    for (var i = 0; i < nr; i++) {
+      drawn.push([]);
+      for (var j = 0; j < nc; j++) {
+        var v = b.values[i][j];
+        drawn[i].push(v);
+        ctx.fillStyle = v === null ? "#fff" : heatColor(v / 100);
+        ctx.fillRect(left + j * cw, top + i * ch, cw, ch);
+      }
+    }
+    ctx.strokeStyle = "#888";
+    ctx.strokeRect(left - 0.5, top - 0.5, gridW + 1, gridH + 1);
+    ctx.textAlign = "center";
+    ctx.textBaseline = "alphabetic";
+    ctx.fillStyle = "#222";
+    ctx.fillText(b.x.label + " (" + nc + ")", left + gridW / 2, top + gridH + 64);
+    ctx.save();
+    ctx.translate(11, top + gridH / 2);
+    ctx.rotate(-Math.PI / 2);
+    ctx.fillText(b.y.label, 0, 0);
+    ctx.restore();
+    /* the legend: the scale from 0 to 100 %, and white for no link */
+    var lx = left + gridW + 22;
+    for (var k = 0; k < lh; k++) {
+      ctx.fillStyle = heatColor(1 - k / (lh - 1));
+      ctx.fillRect(lx, top + k, 14, 1);
+    }
+    ctx.strokeRect(lx - 0.5, top - 0.5, 15, lh + 1);
+    ctx.textAlign = "left";
+    ctx.fillStyle = "#222";
+    [0, 25, 50, 75, 100].forEach(function (t) {
+      var y = top + (1 - t / 100) * (lh - 1);
+      ctx.fillRect(lx + 14, y, 3, 1);
+      ctx.fillText(t + " %", lx + 19, y + 4);
+    });
+    cv.addEventListener("mousemove", function (e) {
+      var rc = cv.getBoundingClientRect(), j = Math.floor((e.clientX - rc.left - left) / cw),
+          i = Math.floor((e.clientY - rc.top - top) / ch);
+      if (i < 0 || j < 0 || i >= nr || j >= nc) { readout.textContent = " "; return; }
+      var v = b.values[i][j], t = rows[i] + ", " + b.x.label + " " + cols[j] + ": ";
+      t += v === null ? "no link" : fmt(v, "%");
+      if (b.count && b.count[i][j] > 1)
+        t += " (the busiest of " + b.count[i][j] + " links, " + b.busy[i][j] + " carried frames)";
+      readout.textContent = t;
+    });
+    if (b.note) box.appendChild(el("p", { "class": "note" }, b.note));
+    page.heatmaps[b.id] = { rows: rows, cols: cols, values: drawn };
+  }
+
   function table(b, box) {
     var t = el("table", { id: b.id || "" });
     if (b.head) {
@@ -272,8 +366,9 @@
     }
     if (b.heading) box.appendChild(el("h3", {}, b.heading));
     if (b.kind === "text") { box.appendChild(el("p", {}, b.text)); return; }
-    if (b.kind === "table") { table(b, box); return; }
+    if (b.kind === "table") { table(b, box); if (b.note) box.appendChild(el("p", { "class": "note" }, b.note)); return; }
     if (b.kind === "topology") { topology(b, box); return; }
+    if (b.kind === "heatmap") { heatmap(b, box); return; }
     if (b.empty) { box.appendChild(el("p", { "class": "empty" }, b.empty)); return; }
     var u = b.kind === "xy" ? xy(b, box) : b.kind === "bars" ? bars(b, box) : timeline(b, box);
     page.charts[b.id] = u;
