@@ -109,11 +109,13 @@ static uint64_t next_tx(const struct sw_node *n, uint16_t p, uint64_t t)
 {
 	const struct rsw_tm_port *tp = &n->tm->port[p];
 	uint64_t next = NEVER; /* the earliest a non-empty queue may send */
-	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
+	for (unsigned bits = rsw_tm_maybe_queued(n->tm, p); bits; bits &= bits - 1) {
+		unsigned q = (unsigned)__builtin_ctz(bits);
 		if (rsw_tm_queue_bytes(n->tm, p, q)) {
 			uint64_t at = tp->pause.until_ns[q] > t ? tp->pause.until_ns[q] : t;
 			next = at < next ? at : next;
 		}
+	}
 	if (next == NEVER)
 		return NEVER;
 	uint64_t free_ns = rsw_shaper_free_ns(&tp->shaper);
@@ -161,13 +163,7 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 	struct rsw_tm_port *tp = &n->tm->port[p];
 	uint8_t enable;
 	uint16_t times[8];
-	uint64_t flushed = 0;
-	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
-		flushed += tp->qs[q].pfcwd_flushed;
-	rsw_tm_watchdog(n->tm, &n->fib->tm, p, t);
-	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
-		flushed -= tp->qs[q].pfcwd_flushed;
-	if (flushed)
+	if (rsw_tm_watchdog(n->tm, &n->fib->tm, p, t))
 		rp_ports_add(&n->dirty_tx, p);
 	if (rsw_tm_pfc_due(n->tm, &n->fib->tm, p, t, &enable, times)) {
 		uint8_t f[RSW_PFC_FRAME_LEN];
@@ -191,10 +187,7 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 		}
 		rp_ports_add(&n->dirty_tx, p);
 	}
-	int xoff = 0;
-	for (unsigned pg = 0; pg < RSW_TM_PGS; pg++)
-		xoff |= tp->gen[pg].xoff;
-	if (xoff)
+	if (tp->xoff_pgs)
 		rp_ports_add(&n->xoff_ports, p);
 	else
 		rp_ports_del(&n->xoff_ports, p);

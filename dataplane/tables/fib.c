@@ -331,6 +331,7 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 	}
 	f->tm.n_ports = (uint16_t)s->n_ports;
 	f->tm.pools = s->sw.tm;
+	rsw_tm_config_finish(&f->tm);
 	f->local4 = calloc(s->n_intf + 1, sizeof(*f->local4));
 	f->local6 = calloc(s->n_intf + 1, sizeof(*f->local6));
 	if (!f->local4 || !f->local6)

@@ -460,28 +460,49 @@ void rsw_tm_pause_rx(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t
 			   tc->speed_mbps[port]);
 }
 
-/* XOFF refresh at half the pause time: the peer never resumes while we are above XON */
+void rsw_tm_config_finish(struct rsw_tm_config *c)
+{
+	for (unsigned p = 0; p < RSW_TM_MAX_PORTS; p++) {
+		struct rsw_tm_port_brief *b = &c->brief[p];
+		b->pfc_enable = c->port[p].pfc_enable;
+		b->wd_enable = 0;
+		for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
+			if (c->port[p].wd[q].enabled)
+				b->wd_enable |= (uint8_t)(1u << q);
+		/* XOFF refresh at half the pause time: the peer never resumes while we are above
+		 * XON */
+		b->refresh_ns = c->speed_mbps[p] ?
+			rsw_pause_ns(c->port[p].pfc_pause_quanta, c->speed_mbps[p]) / 2 : 0;
+	}
+}
+
 static uint64_t refresh_ns(const struct rsw_tm_config *tc, uint16_t port)
 {
-	return rsw_pause_ns(tc->port[port].pfc_pause_quanta, tc->speed_mbps[port]) / 2;
+	return tc->brief[port].refresh_ns;
 }
 
 uint64_t rsw_tm_ctrl_next(const struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 			  uint64_t now_ns)
 {
-	const struct rsw_tm_port_cfg *cfg = &tc->port[port];
+	const struct rsw_tm_port_brief *b = &tc->brief[port];
 	const struct rsw_tm_port *tp = &tm->port[port];
 	uint64_t next = UINT64_MAX;
-	for (unsigned pg = 0; pg < RSW_TM_PGS; pg++)
-		if (tp->gen[pg].xoff && tp->gen[pg].last_sent_ns + refresh_ns(tc, port) < next)
-			next = tp->gen[pg].last_sent_ns + refresh_ns(tc, port);
+	for (unsigned bits = tp->xoff_pgs; bits; bits &= bits - 1) {
+		unsigned pg = (unsigned)__builtin_ctz(bits);
+		if (tp->gen[pg].last_sent_ns + b->refresh_ns < next)
+			next = tp->gen[pg].last_sent_ns + b->refresh_ns;
+	}
+	if (!b->wd_enable)
+		return next;
 	uint8_t paused = rsw_pause_mask(&tp->pause, now_ns);
-	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
-		if (cfg->wd[q].enabled && (tp->wd[q].storm || (paused & (1u << q)))) {
+	for (unsigned bits = b->wd_enable; bits; bits &= bits - 1) {
+		unsigned q = (unsigned)__builtin_ctz(bits);
+		if (tp->wd[q].storm || (paused & (1u << q))) {
 			if (tp->next_wd_poll_ns < next)
 				next = tp->next_wd_poll_ns;
 			break;
 		}
+	}
 	return next;
 }
 
@@ -514,6 +535,10 @@ int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t p
 		enum rsw_pfc_action a = rsw_pfc_gen_poll(&ip->gen[pg], over, below, now_ns, refresh);
 		if (a == RSW_PFC_NONE)
 			continue;
+		if (ip->gen[pg].xoff)
+			ip->xoff_pgs |= (uint8_t)(1u << pg);
+		else
+			ip->xoff_pgs &= (uint8_t)~(1u << pg);
 		*class_enable |= (uint8_t)(1u << pg);
 		time[pg] = a == RSW_PFC_SEND_XOFF ? cfg->pfc_pause_quanta : 0;
 		ip->gen[pg].tx_frames++;
@@ -534,31 +559,34 @@ static void logf_tm(struct rsw_tm *tm, const char *fmt, ...)
 }
 
 /* Drop action: everything queued on (port, q) is discarded and counted. */
-static void flush_queue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
-			unsigned q)
+static uint64_t flush_queue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
+			    unsigned q)
 {
 	struct rsw_tm_port *ep = &tm->port[port];
 	struct rte_mbuf *m;
+	uint64_t n = 0;
 	while ((m = peek(tm, ep, q)) != NULL) {
 		ep->c_head[q]++;
 		release(tm, tc, port, m);
 		ep->qs[q].pfcwd_flushed++;
 		rte_pktmbuf_free(m);
+		n++;
 	}
+	return n;
 }
 
-void rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
-		     uint64_t now_ns)
+uint64_t rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
+			 uint64_t now_ns)
 {
 	struct rsw_tm_port *ep = &tm->port[port];
 	const struct rsw_tm_port_cfg *cfg = &tc->port[port];
+	uint64_t flushed = 0;
 	if (now_ns < ep->next_wd_poll_ns)
-		return;
+		return 0;
 	ep->next_wd_poll_ns = now_ns + tc->pools.pfcwd_poll_ns;
-	for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
+	for (unsigned bits = tc->brief[port].wd_enable; bits; bits &= bits - 1) {
+		unsigned q = (unsigned)__builtin_ctz(bits);
 		const struct rsw_pfcwd_cfg *wc = &cfg->wd[q];
-		if (!wc->enabled)
-			continue;
 		enum rsw_pfcwd_event ev =
 			rsw_pfcwd_poll(&ep->wd[q], wc, rsw_pause_since(&ep->pause, q, now_ns), now_ns);
 		if (ev == RSW_PFCWD_DETECTED) {
@@ -569,12 +597,13 @@ void rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t
 				rsw_pause_clear(&ep->pause, q, now_ns);
 			}
 			if (wc->action == RSW_PFCWD_DROP)
-				flush_queue(tm, tc, port, q);
+				flushed += flush_queue(tm, tc, port, q);
 		} else if (ev == RSW_PFCWD_RESTORED) {
 			logf_tm(tm, "pfcwd: storm restored on %s queue %u", tc->port_name[port], q);
 			ep->wd_ignore &= (uint8_t)~(1u << q);
 		}
 	}
+	return flushed;
 }
 
 uint64_t rsw_tm_queued(const struct rsw_tm *tm)

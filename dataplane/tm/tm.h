@@ -76,6 +76,7 @@ struct rsw_tm_port {
 	struct rsw_shaper shaper;
 	struct rsw_pause_state pause;
 	struct rsw_pfc_gen gen[RSW_TM_PGS];
+	uint8_t xoff_pgs;                     /* PGs with an XOFF in force (gen[].xoff) */
 	struct rsw_pfcwd wd[RSW_TM_QUEUES];
 	uint64_t next_wd_poll_ns;
 	uint8_t wd_ignore;                    /* queues whose received PFC the watchdog ignores */
@@ -176,9 +177,22 @@ uint64_t rsw_tm_ctrl_next(const struct rsw_tm *tm, const struct rsw_tm_config *t
 			  uint64_t now_ns);
 
 /* Watchdog poll of port's queues when its poll interval has passed; applies actions and logs
- * detection and restoration. Packets flushed by the drop action are freed and counted. */
-void rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
-		     uint64_t now_ns);
+ * detection and restoration. Packets flushed by the drop action are freed and counted; returns
+ * how many were. */
+uint64_t rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
+			 uint64_t now_ns);
+
+/* Queues of port that may hold packets (a superset of those that do): marked busy by producers,
+ * or with packets taken into the owner's cache. Owner only. */
+static inline uint8_t rsw_tm_maybe_queued(const struct rsw_tm *tm, uint16_t port)
+{
+	const struct rsw_tm_port *tp = &tm->port[port];
+	uint8_t m = __atomic_load_n(&tp->busy, __ATOMIC_RELAXED);
+	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
+		if (tp->c_head[q] != tp->c_n[q])
+			m |= (uint8_t)(1u << q);
+	return m;
+}
 
 /* Is the packet's class lossless (its ingress PG takes part in PFC)? */
 static inline int rsw_tm_lossless(const struct rsw_tm_config *tc, const struct rsw_pkt_meta *meta)

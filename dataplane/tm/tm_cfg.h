@@ -52,6 +52,16 @@ struct rsw_tm_config {
 	struct rsw_tm_port_cfg port[RSW_TM_MAX_PORTS];
 	uint32_t speed_mbps[RSW_TM_MAX_PORTS];
 	char port_name[RSW_TM_MAX_PORTS][RSW_TM_NAME_MAX];
+	/* derived by rsw_tm_config_finish, so the per-event checks read one small record instead
+	 * of a port's whole settings */
+	struct rsw_tm_port_brief {
+		uint8_t pfc_enable;   /* port[p].pfc_enable */
+		uint8_t wd_enable;    /* queues whose watchdog is enabled */
+		uint64_t refresh_ns;  /* XOFF refresh: half the pause its frames carry */
+	} brief[RSW_TM_MAX_PORTS];
 };
+
+/* Fills the derived fields of c (brief) from its settings: after compiling, before publishing. */
+void rsw_tm_config_finish(struct rsw_tm_config *c);
 
 #endif
