@@ -7,8 +7,9 @@
 # open loop (rocesw gen captures) and closed loop (--collective: RC transport, step dependencies).
 # Then a zone-size series: zones from scripts/gen_zone.py (RACKSxHOSTSxCTSWS, default 4x2x2,
 # 32x16x16 and 192x16x16: 6, 48 and 208 switches) each replaying a closed-loop ring AllReduce over
-# one host per rack (ZONE_RING_SIZE bytes, default 12M), captures off: set-up time (a run
-# stopped at 1 ns), switch-hops per second after set-up, peak RSS (/usr/bin/time -v).
+# one host per rack (ZONE_RING_SIZE bytes, default 384M, 96M and 24M: a few million hops each),
+# captures off: set-up CPU time (a run stopped at 1 ns), switch-hops per CPU second after set-up,
+# CPU ns per hop and its ratio to the smallest zone's, peak RSS (/usr/bin/time -v).
 # Usage: bench/replay.sh [ROUNDS | --zones-only]    (default 3; needs ~1.1 GB in /dev/shm, else
 # /tmp); ZONES="4x2x2 32x16x16" picks the series. Runs unattended (no terminal needed).
 set -euo pipefail
@@ -28,34 +29,45 @@ work=$(mktemp -d "$base/rocesw-replaybench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 now() { date +%s.%N; }
 zone_series() {
-  echo "zone-size series (closed-loop ring over one host per rack, captures off):"
-  printf '%-10s %8s %6s %9s %12s %11s %12s %10s\n' zone switches hosts setup_s switch_hops run_s \
-    Mhops_per_s peak_MB
+  echo "zone-size series (closed-loop ring over one host per rack, captures off; CPU time of the"
+  echo "process, set-up's subtracted, so a busy machine's other work is not counted):"
+  printf '%-10s %8s %6s %7s %12s %9s %9s %11s %10s %8s\n' zone switches hosts size setup_cpu_s \
+    switch_hops run_cpu_s Mhops_per_s ns_per_hop peak_MB
+  local first_ns=""
   for z in ${ZONES:-4x2x2 32x16x16 192x16x16}; do
     IFS=x read -r racks hosts ctsws <<<"$z"
     d=$work/zone-$z
     /usr/bin/python3 scripts/gen_zone.py --racks "$racks" --hosts "$hosts" --ctsws "$ctsws" \
       --out "$d" >/dev/null
-    spec="ring,size=${ZONE_RING_SIZE:-12M},ranks=$racks"
+    # enough traffic for a few million hops in every zone: the ring's bytes per rank shrink as
+    # ranks grow (ZONE_RING_SIZE overrides)
+    case $z in 4x2x2) size=384M ;; 32x16x16) size=96M ;; *) size=24M ;; esac
+    size=${ZONE_RING_SIZE:-$size}
+    spec="ring,size=$size,ranks=$racks"
     args=(replay --config "$d/zone.yaml" --collective "$spec" --captures none --sample-ns 0 --quiet)
-    s0=$(now)
-    ./"$b"/rocesw "${args[@]}" --out "$d/setup" --until 1 </dev/null >/dev/null 2>&1
-    s1=$(now)
-    t0=$(now)
+    /usr/bin/time -f '%e %U %S' -o "$d/setup.txt" ./"$b"/rocesw "${args[@]}" --out "$d/setup" \
+      --until 1 </dev/null >/dev/null 2>&1
     /usr/bin/time -v -o "$d/time.txt" ./"$b"/rocesw "${args[@]}" --out "$d/run" \
       </dev/null >/dev/null 2>&1
-    t1=$(now)
-    /usr/bin/python3 - "$d/run/summary.json" "$d/time.txt" "$z" "$s0" "$s1" "$t0" "$t1" <<'PY'
+    line=$(/usr/bin/python3 - "$d/run/summary.json" "$d/time.txt" "$d/setup.txt" "$z" "$size" <<'PY'
 import json, re, sys
 s = json.load(open(sys.argv[1]))
 assert s["conservation"]["holds"] and s["collective"]["complete"], sys.argv[1]
 hops = sum(p["rx_packets"] for sw in s["switches"] for p in sw["ports"])
-rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", open(sys.argv[2]).read())[1])
-setup = float(sys.argv[5]) - float(sys.argv[4])
-run = float(sys.argv[7]) - float(sys.argv[6])
-print(f"{sys.argv[3]:<10} {len(s['switches']):8} {len(s['hosts']):6} {setup:9.2f} {hops:12} {run:11.2f} "
-      f"{hops / max(run - setup, 1e-9) / 1e6:12.3f} {rss / 1024:10.0f}")
+t = open(sys.argv[2]).read()
+rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", t)[1])
+cpu = sum(float(re.search(rf"{k} time \(seconds\): ([\d.]+)", t)[1]) for k in ("User", "System"))
+_, su, ss = map(float, open(sys.argv[3]).read().split()[-3:])
+run = cpu - su - ss
+print(f"{sys.argv[4]:<10} {len(s['switches']):8} {len(s['hosts']):6} {sys.argv[5]:>7} {su + ss:12.2f} "
+      f"{hops:9} {run:9.2f} {hops / run / 1e6:11.3f} {run / hops * 1e9:10.0f} {rss / 1024:8.0f}")
 PY
+)
+    echo "$line"
+    ns=$(awk '{print $9}' <<<"$line")
+    if [[ -z $first_ns ]]; then first_ns=$ns; first=$z
+    else awk -v a="$ns" -v b="$first_ns" -v z="$z" -v f="$first" \
+      'BEGIN { printf "  cost per hop %s / %s: %.2fx (goal: within 1.5x)\n", z, f, a / b }'; fi
   done
 }
 if (( zones_only )); then zone_series; exit 0; fi

@@ -377,6 +377,8 @@ int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const c
 		       "downlink; idle: links that carried nothing; fat collisions: links carrying "
 		       "two or more of the N largest flows, N = links in the tier\n", t->n_flows);
 	}
+	if (!(rc == 0 && json))
+		json_decref(ps); /* not handed to root */
 	json_decref(root);
 	if (page) {
 		rsw_lab_share_y(json_object_get(page, "blocks"));

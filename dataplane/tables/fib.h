@@ -68,12 +68,41 @@ struct rsw_fib_port {
 	char name[RSW_NAME_MAX];
 };
 
+/* The IPv4 main table's /32 routes by exact match, beside the compact (RIB trie) table: a /32 is
+ * the longest prefix an address can match, so a hit is the trie's answer without its walk of up to
+ * 32 nodes. Open addressing, linear probing, 8-byte slots; empty slots hold RSW_HOST4_EMPTY. A
+ * zone's CTSWs hold a /32 per host: their lookups stay a cache line or two. */
+#define RSW_HOST4_EMPTY UINT32_MAX
+struct rsw_host4_slot {
+	uint32_t ip, val;
+};
+struct rsw_host4 {
+	uint32_t mask;   /* slots - 1 (slots a power of two, at least twice the routes) */
+	struct rsw_host4_slot *slot;
+};
+
+static inline uint32_t rsw_host4_hash(uint32_t ip, uint32_t mask)
+{
+	return (uint32_t)(((uint64_t)ip * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+}
+
+/* The value of a /32 route to ip (host order), or RSW_HOST4_EMPTY. */
+static inline uint32_t rsw_host4_find(const struct rsw_host4 *h, uint32_t ip)
+{
+	for (uint32_t i = rsw_host4_hash(ip, h->mask);; i = (i + 1) & h->mask) {
+		const struct rsw_host4_slot *e = &h->slot[i];
+		if (e->val == RSW_HOST4_EMPTY || e->ip == ip)
+			return e->val;
+	}
+}
+
 struct rsw_fib {
 	uint64_t generation;
 	uint8_t router_mac[6];
 	uint8_t dmac_check;
 	uint16_t n_ports;
 	struct rte_fib *fib4;   /* NULL when there is no IPv4 route */
+	struct rsw_host4 host4; /* compact tables: the /32 routes of fib4 (slot NULL: none) */
 	struct rte_lpm6 *lpm6;  /* NULL when there is no IPv6 route */
 	/* rte_lpm/rte_lpm6 take depths from 1: a /0 route is kept beside them */
 	uint8_t has_default4, has_default6;

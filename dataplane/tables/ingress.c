@@ -15,13 +15,31 @@ static inline uint32_t dst4(const struct rsw_pkt_meta *m)
 	       (uint32_t)m->dst_ip[2] << 8 | m->dst_ip[3];
 }
 
+/* The IPv4 main table's answers for n addresses: a /32 by exact match where the table keeps
+ * them apart (compact tables), the rest through rte_fib in one call. */
+static inline void fib4_lookup(const struct rsw_fib *f, const uint32_t *ip, uint64_t *nh,
+			       unsigned n)
+{
+	if (!f->host4.slot) {
+		rte_fib_lookup_bulk(f->fib4, (uint32_t *)(uintptr_t)ip, nh, n);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t v = rsw_host4_find(&f->host4, ip[i]);
+		if (v != RSW_HOST4_EMPTY)
+			nh[i] = v;
+		else
+			rte_fib_lookup_bulk(f->fib4, (uint32_t *)(uintptr_t)&ip[i], &nh[i], 1);
+	}
+}
+
 static inline int lookup_main(const struct rsw_fib *f, const struct rsw_pkt_meta *m, uint32_t *val)
 {
 	if (m->l3 == RSW_L3_IPV4) {
 		if (f->fib4) {
 			uint32_t ip = dst4(m);
 			uint64_t nh;
-			rte_fib_lookup_bulk(f->fib4, &ip, &nh, 1);
+			fib4_lookup(f, &ip, &nh, 1);
 			if (nh != RSW_FIB4_MISS) {
 				*val = (uint32_t)nh;
 				return 0;
@@ -212,7 +230,7 @@ void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt
 	if (r == 1) {
 		uint32_t ip = dst4(m);
 		uint64_t nh;
-		rte_fib_lookup_bulk(fib->fib4, &ip, &nh, 1);
+		fib4_lookup(fib, &ip, &nh, 1);
 		if (lpm4_answer(fib, m, nh, &val) != 0)
 			return;
 	}
@@ -234,7 +252,7 @@ void rsw_ingress_burst(const struct rsw_fib *fib, const uint8_t *const frame[],
 	}
 	/* one call for the burst: DIR-24-8's per-call set-up is paid once */
 	if (n4)
-		rte_fib_lookup_bulk(fib->fib4, ip, nh, n4);
+		fib4_lookup(fib, ip, nh, n4);
 	n4 = 0;
 	for (unsigned k = 0; k < n; k++) {
 		struct rsw_pkt_meta *m = &meta[idx[k]];

@@ -3,7 +3,8 @@
  * memory in proportion to its routes, not DIR-24-8's 2^24 four-byte entries (64 MiB).
  *
  * 3000 random routes, nested (lengths 1 to 32, most inside 10.0.0.0/8), each to its own next hop;
- * 200,000 addresses looked up in both tables and by a linear walk over the routes. */
+ * 200,000 addresses looked up in both tables and by a linear walk over the routes; the compact
+ * table's exact-match /32s answer exactly where a /32 is the longest match. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -131,6 +132,7 @@ static void test_compact_answers_as_dir24_8(void **st)
 {
 	(void)st;
 	struct rsw_state *s = state_with_routes();
+	unsigned n_host32 = 0;
 	size_t h0 = heap_used();
 	rsw_fib_compact_ipv4(0);
 	struct rsw_fib *wide = rsw_fib_build(s, 1, err, sizeof(err));
@@ -146,7 +148,9 @@ static void test_compact_answers_as_dir24_8(void **st)
 	assert_true(h2 - h1 < n_routes * 1024u + (1u << 20)); /* in proportion to the routes */
 	for (unsigned n = 0; n < LOOKUPS; n++) {
 		uint32_t addr = (uint32_t)next();
-		if (n % 4) /* mostly where the routes are, near a route's own prefix */
+		if (n % 4 == 1) /* a route's own address: every /32 route is hit */
+			addr = prefix_addr[next() % n_routes];
+		else if (n % 4) /* mostly where the routes are, near a route's own prefix */
 			addr = prefix_addr[next() % n_routes] | ((uint32_t)next() & 0xFFu);
 		uint64_t a, b;
 		rte_fib_lookup_bulk(wide->fib4, &addr, &a, 1);
@@ -157,7 +161,18 @@ static void test_compact_answers_as_dir24_8(void **st)
 			fail_msg("%08x: by hand %llx, DIR-24-8 %llx, compact %llx", addr,
 				 (unsigned long long)want, (unsigned long long)a,
 				 (unsigned long long)b);
+		/* the compact table's /32s by exact match: a hit only where a /32 is the longest
+		 * match, with its answer */
+		uint32_t h = rsw_host4_find(&compact->host4, addr);
+		if (r >= 0 && prefix_len[r] == 32)
+			assert_int_equal(h, want);
+		else
+			assert_int_equal(h, RSW_HOST4_EMPTY);
+		n_host32 += h != RSW_HOST4_EMPTY;
 	}
+	assert_non_null(compact->host4.slot);
+	assert_null(wide->host4.slot);
+	assert_true(n_host32 > LOOKUPS / 100); /* the exact-match path was taken */
 	rsw_fib_free(wide);
 	rsw_fib_free(compact);
 	rsw_state_free(s);
