@@ -640,6 +640,26 @@ static void dispatch(struct replay *r, const struct rsw_wake *w)
 	}
 }
 
+/* For a person watching a long run: virtual time reached, switch-hops a wall second, and with
+ * --until the time left at the rate so far. */
+static void progress_line(const struct replay *r, const struct rsw_replay_opts *opts, uint64_t t,
+			  double wall_s)
+{
+	uint64_t hops = 0;
+	for (unsigned s = 0; s < r->model->n_sw; s++)
+		hops += r->res->sw[s].received;
+	fprintf(opts->progress, "\rreplay: %.6f s virtual, %.2f M switch-hops/s, %lu frames in, "
+		"%lu delivered", (double)t / 1e9, wall_s > 0 ? (double)hops / wall_s / 1e6 : 0.0,
+		(unsigned long)r->res->entered,
+		(unsigned long)(r->res->delivered + r->res->left));
+	if (opts->until_ns && t > r->res->start_ns && wall_s > 0) {
+		double left = (double)(opts->until_ns - t) * wall_s / (double)(t - r->res->start_ns);
+		fprintf(opts->progress, ", about %.0f s to --until", left);
+	}
+	fprintf(opts->progress, "   ");
+	fflush(opts->progress);
+}
+
 /* The --capture-filter expression, compiled by libpcap as tcpdump would. */
 static int compile_filter(struct rsw_replay_capture *c, char *err, size_t errlen)
 {
@@ -693,6 +713,8 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 		if (!hn->in.eof)
 			rp_schedule(&r, r.id_host + h, hn->in.t);
 	}
+	struct timespec t0, now_ts;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	time_t last_progress = 0; /* the first line after 4096 events, then once a second */
 	int progressed = 0;
 	uint64_t n_events = 0;
@@ -712,10 +734,9 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 		if (opts->progress && !(++n_events & 4095) && time(NULL) != last_progress) {
 			last_progress = time(NULL);
 			progressed = 1;
-			fprintf(opts->progress, "\rreplay: %.6f s virtual, %lu frames in, %lu delivered",
-				(double)w.t / 1e9, (unsigned long)res->entered,
-				(unsigned long)(res->delivered + res->left));
-			fflush(opts->progress);
+			clock_gettime(CLOCK_MONOTONIC, &now_ts);
+			progress_line(&r, opts, w.t, (double)(now_ts.tv_sec - t0.tv_sec) +
+				      (double)(now_ts.tv_nsec - t0.tv_nsec) / 1e9);
 		}
 	}
 	if (progressed)
