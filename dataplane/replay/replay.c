@@ -408,6 +408,7 @@ static int open_outputs(struct replay *r, const char *dir, char *err, size_t err
 			}
 			if (open_dump(r, name, path, &n->out[p], err, errlen) < 0)
 				return -1;
+			n->capturing |= n->out[p].d != NULL;
 		}
 	}
 	for (unsigned h = 0; h < md->n_host; h++) {

@@ -94,6 +94,7 @@ struct sw_node {
 	const char *name;
 	const struct rsw_fib *fib;
 	struct rsw_tm *tm;
+	int capturing;                /* some port's capture is open: out[] is worth reading */
 	struct rp_cap out[RSW_MAX_PORTS];
 	int tx_link[RSW_MAX_PORTS];   /* link direction a port transmits on, or -1 */
 	uint64_t rnd;

@@ -132,7 +132,8 @@ void sw_service(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 		return;
 	}
 	uint32_t len = m->pkt_len;
-	rp_write(&n->out[p], t, rte_pktmbuf_mtod(m, uint8_t *), len);
+	if (n->capturing) /* out[] is 8 KB a switch: not touched per frame when nothing is kept */
+		rp_write(&n->out[p], t, rte_pktmbuf_mtod(m, uint8_t *), len);
 	if (r->events && rsw_tm_tag(m)->marked) {
 		json_t *f = json_object();
 		json_object_set_new(f, "queue", json_integer(rsw_tm_tag(m)->queue));
@@ -172,7 +173,8 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 		if (start < t)
 			start = t;
 		rsw_shaper_send(&tp->shaper, t, len);
-		rp_write(&n->out[p], start, f, len);
+		if (n->capturing)
+			rp_write(&n->out[p], start, f, len);
 		if (r->events)
 			rp_event_pfc(r, start, "pfc_tx", r->model->zone ? "switch" : NULL, n->name,
 				     port_name(n, p), enable, times);
