@@ -26,7 +26,7 @@ static void put32(uint8_t *p, uint32_t v)
 	put16(p + 2, (uint16_t)v);
 }
 
-size_t rsw_roce_build(uint8_t *buf, size_t cap, const struct rsw_roce_spec *s)
+static size_t build(uint8_t *buf, size_t cap, const struct rsw_roce_spec *s, int on_zeros)
 {
 	uint16_t ext = rsw_roce_opcode_ext[s->opcode];
 	/* RC SEND/WRITE families (RETH), RC ACKNOWLEDGE (AETH) and the CNP */
@@ -43,7 +43,7 @@ size_t rsw_roce_build(uint8_t *buf, size_t cap, const struct rsw_roce_spec *s)
 	size_t len = 14 + 20 + 8 + roce;
 	if (len > cap || len - 14 > 0xFFFF)
 		return 0;
-	memset(buf, 0, len);
+	memset(buf, 0, on_zeros && len > RSW_ROCE_HDR_MAX ? RSW_ROCE_HDR_MAX : len);
 	memcpy(buf, s->dmac, 6);
 	memcpy(buf + 6, s->smac, 6);
 	put16(buf + 12, RSW_ETHERTYPE_IPV4);
@@ -92,4 +92,21 @@ size_t rsw_roce_build(uint8_t *buf, size_t cap, const struct rsw_roce_spec *s)
 	for (unsigned i = 0; i < 4; i++) /* least significant byte first on the wire */
 		buf[m.icrc_off + i] = (uint8_t)(crc >> (8 * i));
 	return len;
+}
+
+size_t rsw_roce_build(uint8_t *buf, size_t cap, const struct rsw_roce_spec *s)
+{
+	return build(buf, cap, s, 0);
+}
+
+size_t rsw_roce_build_on_zeros(uint8_t *buf, size_t cap, const struct rsw_roce_spec *s)
+{
+	return build(buf, cap, s, 1);
+}
+
+void rsw_roce_scrub(uint8_t *buf, size_t len)
+{
+	memset(buf, 0, len < RSW_ROCE_HDR_MAX ? len : RSW_ROCE_HDR_MAX);
+	if (len >= RSW_ICRC_LEN)
+		memset(buf + len - RSW_ICRC_LEN, 0, RSW_ICRC_LEN);
 }

@@ -30,6 +30,17 @@ struct rsw_roce_spec {
  * opcode is not one this builds (RC SEND and RDMA WRITE families, RC ACKNOWLEDGE, CNP). */
 size_t rsw_roce_build(uint8_t *buf, size_t cap, const struct rsw_roce_spec *s);
 
+/* Bytes a frame's headers may take (Ethernet, IPv4, UDP, BTH, RETH or AETH or the CNP's
+ * reserved bytes): past them a built frame holds only its zero payload, zero pad and ICRC. */
+#define RSW_ROCE_HDR_MAX (14 + 20 + 8 + 12 + 16)
+
+/* rsw_roce_build into a buffer known to be zero past its first RSW_ROCE_HDR_MAX bytes: the
+ * payload is not written (a generator's frames are mostly payload). The same frame. */
+size_t rsw_roce_build_on_zeros(uint8_t *buf, size_t cap, const struct rsw_roce_spec *s);
+/* Brings a buffer that holds a frame of len bytes built (and then changed only in its headers)
+ * back to zero past its headers, for the next rsw_roce_build_on_zeros. */
+void rsw_roce_scrub(uint8_t *buf, size_t len);
+
 /* The UDP source port Linux derives from the QP numbers (REFERENCE §1). */
 uint16_t rsw_roce_linux_sport(uint32_t lqpn, uint32_t rqpn);
 

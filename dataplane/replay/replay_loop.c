@@ -122,6 +122,7 @@ struct loop {
 	unsigned n_host;
 	uint32_t arrived;
 	uint8_t frame[RSW_ROCE_BUILD_OVERHEAD + 9216];
+	uint32_t frame_len;   /* the frame last built in it (build_frame) */
 };
 
 /* ---- building the collective ---- */
@@ -386,6 +387,15 @@ static void spec_of(const struct loop *L, unsigned from, unsigned to, uint32_t d
 	s->sport = sport;
 }
 
+/* Frames are built in one buffer kept zero past the last frame's headers: the payload is never
+ * written, only the bytes the last frame set are cleared. */
+static uint32_t build_frame(struct loop *L, const struct rsw_roce_spec *s)
+{
+	rsw_roce_scrub(L->frame, L->frame_len);
+	L->frame_len = (uint32_t)rsw_roce_build_on_zeros(L->frame, sizeof(L->frame), s);
+	return L->frame_len;
+}
+
 /* The data packet of qp at PSN psn (its message is L->qp.msg[qp->cur_msg]). */
 static uint32_t build_data(struct loop *L, const struct qp *qp, const struct msg *mg, uint64_t psn)
 {
@@ -406,7 +416,7 @@ static uint32_t build_data(struct loop *L, const struct qp *qp, const struct msg
 	}
 	s.ackreq = (uint8_t)(last || (c->ack_every && (i + 1) % c->ack_every == 0));
 	s.psn = (uint32_t)psn & PSN_MASK;
-	return (uint32_t)rsw_roce_build(L->frame, sizeof(L->frame), &s);
+	return build_frame(L, &s);
 }
 
 static uint32_t build_ctl(struct loop *L, const struct ctl *k)
@@ -434,7 +444,7 @@ static uint32_t build_ctl(struct loop *L, const struct ctl *k)
 		s.psn = 0;
 		break;
 	}
-	return (uint32_t)rsw_roce_build(L->frame, sizeof(L->frame), &s);
+	return build_frame(L, &s);
 }
 
 /* The PG the host's switch puts a frame of this DSCP in: the priority PFC pauses it by. */
