@@ -385,9 +385,23 @@ static const char *option_name(int c)
 	return "?";
 }
 
+/* The numbers that have a range. */
+static const struct {
+	int opt;
+	unsigned long lo, hi;
+} number_ranges[] = {{'m', 1, 256}, {'b', 1, 65536}, {'S', 1, 65536}};
+
 /* Takes one option (its number already in v). Returns -1 to go on, or the exit status. */
 static int take_option(struct hash_opts *o, int c, unsigned long v)
 {
+	for (size_t k = 0; k < sizeof(number_ranges) / sizeof(number_ranges[0]); k++) {
+		unsigned long lo = number_ranges[k].lo, hi = number_ranges[k].hi;
+		if (c == number_ranges[k].opt && (v < lo || v > hi)) {
+			fprintf(stderr, "rocesw hash: --%s must be %lu..%lu\n", option_name(c), lo,
+				hi);
+			return 2;
+		}
+	}
 	switch (c) {
 	case 'Z': o->zone = optarg; break;
 	case 'W':
@@ -408,20 +422,8 @@ static int take_option(struct hash_opts *o, int c, unsigned long v)
 		}
 		o->pcaps[o->n_pcaps++] = optarg;
 		break;
-	case 'm':
-		if (v < 1 || v > 256) {
-			fprintf(stderr, "rocesw hash: --members must be 1..256\n");
-			return 2;
-		}
-		o->members = (unsigned)v;
-		break;
-	case 'b':
-		if (v < 1 || v > 65536) {
-			fprintf(stderr, "rocesw hash: --buckets must be 1..65536\n");
-			return 2;
-		}
-		o->buckets = (uint32_t)v;
-		break;
+	case 'm': o->members = (unsigned)v; break;
+	case 'b': o->buckets = (uint32_t)v; break;
 	case 'n': o->buckets = 0; break;
 	case 'i': o->in_port = (unsigned)v; break;
 	case 'f':
@@ -433,13 +435,7 @@ static int take_option(struct hash_opts *o, int c, unsigned long v)
 		break;
 	case 's': o->seed = v; break;
 	case 'B': o->bench = v; break;
-	case 'S':
-		if (v < 1 || v > 65536) {
-			fprintf(stderr, "rocesw hash: --seed-sweep must be 1..65536\n");
-			return 2;
-		}
-		o->sweep = v;
-		break;
+	case 'S': o->sweep = v; break;
 	case 'j': o->json = 1; break;
 	case 'H': o->html = optarg; break;
 	case 'G': o->gen_spec = optarg; break;
