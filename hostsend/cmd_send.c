@@ -263,6 +263,7 @@ static int paused(const struct opts *o, const struct rsw_pfc_xdp *x, unsigned p,
 	return !o->ignore_pfc && x->state && x->state->pause_until[p] > now;
 }
 
+/* One piece: pause accounting, pacing and sending share each round's clock reading. */
 static int send_loop(struct run *r, const struct opts *o, struct rsw_pfc_xdp *x,
 		     struct rsw_tx *tx)
 {
@@ -418,6 +419,7 @@ static void report(const struct run *r, const struct opts *o, const struct rsw_p
 		       (uint64_t)s->mac_control_dropped, (uint64_t)s->mac_control_bad);
 }
 
+/* One piece: what it opens (XDP program, TX socket, flows) in the order its one cleanup undoes. */
 int rsw_cmd_send(int argc, char **argv)
 {
 	static const struct option lo[] = {

@@ -55,6 +55,7 @@ static int num(const char *opt, const char *s, unsigned long lo, unsigned long h
 	return 0;
 }
 
+/* Long: one short case per option of rocesw gen, then the checks across options. */
 int rsw_gen_parse(int argc, char **argv, struct rsw_gen_cfg *cfg, const char **out_dir,
 		  int need_out)
 {

@@ -158,6 +158,7 @@ static void print_text(json_t *o, int with_fib)
 	printf("\n");
 }
 
+/* One piece: options, the capture and switch it opens, the frame loop and their one cleanup. */
 int rsw_cmd_inspect(int argc, char **argv)
 {
 	static const struct option opts[] = {
