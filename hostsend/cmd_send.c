@@ -263,6 +263,7 @@ static int paused(const struct opts *o, const struct rsw_pfc_xdp *x, unsigned p,
 	return !o->ignore_pfc && x->state && x->state->pause_until[p] > now;
 }
 
+/* One piece: pause accounting, pacing and sending share each round's clock reading. */
 static int send_loop(struct run *r, const struct opts *o, struct rsw_pfc_xdp *x,
 		     struct rsw_tx *tx)
 {
@@ -418,72 +419,81 @@ static void report(const struct run *r, const struct opts *o, const struct rsw_p
 		       (uint64_t)s->mac_control_dropped, (uint64_t)s->mac_control_bad);
 }
 
-int rsw_cmd_send(int argc, char **argv)
-{
-	static const struct option lo[] = {
-		{"rate", required_argument, 0, 'r'}, {"fast", no_argument, 0, 'f'},
-		{"ignore-pfc", no_argument, 0, 'i'}, {"dscp-map", required_argument, 0, 'd'},
-		{"default-priority", required_argument, 0, 'p'},
-		{"link-speed", required_argument, 0, 's'}, {"tx", required_argument, 0, 't'},
-		{"xdp-mode", required_argument, 0, 'x'}, {"json", no_argument, 0, 'j'},
-		{"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
-	struct opts o = {.tx_mode = "auto", .xdp_mode = "auto"};
-	const char *user_map = NULL;
-	int c, def_prio = 1;
-	char *end;
+static const struct option send_options[] = {
+	{"rate", required_argument, 0, 'r'}, {"fast", no_argument, 0, 'f'},
+	{"ignore-pfc", no_argument, 0, 'i'}, {"dscp-map", required_argument, 0, 'd'},
+	{"default-priority", required_argument, 0, 'p'},
+	{"link-speed", required_argument, 0, 's'}, {"tx", required_argument, 0, 't'},
+	{"xdp-mode", required_argument, 0, 'x'}, {"json", no_argument, 0, 'j'},
+	{"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			o.rate = strtod(optarg, &end);
-			if (*end || !(o.rate > 0)) {
-				fprintf(stderr, "rocesw send: --rate wants frames per second > 0, not "
-					"'%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'f': o.fast = 1; break;
-		case 'i': o.ignore_pfc = 1; break;
-		case 'd': user_map = optarg; break;
-		case 'p':
-			def_prio = (int)strtol(optarg, &end, 10);
-			if (*end || def_prio < 0 || def_prio > 7) {
-				fprintf(stderr, "rocesw send: --default-priority wants 0-7\n");
-				return 2;
-			}
-			break;
-		case 's': {
-			long v = strtol(optarg, &end, 10);
-			if (*end || v <= 0 || v > 10000000) {
-				fprintf(stderr, "rocesw send: --link-speed wants Mb/s, 1-10000000\n");
-				return 2;
-			}
-			o.link_mbps = (unsigned)v;
-			break;
+/* Takes one option; --dscp-map and --default-priority wait in *user_map and *def_prio.
+ * Returns -1 to go on, or the exit status. */
+static int take_option(struct opts *o, int c, const char **user_map, int *def_prio)
+{
+	char *end;
+	switch (c) {
+	case 'r':
+		o->rate = strtod(optarg, &end);
+		if (*end || !(o->rate > 0)) {
+			fprintf(stderr, "rocesw send: --rate wants frames per second > 0, not "
+				"'%s'\n", optarg);
+			return 2;
 		}
-		case 't':
-		case 'x': {
-			int ok = !strcmp(optarg, "auto") ||
-				 (c == 't' ? !strcmp(optarg, "xdp") || !strcmp(optarg, "packet")
-					   : !strcmp(optarg, "native") || !strcmp(optarg, "skb"));
-			if (!ok) {
-				fprintf(stderr, "rocesw send: --%s: unknown mode '%s'\n",
-					c == 't' ? "tx" : "xdp-mode", optarg);
-				return 2;
-			}
-			*(c == 't' ? &o.tx_mode : &o.xdp_mode) = optarg;
-			break;
+		break;
+	case 'f': o->fast = 1; break;
+	case 'i': o->ignore_pfc = 1; break;
+	case 'd': *user_map = optarg; break;
+	case 'p':
+		*def_prio = (int)strtol(optarg, &end, 10);
+		if (*end || *def_prio < 0 || *def_prio > 7) {
+			fprintf(stderr, "rocesw send: --default-priority wants 0-7\n");
+			return 2;
 		}
-		case 'j': o.json = 1; break;
-		case 'h': usage(stdout); return 0;
-		case 'V':
-			printf("rocesw send %s (libbpf %s)\n", RSW_VERSION, rsw_pfc_xdp_libbpf_version());
-			return 0;
-		default: usage(stderr); return 2;
+		break;
+	case 's': {
+		long v = strtol(optarg, &end, 10);
+		if (*end || v <= 0 || v > 10000000) {
+			fprintf(stderr, "rocesw send: --link-speed wants Mb/s, 1-10000000\n");
+			return 2;
 		}
+		o->link_mbps = (unsigned)v;
+		break;
 	}
-	if (o.fast && o.rate > 0) {
+	case 't':
+	case 'x': {
+		int ok = !strcmp(optarg, "auto") ||
+			 (c == 't' ? !strcmp(optarg, "xdp") || !strcmp(optarg, "packet")
+				   : !strcmp(optarg, "native") || !strcmp(optarg, "skb"));
+		if (!ok) {
+			fprintf(stderr, "rocesw send: --%s: unknown mode '%s'\n",
+				c == 't' ? "tx" : "xdp-mode", optarg);
+			return 2;
+		}
+		*(c == 't' ? &o->tx_mode : &o->xdp_mode) = optarg;
+		break;
+	}
+	case 'j': o->json = 1; break;
+	case 'h': usage(stdout); return 0;
+	case 'V':
+		printf("rocesw send %s (libbpf %s)\n", RSW_VERSION, rsw_pfc_xdp_libbpf_version());
+		return 0;
+	default: usage(stderr); return 2;
+	}
+	return -1;
+}
+
+/* The options into o, the interface's name included, and the DSCP map built: SONiC's
+ * defaults, then --dscp-map. Returns -1 to go on, or the exit status. */
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	const char *user_map = NULL;
+	int c, rc, def_prio = 1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", send_options, NULL)) != -1)
+		if ((rc = take_option(o, c, &user_map, &def_prio)) >= 0)
+			return rc;
+	if (o->fast && o->rate > 0) {
 		fprintf(stderr, "rocesw send: --fast and --rate exclude each other\n");
 		return 2;
 	}
@@ -491,26 +501,21 @@ int rsw_cmd_send(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	memset(o.dscp_prio, def_prio, sizeof(o.dscp_prio));
-	parse_dscp_map("3:3,4:4,5:2,8:0,46:5,48:6,26:3", o.dscp_prio);
-	if (user_map && parse_dscp_map(user_map, o.dscp_prio) < 0)
+	memset(o->dscp_prio, def_prio, sizeof(o->dscp_prio));
+	parse_dscp_map("3:3,4:4,5:2,8:0,46:5,48:6,26:3", o->dscp_prio);
+	if (user_map && parse_dscp_map(user_map, o->dscp_prio) < 0)
 		return 2;
-	o.ifname = argv[optind];
-	int ifindex = (int)if_nametoindex(o.ifname);
-	if (!ifindex) {
-		fprintf(stderr, "rocesw send: no interface '%s' here: %s\n", o.ifname,
-			strerror(errno));
-		return 1;
-	}
-	if (!o.link_mbps && !(o.link_mbps = sysfs_speed(o.ifname))) {
-		o.link_mbps = 10000;
-		fprintf(stderr, "rocesw send: %s reports no speed; pause quanta are counted at "
-			"10000 Mb/s (--link-speed)\n", o.ifname);
-	}
+	o->ifname = argv[optind];
+	return -1;
+}
 
+/* Loads the captures, opens the PFC program and the TX socket, sends, reports, and closes
+ * what it opened in the one cleanup. Returns the exit status. */
+static int send_captures(const struct opts *o, int ifindex, char **pcaps, int n_pcaps)
+{
 	struct run r;
 	memset(&r, 0, sizeof(r));
-	r.f = load(argv + optind + 1, argc - optind - 1, &o, &r.n);
+	r.f = load(pcaps, n_pcaps, o, &r.n);
 	if (!r.f)
 		return 1;
 	int rc = 1;
@@ -519,17 +524,17 @@ int rsw_cmd_send(int argc, char **argv)
 	struct rsw_tx tx;
 	memset(&tx, 0, sizeof(tx));
 	tx.pkt_fd = -1;
-	if (rsw_pfc_xdp_open(&x, o.link_mbps, err, sizeof(err)) < 0 ||
-	    rsw_pfc_xdp_attach(&x, ifindex, o.xdp_mode, err, sizeof(err)) < 0) {
-		if (!o.ignore_pfc) {
+	if (rsw_pfc_xdp_open(&x, o->link_mbps, err, sizeof(err)) < 0 ||
+	    rsw_pfc_xdp_attach(&x, ifindex, o->xdp_mode, err, sizeof(err)) < 0) {
+		if (!o->ignore_pfc) {
 			fprintf(stderr, "rocesw send: %s: %s; without it pauses cannot be honoured "
-				"(--ignore-pfc sends anyway)\n", o.ifname, err);
+				"(--ignore-pfc sends anyway)\n", o->ifname, err);
 			goto out;
 		}
-		fprintf(stderr, "rocesw send: %s: %s; PFC frames are not counted\n", o.ifname, err);
+		fprintf(stderr, "rocesw send: %s: %s; PFC frames are not counted\n", o->ifname, err);
 	}
-	if (rsw_tx_open(&tx, o.ifname, ifindex, o.tx_mode, err, sizeof(err)) < 0) {
-		fprintf(stderr, "rocesw send: %s: %s\n", o.ifname, err);
+	if (rsw_tx_open(&tx, o->ifname, ifindex, o->tx_mode, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocesw send: %s: %s\n", o->ifname, err);
 		goto out;
 	}
 	for (unsigned p = 0; p < RSW_PFC_PRIOS; p++)
@@ -541,8 +546,8 @@ int rsw_cmd_send(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	r.start = mono_ns() + 1000000; /* 1 ms: the first frame's time is not already late */
-	rc = send_loop(&r, &o, &x, &tx) < 0 ? 1 : 0;
-	report(&r, &o, &x, &tx);
+	rc = send_loop(&r, o, &x, &tx) < 0 ? 1 : 0;
+	report(&r, o, &x, &tx);
 out:
 	rsw_tx_close(&tx);
 	rsw_pfc_xdp_close(&x);
@@ -552,4 +557,24 @@ out:
 		free(r.f[i].data);
 	free(r.f);
 	return rc;
+}
+
+int rsw_cmd_send(int argc, char **argv)
+{
+	struct opts o = {.tx_mode = "auto", .xdp_mode = "auto"};
+	int rc = parse_args(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	int ifindex = (int)if_nametoindex(o.ifname);
+	if (!ifindex) {
+		fprintf(stderr, "rocesw send: no interface '%s' here: %s\n", o.ifname,
+			strerror(errno));
+		return 1;
+	}
+	if (!o.link_mbps && !(o.link_mbps = sysfs_speed(o.ifname))) {
+		o.link_mbps = 10000;
+		fprintf(stderr, "rocesw send: %s reports no speed; pause quanta are counted at "
+			"10000 Mb/s (--link-speed)\n", o.ifname);
+	}
+	return send_captures(&o, ifindex, argv + optind + 1, argc - optind - 1);
 }

@@ -351,247 +351,339 @@ static unsigned generate(const char *spec, char *dir, char paths[][sizeof("/tmp/
 	return c.hosts;
 }
 
-int rsw_cmd_hash(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{"policy", required_argument, NULL, 'p'}, {"pcap", required_argument, NULL, 'c'},
-		{"members", required_argument, NULL, 'm'}, {"buckets", required_argument, NULL, 'b'},
-		{"no-resilient", no_argument, NULL, 'n'}, {"in-port", required_argument, NULL, 'i'},
-		{"fail", required_argument, NULL, 'f'}, {"seed", required_argument, NULL, 's'},
-		{"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
-		{"bench", required_argument, NULL, 'B'}, {"seed-sweep", required_argument, NULL, 'S'},
-		{"html", required_argument, NULL, 'H'}, {"gen", required_argument, NULL, 'G'},
-		{"zone", required_argument, NULL, 'Z'}, {"switch-hash", required_argument, NULL, 'W'},
-		{NULL, 0, NULL, 0},
-	};
+/* What the command line asked for. */
+struct hash_opts {
 	struct lab_policy pol[MAX_POLICIES];
+	unsigned n_pol;
 	const char *pcaps[MAX_PCAPS];
-	unsigned n_pol = 0, n_pcaps = 0, members = 8, in_port = 0;
-	uint32_t buckets = 4096;
-	uint64_t fail_mask = 0, seed = 0, bench = 0, sweep = 0;
-	const char *html = NULL, *gen_spec = NULL, *zone = NULL, *rules[16];
-	unsigned n_rules = 0;
-	int one_group_opt = 0;
-	char gen_dir[] = "/tmp/rocesw-hash-gen.XXXXXX";
-	char gen_paths[512][sizeof(gen_dir) + 16];
-	unsigned gen_hosts = 0;
-	int json = 0, c;
-	char *end;
+	unsigned n_pcaps, members, in_port;
+	uint32_t buckets;
+	uint64_t fail_mask, seed, bench, sweep;
+	const char *html, *gen_spec, *zone, *rules[16];
+	unsigned n_rules;
+	int one_group_opt; /* an option of the one-group lab, which --zone does not take */
+	int json;
+};
 
-	if (argc > 1 && !strcmp(argv[1], "explain"))
-		return rsw_cmd_hash_explain(argc - 1, argv + 1);
-	if (argc > 1 && !strcmp(argv[1], "export"))
-		return rsw_cmd_hash_export(argc - 1, argv + 1);
+static const struct option hash_options[] = {
+	{"policy", required_argument, NULL, 'p'}, {"pcap", required_argument, NULL, 'c'},
+	{"members", required_argument, NULL, 'm'}, {"buckets", required_argument, NULL, 'b'},
+	{"no-resilient", no_argument, NULL, 'n'}, {"in-port", required_argument, NULL, 'i'},
+	{"fail", required_argument, NULL, 'f'}, {"seed", required_argument, NULL, 's'},
+	{"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
+	{"bench", required_argument, NULL, 'B'}, {"seed-sweep", required_argument, NULL, 'S'},
+	{"html", required_argument, NULL, 'H'}, {"gen", required_argument, NULL, 'G'},
+	{"zone", required_argument, NULL, 'Z'}, {"switch-hash", required_argument, NULL, 'W'},
+	{NULL, 0, NULL, 0},
+};
+
+static const char *option_name(int c)
+{
+	for (const struct option *o = hash_options; o->name; o++)
+		if (o->val == c)
+			return o->name;
+	return "?";
+}
+
+/* The numbers that have a range. */
+static const struct {
+	int opt;
+	unsigned long lo, hi;
+} number_ranges[] = {{'m', 1, 256}, {'b', 1, 65536}, {'S', 1, 65536}};
+
+/* Takes one option (its number already in v). Returns -1 to go on, or the exit status. */
+static int take_option(struct hash_opts *o, int c, unsigned long v)
+{
+	for (size_t k = 0; k < sizeof(number_ranges) / sizeof(number_ranges[0]); k++) {
+		unsigned long lo = number_ranges[k].lo, hi = number_ranges[k].hi;
+		if (c == number_ranges[k].opt && (v < lo || v > hi)) {
+			fprintf(stderr, "rocesw hash: --%s must be %lu..%lu\n", option_name(c), lo,
+				hi);
+			return 2;
+		}
+	}
+	switch (c) {
+	case 'Z': o->zone = optarg; break;
+	case 'W':
+		if (o->n_rules == 16) {
+			fprintf(stderr, "rocesw hash: at most 16 --switch-hash rules\n");
+			return 2;
+		}
+		o->rules[o->n_rules++] = optarg;
+		break;
+	case 'p':
+		if (load_policies(optarg, o->pol, &o->n_pol) < 0)
+			return 1;
+		break;
+	case 'c':
+		if (o->n_pcaps == MAX_PCAPS) {
+			fprintf(stderr, "rocesw hash: more than %d captures\n", MAX_PCAPS);
+			return 2;
+		}
+		o->pcaps[o->n_pcaps++] = optarg;
+		break;
+	case 'm': o->members = (unsigned)v; break;
+	case 'b': o->buckets = (uint32_t)v; break;
+	case 'n': o->buckets = 0; break;
+	case 'i': o->in_port = (unsigned)v; break;
+	case 'f':
+		if (v >= 64) {
+			fprintf(stderr, "rocesw hash: --fail takes a member below 64\n");
+			return 2;
+		}
+		o->fail_mask |= 1ull << v;
+		break;
+	case 's': o->seed = v; break;
+	case 'B': o->bench = v; break;
+	case 'S': o->sweep = v; break;
+	case 'j': o->json = 1; break;
+	case 'H': o->html = optarg; break;
+	case 'G': o->gen_spec = optarg; break;
+	case 'h': usage(stdout); return 0;
+	default: usage(stderr); return 2;
+	}
+	return -1;
+}
+
+/* Returns -1 to go on, or the exit status. */
+static int parse_args(int argc, char **argv, struct hash_opts *o)
+{
+	int c, rc;
+	char *end;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", hash_options, NULL)) != -1) {
 		unsigned long v = 0;
-		if (c == 'm' || c == 'b' || c == 'i' || c == 'f' || c == 's' || c == 'B' || c == 'S') {
+		if (c && strchr("mbifsBS", c)) { /* the options that take a number */
 			v = strtoul(optarg, &end, 0);
 			if (!*optarg || *end) {
 				fprintf(stderr, "rocesw hash: --%s expects a number, got '%s'\n",
-					c == 'm' ? "members" : c == 'b' ? "buckets" : c == 'i' ? "in-port"
-					: c == 'f' ? "fail" : c == 's' ? "seed" : c == 'B' ? "bench"
-					: "seed-sweep", optarg);
+					option_name(c), optarg);
 				return 2;
 			}
 		}
-		one_group_opt |= c == 'm' || c == 'b' || c == 'n' || c == 'i' || c == 'f' || c == 's' ||
-				  c == 'S' || c == 'B';
-		switch (c) {
-		case 'Z': zone = optarg; break;
-		case 'W':
-			if (n_rules == 16) {
-				fprintf(stderr, "rocesw hash: at most 16 --switch-hash rules\n");
-				return 2;
-			}
-			rules[n_rules++] = optarg;
-			break;
-		case 'p':
-			if (load_policies(optarg, pol, &n_pol) < 0)
-				return 1;
-			break;
-		case 'c':
-			if (n_pcaps == MAX_PCAPS) {
-				fprintf(stderr, "rocesw hash: more than %d captures\n", MAX_PCAPS);
-				return 2;
-			}
-			pcaps[n_pcaps++] = optarg;
-			break;
-		case 'm':
-			if (v < 1 || v > 256) {
-				fprintf(stderr, "rocesw hash: --members must be 1..256\n");
-				return 2;
-			}
-			members = (unsigned)v;
-			break;
-		case 'b':
-			if (v < 1 || v > 65536) {
-				fprintf(stderr, "rocesw hash: --buckets must be 1..65536\n");
-				return 2;
-			}
-			buckets = (uint32_t)v;
-			break;
-		case 'n': buckets = 0; break;
-		case 'i': in_port = (unsigned)v; break;
-		case 'f':
-			if (v >= 64) {
-				fprintf(stderr, "rocesw hash: --fail takes a member below 64\n");
-				return 2;
-			}
-			fail_mask |= 1ull << v;
-			break;
-		case 's': seed = v; break;
-		case 'B': bench = v; break;
-		case 'S':
-			if (v < 1 || v > 65536) {
-				fprintf(stderr, "rocesw hash: --seed-sweep must be 1..65536\n");
-				return 2;
-			}
-			sweep = v;
-			break;
-		case 'j': json = 1; break;
-		case 'H': html = optarg; break;
-		case 'G': gen_spec = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
+		o->one_group_opt |= c && strchr("mbnifsSB", c);
+		if ((rc = take_option(o, c, v)) >= 0)
+			return rc;
 	}
-	if (optind < argc || !n_pol || (!n_pcaps && !gen_spec)) {
+	if (optind < argc || !o->n_pol || (!o->n_pcaps && !o->gen_spec)) {
 		fprintf(stderr, "rocesw hash: %s\n", optind < argc ? "unexpected argument"
-			: !n_pol ? "give at least one --policy" : "give at least one --pcap or --gen");
+			: !o->n_pol ? "give at least one --policy"
+			: "give at least one --pcap or --gen");
 		usage(stderr);
 		return 2;
 	}
-	if (n_rules && !zone) {
+	return -1;
+}
+
+/* The options that only make sense together. Returns 0, or 2 after saying what is wrong. */
+static int check_opts(const struct hash_opts *o)
+{
+	if (o->n_rules && !o->zone) {
 		fprintf(stderr, "rocesw hash: --switch-hash needs --zone\n");
 		return 2;
 	}
-	if (zone && one_group_opt) {
+	if (o->zone && o->one_group_opt) {
 		fprintf(stderr, "rocesw hash: --zone takes ECMP groups and seeds from the zone's switch "
 			"configs; " ZONE_ONLY_OPTS " apply without it\n");
 		return 2;
 	}
 	for (unsigned m = 0; m < 64; m++)
-		if ((fail_mask >> m & 1) && m >= members) {
-			fprintf(stderr, "rocesw hash: --fail %u: there are only %u members\n", m, members);
+		if ((o->fail_mask >> m & 1) && m >= o->members) {
+			fprintf(stderr, "rocesw hash: --fail %u: there are only %u members\n", m,
+				o->members);
 			return 2;
 		}
-	if (fail_mask && (unsigned)__builtin_popcountll(fail_mask) >= members) {
+	if (o->fail_mask && (unsigned)__builtin_popcountll(o->fail_mask) >= o->members) {
 		fprintf(stderr, "rocesw hash: --fail leaves no member\n");
 		return 2;
 	}
-	if (gen_spec && (gen_hosts = generate(gen_spec, gen_dir, gen_paths, pcaps, &n_pcaps)) == 0)
+	return 0;
+}
+
+/* The captures and the generated traffic, loaded into the lab in *t. Returns 0, or the exit
+ * status after saying what failed. */
+static int load_traffic(struct hash_opts *o, struct rsw_lab_traffic **t)
+{
+	char gen_dir[] = "/tmp/rocesw-hash-gen.XXXXXX";
+	static char gen_paths[MAX_PCAPS][sizeof(gen_dir) + 16];
+	unsigned gen_hosts = 0;
+	if (o->gen_spec &&
+	    (gen_hosts = generate(o->gen_spec, gen_dir, gen_paths, o->pcaps, &o->n_pcaps)) == 0)
 		return 2;
 	char err[1024];
-	struct rsw_lab_traffic *t = rsw_lab_load(pcaps, n_pcaps, err, sizeof(err));
+	*t = rsw_lab_load(o->pcaps, o->n_pcaps, err, sizeof(err));
 	for (unsigned h = 0; h < gen_hosts; h++) /* the lab holds the packets now */
 		unlink(gen_paths[h]);
 	if (gen_hosts)
 		rmdir(gen_dir);
-	if (!t) {
+	if (!*t) {
 		fprintf(stderr, "rocesw hash: %s\n", err);
 		return 1;
 	}
-	if (zone) {
-		const char *names[MAX_POLICIES];
-		const struct rsw_hash_policy *pols[MAX_POLICIES];
-		for (unsigned p = 0; p < n_pol; p++) {
-			names[p] = pol[p].name;
-			pols[p] = &pol[p].pol;
-		}
-		int zrc = rsw_cmd_hash_zone(t, zone, names, pols, n_pol, json, html, rules,
-					     n_rules);
-		rsw_lab_free(t);
-		return zrc;
+	return 0;
+}
+
+static int run_zone(const struct rsw_lab_traffic *t, const struct hash_opts *o)
+{
+	const char *names[MAX_POLICIES];
+	const struct rsw_hash_policy *pols[MAX_POLICIES];
+	for (unsigned p = 0; p < o->n_pol; p++) {
+		names[p] = o->pol[p].name;
+		pols[p] = &o->pol[p].pol;
 	}
+	return rsw_cmd_hash_zone(t, o->zone, names, pols, o->n_pol, o->json, o->html, o->rules,
+				 o->n_rules);
+}
+
+/* What each policy did with the traffic on one ECMP group. */
+struct policy_results {
+	struct rsw_lab_result *res;
+	struct fail_result *fr;
+	struct sweep_result *sr;
+};
+
+/* Hashes the traffic with every policy: the spread, the failures, the bench and the sweep. */
+static int run_group(const struct rsw_lab_traffic *t, const struct hash_opts *o,
+		     const struct policy_results *r)
+{
 	uint32_t *hash = malloc((t->n_pkts + 1) * sizeof(*hash));
 	uint16_t *member = malloc((t->n_pkts + 1) * sizeof(*member));
-	struct rsw_lab_result *res = calloc(n_pol, sizeof(*res));
-	struct fail_result *fr = calloc(n_pol, sizeof(*fr));
-	struct sweep_result *sr = calloc(n_pol, sizeof(*sr));
-	int rc = 1;
-	if (!hash || !member || !res || !fr || !sr) {
-		fprintf(stderr, "rocesw hash: out of memory\n");
+	uint16_t in_port = (uint16_t)o->in_port;
+	int rc = -1;
+	if (!hash || !member)
 		goto out;
-	}
-	for (unsigned p = 0; p < n_pol; p++) {
-		rsw_lab_hash(t, &pol[p].pol, (uint16_t)in_port, seed, hash);
-		if (rsw_lab_assign(t, hash, members, buckets, 0, member) < 0 ||
-		    (fail_mask && failure(t, hash, members, buckets, fail_mask, &fr[p]) < 0)) {
-			fprintf(stderr, "rocesw hash: out of memory\n");
+	for (unsigned p = 0; p < o->n_pol; p++) {
+		const struct lab_policy *lp = &o->pol[p];
+		rsw_lab_hash(t, &lp->pol, in_port, o->seed, hash);
+		if (rsw_lab_assign(t, hash, o->members, o->buckets, 0, member) < 0 ||
+		    (o->fail_mask &&
+		     failure(t, hash, o->members, o->buckets, o->fail_mask, &r->fr[p]) < 0))
 			goto out;
-		}
-		rsw_lab_metrics(t, member, members, 0, &res[p]);
-		if (bench)
-			bench_policy(t, &pol[p], (uint16_t)in_port, seed, hash, bench);
-		if (sweep)
-			seed_sweep(t, &pol[p], (uint16_t)in_port, seed, members, buckets, sweep, hash,
-				   member, &sr[p]);
-	}
-	{
-		json_t *root = json_object(), *tr = json_object(), *ps = json_array();
-		json_object_set_new(tr, "packets", json_integer((json_int_t)t->n_pkts));
-		json_object_set_new(tr, "flows", json_integer((json_int_t)t->n_flows));
-		json_object_set_new(tr, "not_ip", json_integer((json_int_t)t->skipped_not_ip));
-		json_object_set_new(tr, "malformed", json_integer((json_int_t)t->skipped_malformed));
-		json_object_set_new(root, "traffic", tr);
-		json_object_set_new(root, "members", json_integer(members));
-		json_object_set_new(root, "buckets", json_integer(buckets));
-		for (unsigned p = 0; p < n_pol; p++) {
-			json_t *o = result_json(&pol[p], &res[p], &fr[p], fail_mask);
-			if (sweep) {
-				json_t *w = json_object();
-				json_object_set_new(w, "seeds", json_integer((json_int_t)sweep));
-				json_object_set_new(w, "best_seed", json_integer(sr[p].best_seed));
-				json_object_set_new(w, "best_max_mean", json_real(sr[p].best));
-				json_object_set_new(w, "worst_seed", json_integer(sr[p].worst_seed));
-				json_object_set_new(w, "worst_max_mean", json_real(sr[p].worst));
-				json_object_set_new(w, "changed_anything", json_boolean(sr[p].best != sr[p].worst));
-				if (sr[p].best == sr[p].worst)
-					json_object_set_new(w, "note", json_string(sweep_note(&pol[p], members, buckets)));
-				json_object_set_new(o, "seed_sweep", w);
-			}
-			json_array_append_new(ps, o);
-		}
-		json_object_set_new(root, "policies", ps);
-		if (fail_mask) {
-			json_t *fm = json_array();
-			for (unsigned m = 0; m < 64; m++)
-				if (fail_mask >> m & 1)
-					json_array_append_new(fm, json_integer(m));
-			json_object_set_new(root, "fail_members", fm);
-		}
-		if (html && rsw_lab_write_html(html, root) < 0) {
-			fprintf(stderr, "rocesw hash: cannot write %s\n", html);
-			json_decref(root);
-			goto out;
-		}
-		if (json) {
-			json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-			printf("\n");
-		}
-		json_decref(root);
-	}
-	if (!json) {
-		print_tables(t, n_pol, pol, res, fr, fail_mask, members, buckets, n_pcaps);
-		if (sweep) {
-			printf("\nseed sweep over %lu seeds (max/mean):\n", (unsigned long)sweep);
-			for (unsigned p = 0; p < n_pol; p++)
-			{
-				printf("  %-28.28s best %.2f (seed %u), worst %.2f (seed %u)\n", pol[p].name,
-				       sr[p].best, sr[p].best_seed, sr[p].worst, sr[p].worst_seed);
-				if (sr[p].best == sr[p].worst)
-					printf("  %-28.28s %s\n", "", sweep_note(&pol[p], members, buckets));
-			}
-		}
+		rsw_lab_metrics(t, member, o->members, 0, &r->res[p]);
+		if (o->bench)
+			bench_policy(t, lp, in_port, o->seed, hash, o->bench);
+		if (o->sweep)
+			seed_sweep(t, lp, in_port, o->seed, o->members, o->buckets, o->sweep, hash,
+				   member, &r->sr[p]);
 	}
 	rc = 0;
 out:
 	free(hash);
 	free(member);
-	free(res);
-	free(fr);
-	free(sr);
+	return rc;
+}
+
+static json_t *sweep_json(const struct hash_opts *o, unsigned p, const struct sweep_result *sr)
+{
+	json_t *w = json_object();
+	json_object_set_new(w, "seeds", json_integer((json_int_t)o->sweep));
+	json_object_set_new(w, "best_seed", json_integer(sr->best_seed));
+	json_object_set_new(w, "best_max_mean", json_real(sr->best));
+	json_object_set_new(w, "worst_seed", json_integer(sr->worst_seed));
+	json_object_set_new(w, "worst_max_mean", json_real(sr->worst));
+	json_object_set_new(w, "changed_anything", json_boolean(sr->best != sr->worst));
+	if (sr->best == sr->worst)
+		json_object_set_new(w, "note",
+				    json_string(sweep_note(&o->pol[p], o->members, o->buckets)));
+	return w;
+}
+
+/* The whole result as one document: what --json prints and the page draws. */
+static json_t *group_json(const struct rsw_lab_traffic *t, const struct hash_opts *o,
+			  const struct policy_results *r)
+{
+	json_t *root = json_object(), *tr = json_object(), *ps = json_array();
+	json_object_set_new(tr, "packets", json_integer((json_int_t)t->n_pkts));
+	json_object_set_new(tr, "flows", json_integer((json_int_t)t->n_flows));
+	json_object_set_new(tr, "not_ip", json_integer((json_int_t)t->skipped_not_ip));
+	json_object_set_new(tr, "malformed", json_integer((json_int_t)t->skipped_malformed));
+	json_object_set_new(root, "traffic", tr);
+	json_object_set_new(root, "members", json_integer(o->members));
+	json_object_set_new(root, "buckets", json_integer(o->buckets));
+	for (unsigned p = 0; p < o->n_pol; p++) {
+		json_t *x = result_json(&o->pol[p], &r->res[p], &r->fr[p], o->fail_mask);
+		if (o->sweep)
+			json_object_set_new(x, "seed_sweep", sweep_json(o, p, &r->sr[p]));
+		json_array_append_new(ps, x);
+	}
+	json_object_set_new(root, "policies", ps);
+	if (o->fail_mask) {
+		json_t *fm = json_array();
+		for (unsigned m = 0; m < 64; m++)
+			if (o->fail_mask >> m & 1)
+				json_array_append_new(fm, json_integer(m));
+		json_object_set_new(root, "fail_members", fm);
+	}
+	return root;
+}
+
+static void print_sweep(const struct hash_opts *o, const struct sweep_result *sr)
+{
+	printf("\nseed sweep over %lu seeds (max/mean):\n", (unsigned long)o->sweep);
+	for (unsigned p = 0; p < o->n_pol; p++) {
+		printf("  %-28.28s best %.2f (seed %u), worst %.2f (seed %u)\n", o->pol[p].name,
+		       sr[p].best, sr[p].best_seed, sr[p].worst, sr[p].worst_seed);
+		if (sr[p].best == sr[p].worst)
+			printf("  %-28.28s %s\n", "",
+			       sweep_note(&o->pol[p], o->members, o->buckets));
+	}
+}
+
+/* The page, the JSON document or the tables. Returns 0, or -1 after saying what failed. */
+static int write_group(const struct rsw_lab_traffic *t, const struct hash_opts *o,
+		       const struct policy_results *r)
+{
+	json_t *root = group_json(t, o, r);
+	if (o->html && rsw_lab_write_html(o->html, root) < 0) {
+		fprintf(stderr, "rocesw hash: cannot write %s\n", o->html);
+		json_decref(root);
+		return -1;
+	}
+	if (o->json) {
+		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		printf("\n");
+	}
+	json_decref(root);
+	if (!o->json) {
+		print_tables(t, o->n_pol, o->pol, r->res, r->fr, o->fail_mask, o->members,
+			     o->buckets, o->n_pcaps);
+		if (o->sweep)
+			print_sweep(o, r->sr);
+	}
+	return 0;
+}
+
+static int one_group(const struct rsw_lab_traffic *t, const struct hash_opts *o)
+{
+	struct policy_results r = {.res = calloc(o->n_pol, sizeof(*r.res)),
+				   .fr = calloc(o->n_pol, sizeof(*r.fr)),
+				   .sr = calloc(o->n_pol, sizeof(*r.sr))};
+	int rc = 1;
+	if (!r.res || !r.fr || !r.sr || run_group(t, o, &r) < 0)
+		fprintf(stderr, "rocesw hash: out of memory\n");
+	else if (write_group(t, o, &r) == 0)
+		rc = 0;
+	free(r.res);
+	free(r.fr);
+	free(r.sr);
+	return rc;
+}
+
+int rsw_cmd_hash(int argc, char **argv)
+{
+	struct hash_opts o = {.members = 8, .buckets = 4096};
+	struct rsw_lab_traffic *t;
+	int rc;
+
+	if (argc > 1 && !strcmp(argv[1], "explain"))
+		return rsw_cmd_hash_explain(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "export"))
+		return rsw_cmd_hash_export(argc - 1, argv + 1);
+	if ((rc = parse_args(argc, argv, &o)) >= 0 || (rc = check_opts(&o)) != 0)
+		return rc;
+	if ((rc = load_traffic(&o, &t)) != 0)
+		return rc;
+	rc = o.zone ? run_zone(t, &o) : one_group(t, &o);
 	rsw_lab_free(t);
 	return rc;
 }

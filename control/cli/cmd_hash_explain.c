@@ -139,6 +139,102 @@ static unsigned member_of(uint32_t h, unsigned members, uint32_t buckets)
 	return m;
 }
 
+/* The frame's addresses, ports and RoCE header, as the tables' first line. */
+static void print_frame(unsigned frame_no, const struct rsw_pkt_meta *m)
+{
+	char s[64], d[64];
+	struct rsw_ip a = {.family = m->l3 == RSW_L3_IPV6 ? 6 : 4}, b = a;
+	memcpy(a.a, m->src_ip, 16);
+	memcpy(b.a, m->dst_ip, 16);
+	printf("frame %u: %s -> %s protocol %u ports %u -> %u", frame_no,
+	       rsw_ip_str(&a, s, sizeof(s)), rsw_ip_str(&b, d, sizeof(d)), m->ip_proto, m->sport,
+	       m->dport);
+	if (m->flags & RSW_META_F_ROCE)
+		printf(" RoCE opcode 0x%02x dest QP 0x%06x", m->bth_opcode, m->bth_dest_qp);
+	printf("\n");
+}
+
+/* One policy on the frame: its key bytes field by field, the hash, the bucket and the member;
+ * printed unless json, and returned as JSON. */
+static json_t *explain_policy(const struct rsw_named_policy *np, const uint8_t *frame,
+			      const struct rsw_pkt_meta *m, unsigned members, uint32_t buckets,
+			      int json)
+{
+	uint8_t key[RSW_HASH_KEY_MAX];
+	size_t klen = rsw_hash_key(&np->pol, frame, m, key);
+	uint64_t rnd = 0x9E3779B97F4A7C15ull;
+	uint32_t h = rsw_hash_packet(&np->pol, frame, m, &rnd);
+	uint32_t bucket = buckets ? h % buckets : h % members;
+	uint32_t member = member_of(h, members, buckets);
+	const char *names[RSW_HF_COUNT + RSW_UDF_MAX];
+	char udf_names[RSW_UDF_MAX][RSW_UDF_LABEL_MAX];
+	unsigned lens[RSW_HF_COUNT + RSW_UDF_MAX];
+	unsigned parts = rsw_hash_key_parts(&np->pol, m->l3, names, lens, udf_names), off = 0;
+	json_t *o = json_object(), *fields = json_array();
+	json_object_set_new(o, "name", json_string(np->name));
+	json_object_set_new(o, "algorithm", json_string(rsw_hash_algo_name(np->pol.algo)));
+	if (!json)
+		printf("policy %s (%s, seed %u, offset %u)\n", np->name,
+		       rsw_hash_algo_name(np->pol.algo), np->pol.seed, np->pol.offset);
+	for (unsigned k = 0; k < parts && off + lens[k] <= klen; k++) {
+		char hex[3 * 16 + 1] = "";
+		for (unsigned b = 0; b < lens[k]; b++)
+			snprintf(hex + 3 * b, 4, "%02x ", key[off + b]);
+		hex[3 * lens[k] - 1] = 0;
+		if (!json)
+			printf("  %-48s %s\n", hex, names[k]);
+		json_t *fo = json_object();
+		json_object_set_new(fo, "field", json_string(names[k]));
+		json_object_set_new(fo, "bytes", json_string(hex));
+		json_array_append_new(fields, fo);
+		off += lens[k];
+	}
+	if (!json)
+		printf("  hash 0x%04x  bucket %u of %u  member %u of %u\n", h, bucket,
+		       buckets ? buckets : members, member, members);
+	json_object_set_new(o, "key", fields);
+	json_object_set_new(o, "hash", json_integer(h));
+	json_object_set_new(o, "bucket", json_integer(bucket));
+	json_object_set_new(o, "member", json_integer(member));
+	return o;
+}
+
+/* Frame frame_no of the capture under every policy of the policy file. Returns the exit status. */
+static int explain_capture(const char *policy, const char *pcap, unsigned frame_no,
+			   uint16_t in_port, unsigned members, uint32_t buckets, int json)
+{
+	char err[1024];
+	struct rsw_txn *txn = rsw_txn_new();
+	if (!txn || rsw_config_hash_policies(policy, txn, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", txn ? err : "out of memory");
+		rsw_txn_free(txn);
+		return 1;
+	}
+	static uint8_t frame[65536];
+	uint32_t flen;
+	struct rsw_pkt_meta m;
+	if (read_frame(pcap, frame_no, frame, &flen, &m) < 0) {
+		rsw_txn_free(txn);
+		return 1;
+	}
+	m.in_port = in_port;
+	json_t *root = json_object(), *arr = json_array();
+	json_object_set_new(root, "frame", json_integer(frame_no));
+	if (!json)
+		print_frame(frame_no, &m);
+	for (size_t w = 0; w < rsw_txn_len(txn); w++)
+		json_array_append_new(arr, explain_policy(&rsw_txn_at(txn, w)->u.policy, frame, &m,
+							  members, buckets, json));
+	json_object_set_new(root, "policies", arr);
+	if (json) {
+		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		printf("\n");
+	}
+	json_decref(root);
+	rsw_txn_free(txn);
+	return 0;
+}
+
 int rsw_cmd_hash_explain(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -207,81 +303,5 @@ int rsw_cmd_hash_explain(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	char err[1024];
-	struct rsw_txn *txn = rsw_txn_new();
-	if (!txn || rsw_config_hash_policies(policy, txn, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s\n", txn ? err : "out of memory");
-		rsw_txn_free(txn);
-		return 1;
-	}
-	static uint8_t frame[65536];
-	uint32_t flen;
-	struct rsw_pkt_meta m;
-	if (read_frame(pcap, frame_no, frame, &flen, &m) < 0) {
-		rsw_txn_free(txn);
-		return 1;
-	}
-	m.in_port = (uint16_t)in_port;
-	json_t *root = json_object(), *arr = json_array();
-	json_object_set_new(root, "frame", json_integer(frame_no));
-	if (!json) {
-		char s[64], d[64];
-		struct rsw_ip a = {.family = m.l3 == RSW_L3_IPV6 ? 6 : 4}, b = a;
-		memcpy(a.a, m.src_ip, 16);
-		memcpy(b.a, m.dst_ip, 16);
-		printf("frame %u: %s -> %s protocol %u ports %u -> %u", frame_no,
-		       rsw_ip_str(&a, s, sizeof(s)), rsw_ip_str(&b, d, sizeof(d)), m.ip_proto, m.sport,
-		       m.dport);
-		if (m.flags & RSW_META_F_ROCE)
-			printf(" RoCE opcode 0x%02x dest QP 0x%06x", m.bth_opcode, m.bth_dest_qp);
-		printf("\n");
-	}
-	for (size_t w = 0; w < rsw_txn_len(txn); w++) {
-		const struct rsw_named_policy *np = &rsw_txn_at(txn, w)->u.policy;
-		uint8_t key[RSW_HASH_KEY_MAX];
-		size_t klen = rsw_hash_key(&np->pol, frame, &m, key);
-		uint64_t rnd = 0x9E3779B97F4A7C15ull;
-		uint32_t h = rsw_hash_packet(&np->pol, frame, &m, &rnd);
-		uint32_t bucket = buckets ? h % buckets : h % members;
-		uint32_t member = member_of(h, members, buckets);
-		const char *names[RSW_HF_COUNT + RSW_UDF_MAX];
-		char udf_names[RSW_UDF_MAX][RSW_UDF_LABEL_MAX];
-		unsigned lens[RSW_HF_COUNT + RSW_UDF_MAX];
-		unsigned parts = rsw_hash_key_parts(&np->pol, m.l3, names, lens, udf_names), off = 0;
-		json_t *o = json_object(), *fields = json_array();
-		json_object_set_new(o, "name", json_string(np->name));
-		json_object_set_new(o, "algorithm", json_string(rsw_hash_algo_name(np->pol.algo)));
-		if (!json)
-			printf("policy %s (%s, seed %u, offset %u)\n", np->name,
-			       rsw_hash_algo_name(np->pol.algo), np->pol.seed, np->pol.offset);
-		for (unsigned k = 0; k < parts && off + lens[k] <= klen; k++) {
-			char hex[3 * 16 + 1] = "";
-			for (unsigned b = 0; b < lens[k]; b++)
-				snprintf(hex + 3 * b, 4, "%02x ", key[off + b]);
-			hex[3 * lens[k] - 1] = 0;
-			if (!json)
-				printf("  %-48s %s\n", hex, names[k]);
-			json_t *fo = json_object();
-			json_object_set_new(fo, "field", json_string(names[k]));
-			json_object_set_new(fo, "bytes", json_string(hex));
-			json_array_append_new(fields, fo);
-			off += lens[k];
-		}
-		if (!json)
-			printf("  hash 0x%04x  bucket %u of %u  member %u of %u\n", h, bucket,
-			       buckets ? buckets : members, member, members);
-		json_object_set_new(o, "key", fields);
-		json_object_set_new(o, "hash", json_integer(h));
-		json_object_set_new(o, "bucket", json_integer(bucket));
-		json_object_set_new(o, "member", json_integer(member));
-		json_array_append_new(arr, o);
-	}
-	json_object_set_new(root, "policies", arr);
-	if (json) {
-		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		printf("\n");
-	}
-	json_decref(root);
-	rsw_txn_free(txn);
-	return 0;
+	return explain_capture(policy, pcap, frame_no, (uint16_t)in_port, members, buckets, json);
 }

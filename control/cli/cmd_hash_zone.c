@@ -293,6 +293,7 @@ static const struct rsw_hash_policy *rule_policy(void *ctx, const char *name)
 	return NULL;
 }
 
+/* One piece: the zone, every policy run over it and the outputs written from one document. */
 int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const char *const *names,
 		      const struct rsw_hash_policy *const *pols, unsigned n_pol, int json,
 		      const char *html, const char *const *rule_args, unsigned n_rules)

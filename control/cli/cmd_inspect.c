@@ -158,74 +158,59 @@ static void print_text(json_t *o, int with_fib)
 	printf("\n");
 }
 
-int rsw_cmd_inspect(int argc, char **argv)
+/* An Ethernet capture, or NULL after saying why not. */
+static pcap_t *open_capture(const char *path)
 {
-	static const struct option opts[] = {
-		{"config", required_argument, NULL, 'c'}, {"in-port", required_argument, NULL, 'p'},
-		{"json", no_argument, NULL, 'j'},         {"icrc", no_argument, NULL, 'i'},
-		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
-	};
-	const char *config = NULL, *in_port = NULL;
-	int json = 0, icrc = 0, c;
-	char err[1024];
-
-	while ((c = getopt_long(argc, argv, "c:p:jih", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c': config = optarg; break;
-		case 'p': in_port = optarg; break;
-		case 'j': json = 1; break;
-		case 'i': icrc = 1; break;
-		case 'h': inspect_usage(stdout); return 0;
-		default: inspect_usage(stderr); return 2;
-		}
-	}
-	if (optind != argc - 1) {
-		inspect_usage(stderr);
-		return 2;
-	}
-	const char *path = argv[optind];
 	char perr[PCAP_ERRBUF_SIZE];
 	pcap_t *pc = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, perr);
 	if (!pc) {
 		fprintf(stderr, "rocesw inspect: %s: %s\n", path, perr);
-		return 1;
+		return NULL;
 	}
 	if (pcap_datalink(pc) != DLT_EN10MB) {
 		fprintf(stderr, "rocesw inspect: %s: link type %s, expected Ethernet (EN10MB)\n", path,
 			pcap_datalink_val_to_name(pcap_datalink(pc)));
 		pcap_close(pc);
-		return 1;
+		return NULL;
 	}
-	struct rsw_switch *sw = NULL;
-	const struct rsw_fib *fib = NULL;
-	uint16_t port = 0;
-	if (config) {
-		if (rsw_eal_init_quiet("rocesw") < 0 || !(sw = rsw_switch_new(NULL, err, sizeof(err))) ||
-		    rsw_config_apply(sw, config, err, sizeof(err)) < 0) {
-			if (sw)
-				fprintf(stderr, "rocesw inspect: %s\n", err);
-			rsw_switch_free(sw);
-			pcap_close(pc);
-			return 1;
-		}
-		fib = rsw_switch_fib(sw);
-		if (in_port) {
-			int pi = rsw_state_port_index(sw->state, in_port);
-			if (pi < 0) {
-				fprintf(stderr, "rocesw inspect: --in-port: no port named '%s' in %s\n",
-					in_port, config);
-				rsw_switch_free(sw);
-				pcap_close(pc);
-				return 1;
-			}
-			port = (uint16_t)pi;
-		}
-	} else if (in_port) {
+	return pc;
+}
+
+/* With --config, the switch the frames go through (*sw) and the port they enter (*port).
+ * Returns 0, or the exit status after saying what failed. */
+static int load_switch(const char *config, const char *in_port, struct rsw_switch **sw,
+		       uint16_t *port)
+{
+	char err[1024];
+	if (!config && in_port) {
 		fprintf(stderr, "rocesw inspect: --in-port needs --config\n");
-		pcap_close(pc);
 		return 2;
 	}
+	if (!config)
+		return 0;
+	if (rsw_eal_init_quiet("rocesw") < 0 || !(*sw = rsw_switch_new(NULL, err, sizeof(err))) ||
+	    rsw_config_apply(*sw, config, err, sizeof(err)) < 0) {
+		if (*sw)
+			fprintf(stderr, "rocesw inspect: %s\n", err);
+		return 1;
+	}
+	if (in_port) {
+		int pi = rsw_state_port_index((*sw)->state, in_port);
+		if (pi < 0) {
+			fprintf(stderr, "rocesw inspect: --in-port: no port named '%s' in %s\n",
+				in_port, config);
+			return 1;
+		}
+		*port = (uint16_t)pi;
+	}
+	return 0;
+}
 
+/* Every frame through the parser (and the switch's tables when fib), printed as it goes.
+ * Returns the exit status. */
+static int inspect_frames(pcap_t *pc, const char *path, const struct rsw_fib *fib, uint16_t port,
+			  int icrc, int json)
+{
 	struct pcap_pkthdr *h;
 	const u_char *data;
 	unsigned long frame = 0;
@@ -260,6 +245,42 @@ int rsw_cmd_inspect(int argc, char **argv)
 		status = 1;
 	}
 	free(buf);
+	return status;
+}
+
+int rsw_cmd_inspect(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'}, {"in-port", required_argument, NULL, 'p'},
+		{"json", no_argument, NULL, 'j'},         {"icrc", no_argument, NULL, 'i'},
+		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	};
+	const char *config = NULL, *in_port = NULL;
+	int json = 0, icrc = 0, c;
+
+	while ((c = getopt_long(argc, argv, "c:p:jih", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': config = optarg; break;
+		case 'p': in_port = optarg; break;
+		case 'j': json = 1; break;
+		case 'i': icrc = 1; break;
+		case 'h': inspect_usage(stdout); return 0;
+		default: inspect_usage(stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		inspect_usage(stderr);
+		return 2;
+	}
+	const char *path = argv[optind];
+	pcap_t *pc = open_capture(path);
+	if (!pc)
+		return 1;
+	struct rsw_switch *sw = NULL;
+	uint16_t port = 0;
+	int status = load_switch(config, in_port, &sw, &port);
+	if (status == 0)
+		status = inspect_frames(pc, path, sw ? rsw_switch_fib(sw) : NULL, port, icrc, json);
 	rsw_switch_free(sw);
 	pcap_close(pc);
 	return status;

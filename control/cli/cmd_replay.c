@@ -259,7 +259,62 @@ static int write_outputs(const char *out, const struct rsw_zone *z, int zone,
 	return rc;
 }
 
-int rsw_cmd_replay(int argc, char **argv)
+/* What the command line asked for. */
+struct replay_args {
+	const char *config, *out, *in_dir, *policy_arg, *coll_arg;
+	char *in_arg[MAX_INPUTS], *fault_arg[MAX_FAULTS];
+	int fault_up[MAX_FAULTS];
+	unsigned n_in, n_fault;
+	unsigned long long seed, until, sample;
+	int ignore_pfc, quiet;
+	struct rsw_replay_capture cap;
+	struct rsw_text_opts text; /* what the summary on stdout shows */
+};
+
+/* Takes one option. Returns -1 to go on, or the exit status. */
+static int take_option(struct replay_args *a, int c)
+{
+	switch (c) {
+	case 'c': a->config = optarg; break;
+	case 'o': a->out = optarg; break;
+	case 'D': a->in_dir = optarg; break;
+	case 'P': a->policy_arg = optarg; break;
+	case 'C': a->coll_arg = optarg; break;
+	case 'F':
+	case 'R':
+		if (a->n_fault == MAX_FAULTS) {
+			fprintf(stderr, "rocesw replay: at most %d --fail/--recover\n", MAX_FAULTS);
+			return 2;
+		}
+		a->fault_up[a->n_fault] = c == 'R';
+		a->fault_arg[a->n_fault++] = optarg;
+		break;
+	case 'I': a->ignore_pfc = 1; break;
+	case 'q': a->quiet = 1; break;
+	case 'i':
+		if (a->n_in == MAX_INPUTS || !strchr(optarg, '=')) {
+			fprintf(stderr, "rocesw replay: --in expects WHERE=FILE (at most %d)\n",
+				MAX_INPUTS);
+			return 2;
+		}
+		a->in_arg[a->n_in++] = optarg;
+		break;
+	case 's': return number("seed", optarg, &a->seed) < 0 ? 2 : -1;
+	case 'S': return number("sample-ns", optarg, &a->sample) < 0 ? 2 : -1;
+	case 'u': return number("until", optarg, &a->until) < 0 ? 2 : -1;
+	case 'h': usage(stdout); return 0;
+	default:
+		switch (rsw_capture_opt(c, optarg, &a->cap) ?: rsw_text_opt(c, optarg, &a->text)) {
+		case 1: break;
+		case 0: usage(stderr); return 2;
+		default: return 2;
+		}
+	}
+	return -1;
+}
+
+/* Returns -1 to go on, or the exit status. */
+static int parse_args(int argc, char **argv, struct replay_args *a)
 {
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'}, {"out", required_argument, NULL, 'o'},
@@ -272,89 +327,44 @@ int rsw_cmd_replay(int argc, char **argv)
 		{"hosts-ignore-pfc", no_argument, NULL, 'I'}, {"help", no_argument, NULL, 'h'},
 		RSW_CAPTURE_OPTIONS, RSW_TEXT_OPTIONS, {NULL, 0, NULL, 0},
 	};
-	static struct rsw_replay_capture cap;
-	struct rsw_text_opts text = {0};
-	const char *config = NULL, *out = NULL, *in_dir = NULL, *policy_arg = NULL, *coll_arg = NULL;
-	static char *in_arg[MAX_INPUTS], *fault_arg[MAX_FAULTS];
-	static int fault_up[MAX_FAULTS];
-	unsigned n_in = 0, n_fault = 0;
-	unsigned long long seed = 1, until = 0, sample = 1000;
-	int c, ignore_pfc = 0, quiet = 0;
-
+	int c, rc;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c': config = optarg; break;
-		case 'o': out = optarg; break;
-		case 'D': in_dir = optarg; break;
-		case 'P': policy_arg = optarg; break;
-		case 'C': coll_arg = optarg; break;
-		case 'F':
-		case 'R':
-			if (n_fault == MAX_FAULTS) {
-				fprintf(stderr, "rocesw replay: at most %d --fail/--recover\n", MAX_FAULTS);
-				return 2;
-			}
-			fault_up[n_fault] = c == 'R';
-			fault_arg[n_fault++] = optarg;
-			break;
-		case 'I': ignore_pfc = 1; break;
-		case 'q': quiet = 1; break;
-		case 'i':
-			if (n_in == MAX_INPUTS || !strchr(optarg, '=')) {
-				fprintf(stderr, "rocesw replay: --in expects WHERE=FILE (at most %d)\n",
-					MAX_INPUTS);
-				return 2;
-			}
-			in_arg[n_in++] = optarg;
-			break;
-		case 's':
-			if (number("seed", optarg, &seed) < 0)
-				return 2;
-			break;
-		case 'S':
-			if (number("sample-ns", optarg, &sample) < 0)
-				return 2;
-			break;
-		case 'u':
-			if (number("until", optarg, &until) < 0)
-				return 2;
-			break;
-		case 'h': usage(stdout); return 0;
-		default:
-			switch (rsw_capture_opt(c, optarg, &cap)
-					?: rsw_text_opt(c, optarg, &text)) {
-			case 1: break;
-			case 0: usage(stderr); return 2;
-			default: return 2;
-			}
-		}
-	}
-	if (!config || !out || optind < argc) {
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1)
+		if ((rc = take_option(a, c)) >= 0)
+			return rc;
+	if (!a->config || !a->out || optind < argc) {
 		fprintf(stderr, "rocesw replay: give --config and --out\n");
 		usage(stderr);
 		return 2;
 	}
+	return -1;
+}
+
+/* Whether the config is a zone, the options that need one, then DPDK sized for the config and
+ * the switches compiled into z. Returns 0, or the exit status after saying what failed. */
+static int load_zone(const struct replay_args *a, int *zone, struct rsw_zone *z)
+{
 	char err[2048];
-	int zone = rsw_zone_detect(config, err, sizeof(err));
-	if (zone < 0) {
+	*zone = rsw_zone_detect(a->config, err, sizeof(err));
+	if (*zone < 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	if (n_fault && !zone) {
+	if (a->n_fault && !*zone) {
 		fprintf(stderr, "rocesw replay: --fail and --recover need a zone config (links)\n");
 		return 2;
 	}
-	if (coll_arg && (!zone || n_in || in_dir)) {
+	if (a->coll_arg && (!*zone || a->n_in || a->in_dir)) {
 		fprintf(stderr, "rocesw replay: --collective needs a zone config (hosts) and no "
 			"--in or --in-dir\n");
 		return 2;
 	}
 	struct rsw_hash_policy pol;
-	if (policy_arg && load_policy(policy_arg, &pol) < 0)
+	if (a->policy_arg && load_policy(a->policy_arg, &pol) < 0)
 		return 2;
 	unsigned long dpdk_mb;
-	if (rsw_replay_dpdk_mb(config, zone, quiet ? NULL : stderr, &dpdk_mb, err, sizeof(err)) < 0) {
+	if (rsw_replay_dpdk_mb(a->config, *zone, a->quiet ? NULL : stderr, &dpdk_mb, err,
+			       sizeof(err)) < 0) {
 		fprintf(stderr, "rocesw replay: %s\n", err);
 		return 1;
 	}
@@ -362,91 +372,129 @@ int rsw_cmd_replay(int argc, char **argv)
 		return 1;
 	/* route tables sized to their routes: a zone compiles hundreds of switches */
 	rsw_fib_compact_ipv4(1);
-	static struct rsw_zone z;
-	struct rsw_zone_opts zo = {.ecn_seed = seed, .policy = policy_arg ? &pol : NULL,
+	struct rsw_zone_opts zo = {.ecn_seed = a->seed, .policy = a->policy_arg ? &pol : NULL,
 				   .warnings = stderr};
-	if ((zone ? rsw_zone_load(config, &zo, &z, err, sizeof(err))
-		  : rsw_zone_single(config, &zo, &z, err, sizeof(err))) < 0) {
+	if ((*zone ? rsw_zone_load(a->config, &zo, z, err, sizeof(err))
+		   : rsw_zone_single(a->config, &zo, z, err, sizeof(err))) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	static struct rsw_replay_input in[MAX_INPUTS];
-	static struct rsw_coll coll;
-	unsigned n_direct = 0;
-	if (coll_arg) {
-		if (rsw_coll_spec_parse(coll_arg, &z, &coll, err, sizeof(err)) < 0) {
-			fprintf(stderr, "rocesw replay: %s\n", err);
-			rsw_zone_free(&z);
-			return 2;
-		}
-		for (unsigned h = 0; h < z.n_host; h++) { /* the collective replaces captures */
-			free((char *)z.host[h].pcap);
-			z.host[h].pcap = NULL;
-		}
-	} else if (place_inputs(&z, zone, in_arg, n_in, in_dir, in, &n_direct) < 0) {
-		rsw_zone_free(&z);
+	return 0;
+}
+
+/* The traffic: a collective, which replaces the hosts' captures, or the captures given. Returns
+ * 0, or 2 after saying what is wrong. */
+static int place_traffic(struct replay_args *a, int zone, struct rsw_zone *z,
+			 struct rsw_coll *coll, struct rsw_replay_input *in, unsigned *n_direct)
+{
+	char err[2048];
+	*n_direct = 0;
+	if (!a->coll_arg)
+		return place_inputs(z, zone, a->in_arg, a->n_in, a->in_dir, in, n_direct) < 0
+			       ? 2 : 0;
+	if (rsw_coll_spec_parse(a->coll_arg, z, coll, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocesw replay: %s\n", err);
 		return 2;
 	}
-	static struct rsw_replay_fault faults[MAX_FAULTS];
-	for (unsigned i = 0; i < n_fault; i++)
-		if (parse_fault(&z, fault_up[i] ? "recover" : "fail", fault_arg[i], fault_up[i],
-				&faults[i]) < 0) {
-			rsw_zone_free(&z);
+	for (unsigned h = 0; h < z->n_host; h++) {
+		free((char *)z->host[h].pcap);
+		z->host[h].pcap = NULL;
+	}
+	return 0;
+}
+
+/* --fail and --recover, in time order; at equal times in the order given. Returns 0, or 2. */
+static int load_faults(const struct replay_args *a, const struct rsw_zone *z,
+		       struct rsw_replay_fault *faults)
+{
+	for (unsigned i = 0; i < a->n_fault; i++)
+		if (parse_fault(z, a->fault_up[i] ? "recover" : "fail", a->fault_arg[i],
+				a->fault_up[i], &faults[i]) < 0)
 			return 2;
-		}
-	/* in time order; at equal times in the order given (an insertion sort is stable) */
-	for (unsigned i = 1; i < n_fault; i++)
+	/* an insertion sort is stable */
+	for (unsigned i = 1; i < a->n_fault; i++)
 		for (unsigned j = i; j > 0 && faults[j - 1].t > faults[j].t; j--) {
 			struct rsw_replay_fault tmp = faults[j];
 			faults[j] = faults[j - 1];
 			faults[j - 1] = tmp;
 		}
+	return 0;
+}
+
+/* Makes the output directory; 0, or 2 when an input is inside it. */
+static int check_out_dir(const char *out, const struct rsw_replay_input *in, unsigned n_direct,
+			 const struct rsw_zone *z)
+{
 	int safe = 1;
 	mkdir(out, 0755);
 	for (unsigned i = 0; i < n_direct; i++)
 		safe &= input_safe(out, in[i].path);
-	for (unsigned h = 0; h < z.n_host; h++)
-		if (z.host[h].pcap)
-			safe &= input_safe(out, z.host[h].pcap);
-	if (!safe) {
-		rsw_zone_free(&z);
-		return 2;
-	}
-	struct rsw_replay_model model = {
-		.sw = z.sw, .n_sw = z.n_sw, .host = z.host, .n_host = z.n_host, .link = z.link,
-		.n_link = z.n_link, .in = in, .n_in = n_direct, .zone = zone,
-		.hosts_ignore_pfc = ignore_pfc, .coll = coll_arg ? &coll : NULL, .fault = faults,
-		.n_fault = n_fault};
-	char evpath[4096];
-	snprintf(evpath, sizeof(evpath), "%s/events.jsonl", out);
+	for (unsigned h = 0; h < z->n_host; h++)
+		if (z->host[h].pcap)
+			safe &= input_safe(out, z->host[h].pcap);
+	return safe ? 0 : 2;
+}
+
+/* The run, its event log, then the summary, report and captures. Returns the exit status. */
+static int run(struct replay_args *a, const struct rsw_zone *z, const struct rsw_replay_model *m)
+{
+	char evpath[4096], err[2048];
+	snprintf(evpath, sizeof(evpath), "%s/events.jsonl", a->out);
 	FILE *ev = fopen(evpath, "w");
 	if (!ev) {
 		fprintf(stderr, "rocesw replay: cannot write %s\n", evpath);
-		rsw_zone_free(&z);
 		return 1;
 	}
 	/* a progress line rewritten with \r is for a person watching; in a log it reads like loss */
-	FILE *progress = !quiet && isatty(STDERR_FILENO) ? stderr : NULL;
-	struct rsw_replay_opts ro = {.until_ns = until, .progress = progress, .events = ev,
-				     .sample_ns = sample, .capture = &cap};
+	FILE *progress = !a->quiet && isatty(STDERR_FILENO) ? stderr : NULL;
+	struct rsw_replay_opts ro = {.until_ns = a->until, .progress = progress, .events = ev,
+				     .sample_ns = a->sample, .capture = &a->cap};
 	struct rsw_replay_result res;
-	int rc = rsw_replay_run(&model, out, &ro, &res, err, sizeof(err));
+	int rc = rsw_replay_run(m, a->out, &ro, &res, err, sizeof(err));
 	if (rc < 0)
 		fprintf(stderr, "rocesw replay: %s\n", err);
 	if (fclose(ev) != 0 && rc == 0) {
 		fprintf(stderr, "rocesw replay: cannot write %s\n", evpath);
-		rsw_replay_result_free(&res, z.n_sw);
+		rsw_replay_result_free(&res, z->n_sw);
 		rc = -1;
 	}
-	if (rc < 0) {
-		rsw_zone_free(&z);
+	if (rc < 0)
 		return 1;
-	}
-	rc = write_outputs(out, &z, zone, &res, model.coll) < 0;
-	rsw_replay_text_print(stdout, &z, zone, &res, model.coll, &text);
-	rsw_capture_print(stdout, &cap, out);
-	rsw_replay_result_free(&res, z.n_sw);
+	rc = write_outputs(a->out, z, m->zone, &res, m->coll) < 0;
+	rsw_replay_text_print(stdout, z, m->zone, &res, m->coll, &a->text);
+	rsw_capture_print(stdout, &a->cap, a->out);
+	rsw_replay_result_free(&res, z->n_sw);
 	rsw_fib_process_exiting();
+	return rc;
+}
+
+int rsw_cmd_replay(int argc, char **argv)
+{
+	/* large, and the capture options keep pointers into the arguments */
+	static struct replay_args a;
+	static struct rsw_zone z;
+	static struct rsw_replay_input in[MAX_INPUTS];
+	static struct rsw_coll coll;
+	static struct rsw_replay_fault faults[MAX_FAULTS];
+	unsigned n_direct = 0;
+	int zone, rc;
+
+	a = (struct replay_args){.seed = 1, .sample = 1000};
+	if ((rc = parse_args(argc, argv, &a)) >= 0 || (rc = load_zone(&a, &zone, &z)) != 0)
+		return rc;
+	rc = place_traffic(&a, zone, &z, &coll, in, &n_direct);
+	if (!rc)
+		rc = load_faults(&a, &z, faults);
+	if (!rc)
+		rc = check_out_dir(a.out, in, n_direct, &z);
+	if (!rc) {
+		struct rsw_replay_model model = {
+			.sw = z.sw, .n_sw = z.n_sw, .host = z.host, .n_host = z.n_host,
+			.link = z.link, .n_link = z.n_link, .in = in, .n_in = n_direct,
+			.zone = zone, .hosts_ignore_pfc = a.ignore_pfc,
+			.coll = a.coll_arg ? &coll : NULL, .fault = faults, .n_fault = a.n_fault};
+		rc = run(&a, &z, &model);
+	}
 	rsw_zone_free(&z);
 	return rc;
 }

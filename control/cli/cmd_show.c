@@ -268,6 +268,58 @@ static void print_neigh(json_t *r, int ndp)
 	printf("Total number of entries %zu\n", json_array_size(entries));
 }
 
+static void print_arp(json_t *r)
+{
+	print_neigh(r, 0);
+}
+
+static void print_ndp(json_t *r)
+{
+	print_neigh(r, 1);
+}
+
+/* A zone's counters: each switch's in turn. */
+static void print_zone_counters(json_t *r)
+{
+	json_t *one;
+	size_t i;
+	json_array_foreach(json_object_get(r, "switches"), i, one) {
+		printf("%s== %s\n", i ? "\n" : "", S(one, "name"));
+		print_counters(one);
+	}
+}
+
+/* How each show target prints as a table; the others print as flat keys and values. */
+static const struct {
+	const char *what;
+	void (*print)(json_t *r);
+} show_printers[] = {
+	{"counters", print_counters},
+	{"ports", print_ports},
+	{"queues", print_queues},
+	{"watchdog", print_watchdog},
+	{"pfc", print_pfc},
+	{"routes", print_routes},
+	{"ecmp", print_ecmp},
+	{"buffers", print_buffers},
+	{"arp", print_arp},
+	{"ndp", print_ndp},
+};
+
+static void print_reply(const char *what, json_t *r)
+{
+	if (!strcmp(what, "counters") && json_object_get(r, "zone")) {
+		print_zone_counters(r);
+		return;
+	}
+	for (size_t k = 0; k < sizeof(show_printers) / sizeof(show_printers[0]); k++)
+		if (!strcmp(what, show_printers[k].what)) {
+			show_printers[k].print(r);
+			return;
+		}
+	print_flat(r, "");
+}
+
 int rsw_cmd_show(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -305,33 +357,8 @@ int rsw_cmd_show(int argc, char **argv)
 	if (json) {
 		json_dumpf(r, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		printf("\n");
-	} else if (!strcmp(what, "counters") && json_object_get(r, "zone")) {
-		json_t *one;
-		size_t i;
-		json_array_foreach(json_object_get(r, "switches"), i, one) {
-			printf("%s== %s\n", i ? "\n" : "", S(one, "name"));
-			print_counters(one);
-		}
-	} else if (!strcmp(what, "counters")) {
-		print_counters(r);
-	} else if (!strcmp(what, "ports")) {
-		print_ports(r);
-	} else if (!strcmp(what, "queues")) {
-		print_queues(r);
-	} else if (!strcmp(what, "watchdog")) {
-		print_watchdog(r);
-	} else if (!strcmp(what, "pfc")) {
-		print_pfc(r);
-	} else if (!strcmp(what, "routes")) {
-		print_routes(r);
-	} else if (!strcmp(what, "ecmp")) {
-		print_ecmp(r);
-	} else if (!strcmp(what, "buffers")) {
-		print_buffers(r);
-	} else if (!strcmp(what, "arp") || !strcmp(what, "ndp")) {
-		print_neigh(r, what[0] == 'n');
 	} else {
-		print_flat(r, "");
+		print_reply(what, r);
 	}
 	json_decref(r);
 	return 0;

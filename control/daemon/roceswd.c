@@ -487,6 +487,7 @@ static int poll_timeout_ms(const struct roceswd *d)
 	return next <= now ? 0 : (int)((next - now) * 1000) + 1;
 }
 
+/* One piece: start-up in order, the event loop, then shutdown in reverse: the daemon's life. */
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {

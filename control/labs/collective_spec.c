@@ -175,7 +175,8 @@ static int dcqcn_key(const char *k, const char *v, struct rsw_dcqcn_params *p, c
 	return 1;
 }
 
-/* One KEY=VALUE; ranks are resolved at the end (root names a rank). */
+/* One KEY=VALUE; ranks are resolved at the end (root names a rank).
+ * Long: one short branch per key of the spec, each checking its own value. */
 static int set_key(const char *k, const char *v, const struct rsw_zone *z, struct rsw_coll *c,
 		   const char **ranks, char *err, size_t errlen)
 {

@@ -204,6 +204,7 @@ static unsigned level(unsigned i)
 	return l;
 }
 
+/* One piece: the per-host writers and counters it allocates share the one cleanup at out:. */
 int rsw_gen_write(const struct rsw_gen_cfg *c, const char *dir, uint64_t *packets, char *err,
 		  size_t errlen)
 {

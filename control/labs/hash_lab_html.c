@@ -46,6 +46,7 @@ static double num(const json_t *o, const char *k)
 	return json_number_value(json_object_get(o, k));
 }
 
+/* One piece: the page's blocks in the order they appear. */
 int rsw_lab_write_html(const char *path, const json_t *doc)
 {
 	json_t *tr = json_object_get(doc, "traffic"), *pols = json_object_get(doc, "policies");

@@ -100,6 +100,7 @@ static int judge_tier(const struct rsw_lab_traffic *t, struct rsw_zone_lab *r, i
 	return 0;
 }
 
+/* One piece: each flow's path found once, its packets counted along it, the buffers freed once. */
 int rsw_lab_zone(const struct rsw_lab_traffic *t, const struct rsw_zone *z, struct rsw_zone_lab *r)
 {
 	memset(r, 0, sizeof(*r));

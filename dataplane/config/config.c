@@ -45,6 +45,7 @@ static void parse_device(struct cc *c, yaml_node_t *t)
 	}
 }
 
+/* Long: each field of a PORT entry checked in turn, with its own message. */
 static void parse_ports(struct cc *c, yaml_node_t *t)
 {
 	if (!t) {

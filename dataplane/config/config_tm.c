@@ -547,7 +547,8 @@ static void parse_pfcwd(struct tm_cc *t, yaml_node_t *n)
 	}
 }
 
-/* Everything the file did not set, per port (docs/config.md, "Traffic-manager defaults"). */
+/* Everything the file did not set, per port (docs/config.md, "Traffic-manager defaults").
+ * Long: one default after another, each a few lines. */
 static int port_defaults(struct tm_cc *t, unsigned pi)
 {
 	struct cc *c = t->c;

@@ -270,6 +270,7 @@ static int same_end(const struct rsw_topo_end *a, const struct rsw_topo_end *b)
 	return a->sw == b->sw && a->idx == b->idx;
 }
 
+/* Long: each field of a LINK entry checked in turn, with its own message. */
 static int parse_links(struct ydoc *y, yaml_node_t *t, const struct rsw_zone_opts *o,
 		       struct rsw_zone *z)
 {

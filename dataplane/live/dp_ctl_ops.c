@@ -2,6 +2,7 @@
  * the changes a lab user makes by hand (port admin state, routes, an injected PFC storm). Every
  * change is one table-write transaction: applied whole or refused with the reason, changing
  * nothing. Runs on the main lcore, the only thread that commits. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,8 +46,34 @@ static json_t *per_port(struct rsw_dp *dp, const char *key)
 	return out;
 }
 
-static json_t *ports(struct rsw_dp *dp)
+/* One target of `show`: its name and how to build the answer. */
+struct show_target {
+	const char *what;
+	json_t *(*build)(struct rsw_ctl *c, const struct show_target *t);
+	const char *port_key; /* per_port's key, for the targets that are one */
+	int family;           /* the neighbour table's, for arp and ndp */
+};
+
+static json_t *show_counters(struct rsw_ctl *c, const struct show_target *t)
 {
+	(void)t;
+	return counters(c->dp);
+}
+
+static json_t *show_per_port(struct rsw_ctl *c, const struct show_target *t)
+{
+	return per_port(c->dp, t->port_key);
+}
+
+static json_t *show_neighbours(struct rsw_ctl *c, const struct show_target *t)
+{
+	return rsw_dp_neigh_show(c->dp, t->family);
+}
+
+static json_t *ports(struct rsw_ctl *c, const struct show_target *t)
+{
+	struct rsw_dp *dp = c->dp;
+	(void)t;
 	const struct rsw_state *st = dp->sw->state;
 	json_t *all = counters(dp), *out = json_array();
 	for (unsigned p = 0; p < dp->n_ports; p++) {
@@ -69,8 +96,10 @@ static json_t *ports(struct rsw_dp *dp)
 	return out;
 }
 
-static json_t *buffers(struct rsw_dp *dp)
+static json_t *buffers(struct rsw_ctl *c, const struct show_target *t)
 {
+	struct rsw_dp *dp = c->dp;
+	(void)t;
 	const struct rsw_fib *fib = rsw_switch_fib(dp->sw);
 	json_t *pools = json_array();
 	for (unsigned i = 0; i < fib->tm.pools.n_pools; i++) {
@@ -90,9 +119,10 @@ static json_t *buffers(struct rsw_dp *dp)
 	return out;
 }
 
-static json_t *routes(struct rsw_dp *dp)
+static json_t *routes(struct rsw_ctl *c, const struct show_target *t)
 {
-	const struct rsw_state *st = dp->sw->state;
+	const struct rsw_state *st = c->dp->sw->state;
+	(void)t;
 	json_t *out = json_array();
 	for (size_t i = 0; i < st->n_routes; i++) {
 		const struct rsw_route *r = &st->routes[i];
@@ -118,8 +148,10 @@ static json_t *routes(struct rsw_dp *dp)
 }
 
 /* The counters' groups plus each member's share of the resilient buckets. */
-static json_t *ecmp(struct rsw_dp *dp)
+static json_t *ecmp(struct rsw_ctl *c, const struct show_target *t)
 {
+	struct rsw_dp *dp = c->dp;
+	(void)t;
 	const struct rsw_fib *fib = rsw_switch_fib(dp->sw);
 	json_t *all = counters(dp), *groups = json_object_get(all, "ecmp_groups"), *g;
 	size_t i;
@@ -141,8 +173,9 @@ static json_t *ecmp(struct rsw_dp *dp)
 	return groups;
 }
 
-static json_t *config(struct rsw_ctl *c)
+static json_t *config(struct rsw_ctl *c, const struct show_target *t)
 {
+	(void)t;
 	const struct rsw_switch *sw = c->dp->sw;
 	const struct rsw_state *st = sw->state;
 	json_t *o = json_object();
@@ -161,8 +194,9 @@ static json_t *config(struct rsw_ctl *c)
 	return o;
 }
 
-static json_t *control_stats(struct rsw_ctl *c)
+static json_t *control_stats(struct rsw_ctl *c, const struct show_target *t)
 {
+	(void)t;
 	json_t *o = json_object();
 	json_object_set_new(o, "protocol", J(RSW_CTL_PROTOCOL));
 	json_object_set_new(o, "requests", J(c->stats.requests));
@@ -176,36 +210,35 @@ static json_t *control_stats(struct rsw_ctl *c)
 	return o;
 }
 
+/* In the order the error message lists them. */
+static const struct show_target show_targets[] = {
+	{.what = "counters", .build = show_counters},
+	{.what = "ports", .build = ports},
+	{.what = "queues", .build = show_per_port, .port_key = "queues"},
+	{.what = "buffers", .build = buffers},
+	{.what = "pfc", .build = show_per_port, .port_key = "pfc"},
+	/* the PFC_WD_* counters are per queue */
+	{.what = "watchdog", .build = show_per_port, .port_key = "queues"},
+	{.what = "routes", .build = routes},
+	{.what = "ecmp", .build = ecmp},
+	{.what = "config", .build = config},
+	{.what = "control", .build = control_stats},
+	{.what = "arp", .build = show_neighbours, .family = 4},
+	{.what = "ndp", .build = show_neighbours, .family = 6},
+};
+
+#define N_SHOW_TARGETS (sizeof(show_targets) / sizeof(show_targets[0]))
+
 static json_t *show(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
 {
 	const char *what = str_arg(req, "what");
-	struct rsw_dp *dp = c->dp;
-	if (!what)
-		what = "";
-	if (!strcmp(what, "counters"))
-		return counters(dp);
-	if (!strcmp(what, "ports"))
-		return ports(dp);
-	if (!strcmp(what, "queues"))
-		return per_port(dp, "queues");
-	if (!strcmp(what, "pfc"))
-		return per_port(dp, "pfc");
-	if (!strcmp(what, "watchdog"))
-		return per_port(dp, "queues"); /* the PFC_WD_* counters are per queue */
-	if (!strcmp(what, "buffers"))
-		return buffers(dp);
-	if (!strcmp(what, "routes"))
-		return routes(dp);
-	if (!strcmp(what, "ecmp"))
-		return ecmp(dp);
-	if (!strcmp(what, "config"))
-		return config(c);
-	if (!strcmp(what, "control"))
-		return control_stats(c);
-	if (!strcmp(what, "arp") || !strcmp(what, "ndp"))
-		return rsw_dp_neigh_show(dp, what[0] == 'a' ? 4 : 6);
-	snprintf(err, errlen, "show: \"what\" must be one of counters, ports, queues, buffers, pfc, "
-		 "watchdog, routes, ecmp, config, control, arp, ndp");
+	for (size_t k = 0; what && k < N_SHOW_TARGETS; k++)
+		if (!strcmp(what, show_targets[k].what))
+			return show_targets[k].build(c, &show_targets[k]);
+	int n = snprintf(err, errlen, "show: \"what\" must be one of");
+	for (size_t k = 0; k < N_SHOW_TARGETS && n > 0 && (size_t)n < errlen; k++)
+		n += snprintf(err + n, errlen - (size_t)n, "%s %s", k ? "," : "",
+			      show_targets[k].what);
 	return NULL;
 }
 
@@ -270,6 +303,16 @@ static json_t *route(struct rsw_ctl *c, json_t *req, int del, char *err, size_t 
 	}
 	snprintf(r->origin, sizeof(r->origin), "control socket");
 	return commit_one(c, &w, err, errlen);
+}
+
+static json_t *set_route(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
+{
+	return route(c, req, 0, err, errlen);
+}
+
+static json_t *del_route(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
+{
+	return route(c, req, 1, err, errlen);
 }
 
 static json_t *pfc_storm(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
@@ -446,6 +489,42 @@ out:
 	return result;
 }
 
+static json_t *hello(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
+{
+	(void)req;
+	(void)err;
+	(void)errlen;
+	return json_pack("{s:i, s:s, s:I}", "protocol", RSW_CTL_PROTOCOL, "program",
+			 "rocesw-dataplane", "generation", (json_int_t)c->dp->sw->generation);
+}
+
+/* Every op of the protocol, in the order the unknown-op error lists them. */
+static const struct ctl_op {
+	const char *name;
+	json_t *(*handle)(struct rsw_ctl *c, json_t *req, char *err, size_t errlen);
+	bool changes;     /* changes the switch: logged with who asked and what became of it */
+	bool takes_files; /* reads the files that come with the request */
+} ctl_ops[] = {
+	{.name = "hello", .handle = hello},
+	{.name = "show", .handle = show},
+	{.name = "set_port", .handle = set_port, .changes = true},
+	{.name = "set_route", .handle = set_route, .changes = true},
+	{.name = "del_route", .handle = del_route, .changes = true},
+	{.name = "pfc_storm", .handle = pfc_storm, .changes = true},
+	{.name = "reload", .handle = reload, .changes = true, .takes_files = true},
+	{.name = "hash_explain", .handle = hash_explain},
+};
+
+#define N_CTL_OPS (sizeof(ctl_ops) / sizeof(ctl_ops[0]))
+
+static const struct ctl_op *ctl_op(const char *name)
+{
+	for (size_t k = 0; k < N_CTL_OPS; k++)
+		if (!strcmp(name, ctl_ops[k].name))
+			return &ctl_ops[k];
+	return NULL;
+}
+
 /* "files" names the descriptors that came with the request, one each, in order; only ops that
  * read files take them. */
 int rsw_ctl_check_files(struct rsw_ctl *c, const char *op, json_t *req, char *err, size_t errlen)
@@ -458,7 +537,8 @@ int rsw_ctl_check_files(struct rsw_ctl *c, const char *op, json_t *req, char *er
 	}
 	if (!files && !c->n_req_fd)
 		return 0;
-	if (strcmp(op, "reload")) {
+	const struct ctl_op *o = ctl_op(op);
+	if (!o || !o->takes_files) {
 		snprintf(err, errlen, "%.64s takes no files", op);
 		return -1;
 	}
@@ -492,25 +572,13 @@ static json_t *dispatch(struct rsw_ctl *c, const char *op, json_t *req, char *er
 {
 	if (rsw_ctl_check_files(c, op, req, err, errlen) < 0)
 		return NULL;
-	if (!strcmp(op, "hello"))
-		return json_pack("{s:i, s:s, s:I}", "protocol", RSW_CTL_PROTOCOL, "program",
-				 "rocesw-dataplane", "generation", (json_int_t)c->dp->sw->generation);
-	if (!strcmp(op, "show"))
-		return show(c, req, err, errlen);
-	if (!strcmp(op, "set_port"))
-		return set_port(c, req, err, errlen);
-	if (!strcmp(op, "set_route"))
-		return route(c, req, 0, err, errlen);
-	if (!strcmp(op, "del_route"))
-		return route(c, req, 1, err, errlen);
-	if (!strcmp(op, "pfc_storm"))
-		return pfc_storm(c, req, err, errlen);
-	if (!strcmp(op, "reload"))
-		return reload(c, req, err, errlen);
-	if (!strcmp(op, "hash_explain"))
-		return hash_explain(c, req, err, errlen);
-	snprintf(err, errlen, "unknown op '%.64s' (hello, show, set_port, set_route, del_route, "
-		 "pfc_storm, reload, hash_explain)", op);
+	const struct ctl_op *o = ctl_op(op);
+	if (o)
+		return o->handle(c, req, err, errlen);
+	int n = snprintf(err, errlen, "unknown op '%.64s' (", op);
+	for (size_t k = 0; k < N_CTL_OPS && n > 0 && (size_t)n < errlen; k++)
+		n += snprintf(err + n, errlen - (size_t)n, "%s%s", ctl_ops[k].name,
+			      k + 1 < N_CTL_OPS ? ", " : ")");
 	return NULL;
 }
 
@@ -519,12 +587,8 @@ static json_t *dispatch(struct rsw_ctl *c, const char *op, json_t *req, char *er
 void rsw_ctl_log_change(struct rsw_ctl *c, const char *op, json_t *req, json_t *result,
 			const char *err)
 {
-	static const char *const changes[] = {"set_port", "set_route", "del_route", "pfc_storm",
-					      "reload"};
-	unsigned k;
-	for (k = 0; k < sizeof(changes) / sizeof(changes[0]) && strcmp(op, changes[k]); k++)
-		;
-	if (!c->log || k == sizeof(changes) / sizeof(changes[0]))
+	const struct ctl_op *o = ctl_op(op);
+	if (!c->log || !o || !o->changes)
 		return;
 	char *text = json_dumps(req, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	char line[1024];

@@ -150,7 +150,59 @@ static int print_final(const struct rsw_dp_zone *z, const struct rsw_dp_totals *
 	return bad;
 }
 
-int main(int argc, char **argv)
+/* What the command line asked for after the EAL's arguments. */
+struct dp_args {
+	struct rsw_dp_zone_opts zo; /* with --config or --zone */
+	const char *json, *ctl_path, *ctl_group;
+	double period, duration;
+	long idle;
+};
+
+/* The options whose value is checked: 0, or -1 after saying what was expected. */
+static int take_checked_option(struct rsw_dp_zone_opts *zo, int c, char *arg)
+{
+	char *end;
+	if (c == 'i') {
+		double us = strtod(arg, &end);
+		if (*end || end == arg || us < 0 || us > 1000000) {
+			fprintf(stderr, "rocesw-dataplane: --idle-sleep-us: expected 0 to 1000000 "
+				"microseconds, got '%s'\n", arg);
+			return -1;
+		}
+		zo->idle_max_ns = (uint64_t)(us * 1000);
+	} else if (c == 'N') {
+		unsigned long t = strtoul(arg, &end, 10);
+		if (*end || end == arg || arg[0] == '-' || t > 86400 * 365) {
+			fprintf(stderr, "rocesw-dataplane: --neigh-timeout: expected seconds "
+				"(0 to 31536000), got '%s'\n", arg);
+			return -1;
+		}
+		zo->neigh_timeout_s = (unsigned)t;
+	} else if (c == 'P') {
+		char *eq = strchr(arg, '=');
+		unsigned long w = eq ? strtoul(eq + 1, &end, 10) : 0;
+		if (!eq || eq == arg || !eq[1] || *end || zo->n_pin == RSW_ZONE_MAX_SWITCHES) {
+			fprintf(stderr, "rocesw-dataplane: --pin: expected SWITCH=WORKER (a worker "
+				"number from 0), got '%s'\n", arg);
+			return -1;
+		}
+		*eq = 0;
+		zo->pin[zo->n_pin].sw = arg;
+		zo->pin[zo->n_pin++].worker = (unsigned)w;
+	} else if (c == 'Q') {
+		unsigned long q = strtoul(arg, &end, 10);
+		if (*end || end == arg || arg[0] == '-' || q < 1 || q > RSW_DP_MAX_RXQ) {
+			fprintf(stderr, "rocesw-dataplane: --rxq: expected 1 to %u RX queues per "
+				"port, got '%s'\n", RSW_DP_MAX_RXQ, arg);
+			return -1;
+		}
+		zo->rxq = (unsigned)q;
+	}
+	return 0;
+}
+
+/* Returns 0, or -1 after saying what was wrong. */
+static int parse_args(int argc, char **argv, struct dp_args *a)
 {
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'}, {"stats-period", required_argument, NULL, 'p'},
@@ -165,14 +217,126 @@ int main(int argc, char **argv)
 		{"rxq", required_argument, NULL, 'Q'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
-	const char *config = NULL, *zone = NULL, *json = NULL, *ctl_path = NULL, *ctl_group = NULL;
-	double period = 0, duration = 0;
-	long idle = RSW_CTL_IDLE_S;
-	struct rsw_dp_zone_opts zo = {.idle_max_ns = RSW_DP_IDLE_MAX_NS,
-				      .neigh_timeout_s = RSW_DP_NEIGH_TIMEOUT_S};
-	char *end;
-	char err[1024];
+	struct rsw_dp_zone_opts *zo = &a->zo;
 	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:p:j:d:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'v': zo->verify_icrc = 1; break;
+		case 'c': zo->config = optarg; break;
+		case 'z': zo->zone = optarg; break;
+		case 'm': zo->mbufs = (unsigned)atol(optarg); break;
+		case 'i':
+		case 'N':
+		case 'P':
+		case 'Q':
+			if (take_checked_option(zo, c, optarg) < 0)
+				return -1;
+			break;
+		case 'p': a->period = atof(optarg); break;
+		case 'j': a->json = optarg; break;
+		case 'd': a->duration = atof(optarg); break;
+		case 'S': a->ctl_path = optarg; break;
+		case 'G': a->ctl_group = optarg; break;
+		case 'I': a->idle = atol(optarg); break;
+		default: usage(stderr); return -1;
+		}
+	}
+	if (!zo->config == !zo->zone) {
+		fprintf(stderr, "rocesw-dataplane: give one of --config F or --zone Z\n");
+		usage(stderr);
+		return -1;
+	}
+	return 0;
+}
+
+/* The switches, their ports and the control socket, then the workers. Returns 0, or -1 after
+ * saying what failed. */
+static int start(struct rsw_dp_zone *z, struct rsw_ctl *ctl, const struct dp_args *a)
+{
+	char err[1024];
+	if (rsw_dp_zone_open(z, &a->zo, err, sizeof(err)) < 0 ||
+	    (a->ctl_path &&
+	     rsw_ctl_open(ctl, z->dp[0], a->ctl_path, a->ctl_group, err, sizeof(err)) < 0)) {
+		fprintf(stderr, "rocesw-dataplane: %s\n", err);
+		return -1;
+	}
+	ctl->zone = z;
+	ctl->config_path = z->config[0];
+	ctl->log = rsw_dp_log_line;
+	if (a->idle > 0)
+		ctl->idle_s = (unsigned)a->idle;
+	rsw_dp_telemetry_register(z);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	rsw_dp_zone_launch(z);
+	unsigned n_ports = 0;
+	for (unsigned s = 0; s < z->n_sw; s++)
+		n_ports += z->dp[s]->n_ports;
+	if (z->model)
+		fprintf(stderr, "rocesw-dataplane: zone %s: %u switches, %u ports, %u links, "
+			"%u workers, forwarding\n", z->name, z->n_sw, n_ports, z->n_links / 2,
+			z->n_workers);
+	else
+		fprintf(stderr, "rocesw-dataplane: %u ports, %u workers, forwarding\n", n_ports,
+			z->n_workers);
+	return 0;
+}
+
+static struct rsw_dp_totals prev[RSW_ZONE_MAX_SWITCHES], cur[RSW_ZONE_MAX_SWITCHES];
+
+/* The main lcore until a signal or --duration: the control socket, neighbours, old tables and
+ * the rates every --stats-period. */
+static void serve(struct rsw_dp_zone *z, struct rsw_ctl *ctl, const struct dp_args *a)
+{
+	double t0 = now_s(), last = t0;
+	sum_all(z, prev, 0);
+	while (!z->stop) {
+		/* 10 ms: how long an ARP/ND request or a ping to the switch waits at most */
+		if (ctl->listen_fd >= 0)
+			rsw_ctl_poll(ctl, 10);
+		else
+			usleep(10000);
+		for (unsigned s = 0; s < z->n_sw; s++)
+			rsw_dp_neigh_poll(z->dp[s]);
+		for (unsigned s = 0; s < z->n_sw; s++)
+			rsw_switch_reap(z->dp[s]->sw); /* after the reply: freeing old tables is slow */
+		double t = now_s();
+		if (a->duration > 0 && t - t0 >= a->duration)
+			z->stop = 1;
+		if (a->period > 0 && t - last >= a->period) {
+			sum_all(z, cur, 0);
+			print_rates(z, cur, prev, t - last);
+			memcpy(prev, cur, z->n_sw * sizeof(*prev)); /* not the whole array: 1024 switches */
+			last = t;
+		}
+	}
+}
+
+/* Waits for the workers and prints the final counters. Returns the exit status. */
+static int finish(struct rsw_dp_zone *z, struct rsw_ctl *ctl, const struct dp_args *a)
+{
+	rte_eal_mp_wait_lcore();
+	rsw_ctl_close(ctl);
+	/* the queues are drained by the workers' last rounds; what is left counts as queued */
+	sum_all(z, cur, 1);
+	uint64_t in_flight = rsw_dp_zone_in_flight(z);
+	int status = print_final(z, cur, in_flight) ? 3 : 0;
+	if (a->json && rsw_dp_zone_stats_write_json(z, cur, a->json) < 0) {
+		fprintf(stderr, "rocesw-dataplane: cannot write %s\n", a->json);
+		if (!status)
+			status = 1;
+	}
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	static struct rsw_ctl ctl = {.listen_fd = -1};
+	struct rsw_dp_zone *z = &g_zone;
+	struct dp_args a = {.idle = RSW_CTL_IDLE_S,
+			    .zo = {.idle_max_ns = RSW_DP_IDLE_MAX_NS,
+				   .neigh_timeout_s = RSW_DP_NEIGH_TIMEOUT_S}};
 
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -188,146 +352,14 @@ int main(int argc, char **argv)
 			rsw_dp_eal_hint(argc, argv));
 		return 1;
 	}
-	argc -= n;
-	argv += n;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:p:j:d:vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'v': zo.verify_icrc = 1; break;
-		case 'c': config = optarg; break;
-		case 'z': zone = optarg; break;
-		case 'm': zo.mbufs = (unsigned)atol(optarg); break;
-		case 'i': {
-			double us = strtod(optarg, &end);
-			if (*end || end == optarg || us < 0 || us > 1000000) {
-				fprintf(stderr, "rocesw-dataplane: --idle-sleep-us: expected 0 to 1000000 "
-					"microseconds, got '%s'\n", optarg);
-				rte_eal_cleanup();
-				return 2;
-			}
-			zo.idle_max_ns = (uint64_t)(us * 1000);
-			break;
-		}
-		case 'N': {
-			unsigned long t = strtoul(optarg, &end, 10);
-			if (*end || end == optarg || optarg[0] == '-' || t > 86400 * 365) {
-				fprintf(stderr, "rocesw-dataplane: --neigh-timeout: expected seconds "
-					"(0 to 31536000), got '%s'\n", optarg);
-				rte_eal_cleanup();
-				return 2;
-			}
-			zo.neigh_timeout_s = (unsigned)t;
-			break;
-		}
-		case 'P': {
-			char *eq = strchr(optarg, '=');
-			unsigned long w = eq ? strtoul(eq + 1, &end, 10) : 0;
-			if (!eq || eq == optarg || !eq[1] || *end || zo.n_pin == RSW_ZONE_MAX_SWITCHES) {
-				fprintf(stderr, "rocesw-dataplane: --pin: expected SWITCH=WORKER (a worker "
-					"number from 0), got '%s'\n", optarg);
-				rte_eal_cleanup();
-				return 2;
-			}
-			*eq = 0;
-			zo.pin[zo.n_pin].sw = optarg;
-			zo.pin[zo.n_pin++].worker = (unsigned)w;
-			break;
-		}
-		case 'Q': {
-			unsigned long q = strtoul(optarg, &end, 10);
-			if (*end || end == optarg || optarg[0] == '-' || q < 1 || q > RSW_DP_MAX_RXQ) {
-				fprintf(stderr, "rocesw-dataplane: --rxq: expected 1 to %u RX queues per "
-					"port, got '%s'\n", RSW_DP_MAX_RXQ, optarg);
-				rte_eal_cleanup();
-				return 2;
-			}
-			zo.rxq = (unsigned)q;
-			break;
-		}
-		case 'p': period = atof(optarg); break;
-		case 'j': json = optarg; break;
-		case 'd': duration = atof(optarg); break;
-		case 'S': ctl_path = optarg; break;
-		case 'G': ctl_group = optarg; break;
-		case 'I': idle = atol(optarg); break;
-		default: usage(stderr); rte_eal_cleanup(); return 2;
-		}
-	}
-	if (!config == !zone) {
-		fprintf(stderr, "rocesw-dataplane: give one of --config F or --zone Z\n");
-		usage(stderr);
+	if (parse_args(argc - n, argv + n, &a) < 0) {
 		rte_eal_cleanup();
 		return 2;
 	}
-	struct rsw_dp_zone *z = &g_zone;
-	zo.config = config;
-	zo.zone = zone;
-	if (rsw_dp_zone_open(z, &zo, err, sizeof(err)) < 0) {
-		fprintf(stderr, "rocesw-dataplane: %s\n", err);
-		rsw_dp_zone_close(z);
-		rte_eal_cleanup();
-		return 1;
-	}
-	static struct rsw_ctl ctl = {.listen_fd = -1};
-	if (ctl_path && rsw_ctl_open(&ctl, z->dp[0], ctl_path, ctl_group, err, sizeof(err)) < 0) {
-		fprintf(stderr, "rocesw-dataplane: %s\n", err);
-		rsw_dp_zone_close(z);
-		rte_eal_cleanup();
-		return 1;
-	}
-	ctl.zone = z;
-	ctl.config_path = z->config[0];
-	ctl.log = rsw_dp_log_line;
-	if (idle > 0)
-		ctl.idle_s = (unsigned)idle;
-	rsw_dp_telemetry_register(z);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	rsw_dp_zone_launch(z);
-	unsigned n_ports = 0;
-	for (unsigned s = 0; s < z->n_sw; s++)
-		n_ports += z->dp[s]->n_ports;
-	if (z->model)
-		fprintf(stderr, "rocesw-dataplane: zone %s: %u switches, %u ports, %u links, "
-			"%u workers, forwarding\n", z->name, z->n_sw, n_ports, z->n_links / 2,
-			z->n_workers);
-	else
-		fprintf(stderr, "rocesw-dataplane: %u ports, %u workers, forwarding\n", n_ports,
-			z->n_workers);
-
-	static struct rsw_dp_totals prev[RSW_ZONE_MAX_SWITCHES], cur[RSW_ZONE_MAX_SWITCHES];
-	double t0 = now_s(), last = t0;
-	sum_all(z, prev, 0);
-	while (!z->stop) {
-		/* 10 ms: how long an ARP/ND request or a ping to the switch waits at most */
-		if (ctl.listen_fd >= 0)
-			rsw_ctl_poll(&ctl, 10);
-		else
-			usleep(10000);
-		for (unsigned s = 0; s < z->n_sw; s++)
-			rsw_dp_neigh_poll(z->dp[s]);
-		for (unsigned s = 0; s < z->n_sw; s++)
-			rsw_switch_reap(z->dp[s]->sw); /* after the reply: freeing old tables is slow */
-		double t = now_s();
-		if (duration > 0 && t - t0 >= duration)
-			z->stop = 1;
-		if (period > 0 && t - last >= period) {
-			sum_all(z, cur, 0);
-			print_rates(z, cur, prev, t - last);
-			memcpy(prev, cur, z->n_sw * sizeof(*prev)); /* not the whole array: 1024 switches */
-			last = t;
-		}
-	}
-	rte_eal_mp_wait_lcore();
-	rsw_ctl_close(&ctl);
-	/* the queues are drained by the workers' last rounds; what is left counts as queued */
-	sum_all(z, cur, 1);
-	uint64_t in_flight = rsw_dp_zone_in_flight(z);
-	int status = print_final(z, cur, in_flight) ? 3 : 0;
-	if (json && rsw_dp_zone_stats_write_json(z, cur, json) < 0) {
-		fprintf(stderr, "rocesw-dataplane: cannot write %s\n", json);
-		if (!status)
-			status = 1;
+	int status = 1;
+	if (start(z, &ctl, &a) == 0) {
+		serve(z, &ctl, &a);
+		status = finish(z, &ctl, &a);
 	}
 	rsw_dp_zone_close(z);
 	rte_eal_cleanup();

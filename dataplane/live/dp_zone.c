@@ -228,6 +228,7 @@ static int spread(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, char 
 	return 0;
 }
 
+/* One piece: the start-up order is the point; a failure leaves z to rsw_dp_zone_close. */
 int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, char *err,
 		     size_t errlen)
 {

@@ -103,6 +103,7 @@ static int link_speeds(const struct rsw_dp_zone *z, unsigned s, const struct rsw
 	return o ? -1 : 0;
 }
 
+/* One piece: the transaction's three phases read together and share the unwinding at out:. */
 json_t *rsw_dp_zone_reload(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
 {
 	struct rsw_dp_zone *z = c->zone;

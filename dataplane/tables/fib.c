@@ -311,6 +311,7 @@ static struct rsw_classifier_rule *dup_rules(const struct rsw_classifier_rule *r
 	return d;
 }
 
+/* One piece: each compiled table in the order the next reads it, sharing two failure exits. */
 struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, char *err,
 			      unsigned errlen)
 {

@@ -292,8 +292,9 @@ static int op_check(const struct rsw_table_write *w, long found, const char *wha
 }
 
 /* Member set of a group changed: keep the slots of members that stay. */
-static int nhg_set(struct rsw_state *s, const struct rsw_nhg *in, long idx, char *err, size_t errlen)
+static int nhg_set(struct rsw_state *s, const void *entry, long idx, char *err, size_t errlen)
 {
+	const struct rsw_nhg *in = entry;
 	struct rsw_nhg *g;
 
 	if (in->n_members == 0)
@@ -368,206 +369,341 @@ static int nhg_set(struct rsw_state *s, const struct rsw_nhg *in, long idx, char
 	return 0;
 }
 
+/* The table descriptors: what differs between the keyed tables. apply_keyed() writes the rest
+ * once: find the key, check the op against it, then delete or store. */
+
+static long port_find(const struct rsw_state *s, const void *e)
+{
+	return rsw_state_port_index(s, ((const struct rsw_port_cfg *)e)->name);
+}
+
+/* Ports are referenced by index from neighbours, addresses and policy routes. */
+static int port_check_delete(const struct rsw_state *s, const void *e, long i, char *err,
+			     size_t errlen)
+{
+	const struct rsw_port_cfg *p = e;
+	for (size_t n = 0; n < s->n_neigh; n++)
+		if (s->neigh[n].port == i)
+			return fail(err, errlen, p->origin, "port '%s' still has neighbours",
+				    p->name);
+	for (size_t n = 0; n < s->n_intf; n++)
+		if (s->intf[n].port == i)
+			return fail(err, errlen, p->origin,
+				    "port '%s' still has interface addresses", p->name);
+	for (size_t n = 0; n < s->n_routes; n++)
+		if (s->routes[n].in_port == i)
+			return fail(err, errlen, p->origin, "port '%s' still has policy routes",
+				    p->name);
+	/* ports are referenced by index: only the last one can go */
+	if (i != s->n_ports - 1)
+		return fail(err, errlen, p->origin,
+			    "port '%s' is not the last port; ports are removed last-first",
+			    p->name);
+	return 0;
+}
+
+static void port_remove(struct rsw_state *s, long i)
+{
+	(void)i;
+	s->n_ports--;
+}
+
+/* Ports live in a fixed array, not a grown one. */
+static int port_store(struct rsw_state *s, const void *e, long i, char *err, size_t errlen)
+{
+	const struct rsw_port_cfg *p = e;
+	if (i < 0) {
+		if (s->n_ports == RSW_MAX_PORTS)
+			return fail(err, errlen, p->origin, "more than %d ports", RSW_MAX_PORTS);
+		i = s->n_ports++;
+	}
+	s->ports[i] = *p;
+	return 0;
+}
+
+static long qos_find(const struct rsw_state *s, const void *e)
+{
+	const struct rsw_qos_map *q = e;
+	return find_qos(s, q->name, q->kind);
+}
+
+static long policy_find(const struct rsw_state *s, const void *e)
+{
+	return find_policy(s, ((const struct rsw_named_policy *)e)->name);
+}
+
+static const char *neigh_key(const void *e, char *buf, size_t len)
+{
+	return rsw_ip_str(&((const struct rsw_neighbor *)e)->ip, buf, len);
+}
+
+static int neigh_check_key(const struct rsw_state *s, const void *e, const char *key, char *err,
+			   size_t errlen)
+{
+	const struct rsw_neighbor *n = e;
+	if (n->port >= s->n_ports)
+		return fail(err, errlen, n->origin, "neighbour %s: no port with index %u", key,
+			    n->port);
+	return 0;
+}
+
+static long neigh_find(const struct rsw_state *s, const void *e)
+{
+	const struct rsw_neighbor *n = e;
+	return find_neigh(s, n->port, &n->ip);
+}
+
+static long nhg_find(const struct rsw_state *s, const void *e)
+{
+	return find_nhg(s, ((const struct rsw_nhg *)e)->name);
+}
+
+static void nhg_remove(struct rsw_state *s, long i)
+{
+	nhg_free(s->nhg[i]);
+	s->nhg[i] = s->nhg[--s->n_nhg];
+}
+
+static const char *route_key(const void *e, char *buf, size_t len)
+{
+	return rsw_ip_str(&((const struct rsw_route *)e)->prefix.ip, buf, len);
+}
+
+static int route_check_key(const struct rsw_state *s, const void *e, const char *key, char *err,
+			   size_t errlen)
+{
+	const struct rsw_route *r = e;
+	if (r->in_port >= (int32_t)s->n_ports)
+		return fail(err, errlen, r->origin, "route %s/%u: no ingress port with index %d",
+			    key, r->prefix.len, r->in_port);
+	return 0;
+}
+
+static long route_find(const struct rsw_state *s, const void *e)
+{
+	return find_route(s, e);
+}
+
+static void route_remove(struct rsw_state *s, long i)
+{
+	rsw_route_index_remove(&s->route_ix, s->routes, (size_t)i, s->n_routes - 1);
+	s->routes[i] = s->routes[--s->n_routes];
+}
+
+/* Routes grow by doubling and are indexed by key. */
+static int route_store(struct rsw_state *s, const void *e, long i, char *err, size_t errlen)
+{
+	const struct rsw_route *r = e;
+	if (i < 0)
+		return route_append(s, r) < 0 ? fail(err, errlen, r->origin, "out of memory") : 0;
+	s->routes[i] = *r;
+	return 0;
+}
+
+static long cls_find(const struct rsw_state *s, const void *e)
+{
+	const struct rsw_classifier_rule *r = e;
+	for (size_t k = 0; k < s->n_cls; k++)
+		if (strcmp(s->cls[k].name, r->name) == 0)
+			return (long)k;
+	return -1;
+}
+
+static int cls_check_value(const struct rsw_state *s, const void *e, long i, char *err,
+			   size_t errlen)
+{
+	const struct rsw_classifier_rule *r = e;
+	(void)i;
+	if (r->in_port >= (int32_t)s->n_ports)
+		return fail(err, errlen, r->origin, "classifier rule '%s': no port with index %d",
+			    r->name, r->in_port);
+	if (r->tc > 7 || r->qp_lo > r->qp_hi || r->len_lo > r->len_hi)
+		return fail(err, errlen, r->origin, "classifier rule '%s': tc above 7 or an "
+			    "empty range", r->name);
+	return 0;
+}
+
+static const char *intf_key(const void *e, char *buf, size_t len)
+{
+	return rsw_ip_str(&((const struct rsw_interface *)e)->addr.ip, buf, len);
+}
+
+static int intf_check_key(const struct rsw_state *s, const void *e, const char *key, char *err,
+			  size_t errlen)
+{
+	const struct rsw_interface *a = e;
+	if (a->port >= s->n_ports)
+		return fail(err, errlen, a->origin, "interface address %s: no port with index %u",
+			    key, a->port);
+	if (a->addr.len > (a->addr.ip.family == 4 ? 32 : 128))
+		return fail(err, errlen, a->origin, "interface address %s: prefix length %u",
+			    key, a->addr.len);
+	return 0;
+}
+
+static long intf_find(const struct rsw_state *s, const void *e)
+{
+	const struct rsw_interface *a = e;
+	return find_intf(s, a->port, &a->addr.ip);
+}
+
+/* An address belongs to one port only. */
+static int intf_check_value(const struct rsw_state *s, const void *e, long i, char *err,
+			    size_t errlen)
+{
+	const struct rsw_interface *a = e;
+	char ip[64];
+	for (size_t k = 0; k < s->n_intf; k++)
+		if ((long)k != i && rsw_ip_eq(&s->intf[k].addr.ip, &a->addr.ip))
+			return fail(err, errlen, a->origin, "interface address %s is already "
+				    "on port %s", rsw_ip_str(&a->addr.ip, ip, sizeof(ip)),
+				    s->ports[s->intf[k].port].name);
+	return 0;
+}
+
+struct table_desc {
+	const char *what;  /* the entry in messages: "port", "QoS map", ... */
+	size_t origin_off; /* offsetof the entry's origin */
+	size_t name_off;   /* offsetof the entry's name, the key messages print... */
+	/* ...or, for the tables keyed by address, the address formatted into buf */
+	const char *(*key)(const void *e, char *buf, size_t len);
+	/* checks of the key before the lookup, or NULL */
+	int (*check_key)(const struct rsw_state *s, const void *e, const char *key, char *err,
+			 size_t errlen);
+	long (*find)(const struct rsw_state *s, const void *e); /* index, or -1 */
+	/* refuses to delete entry i while others refer to it, or NULL */
+	int (*check_delete)(const struct rsw_state *s, const void *e, long i, char *err,
+			    size_t errlen);
+	/* checks of an insert or modify (i is -1 for an insert), or NULL */
+	int (*check_value)(const struct rsw_state *s, const void *e, long i, char *err,
+			   size_t errlen);
+	/* NULL for the plain arrays: elem, arr_off and n_off say where they are */
+	void (*remove)(struct rsw_state *s, long i);
+	int (*store)(struct rsw_state *s, const void *e, long i, char *err, size_t errlen);
+	size_t elem;           /* entry size */
+	size_t arr_off, n_off; /* offsetof the array and its size_t count in struct rsw_state */
+};
+
+/* An entry of type t, called w in messages. */
+#define ENTRY(t, w) .what = w, .origin_off = offsetof(t, origin)
+#define NAMED(t) .name_off = offsetof(t, name)
+/* Kept in the grown array arr of n entries of struct rsw_state. */
+#define PLAIN_ARRAY(t, arr, n) \
+	.elem = sizeof(t), .arr_off = offsetof(struct rsw_state, arr), \
+	.n_off = offsetof(struct rsw_state, n)
+
+static const struct table_desc table_descs[RSW_T_COUNT] = {
+	[RSW_T_PORT] = {ENTRY(struct rsw_port_cfg, "port"), NAMED(struct rsw_port_cfg),
+			.find = port_find, .check_delete = port_check_delete,
+			.remove = port_remove, .store = port_store},
+	[RSW_T_QOS_MAP] = {ENTRY(struct rsw_qos_map, "QoS map"), NAMED(struct rsw_qos_map),
+			   .find = qos_find, PLAIN_ARRAY(struct rsw_qos_map, qos, n_qos)},
+	[RSW_T_HASH_POLICY] = {ENTRY(struct rsw_named_policy, "hash policy"),
+			       NAMED(struct rsw_named_policy), .find = policy_find,
+			       PLAIN_ARRAY(struct rsw_named_policy, pol, n_pol)},
+	[RSW_T_NEIGHBOR] = {ENTRY(struct rsw_neighbor, "neighbour"), .key = neigh_key,
+			    .check_key = neigh_check_key, .find = neigh_find,
+			    PLAIN_ARRAY(struct rsw_neighbor, neigh, n_neigh)},
+	[RSW_T_NHG] = {ENTRY(struct rsw_nhg, "next-hop group"), NAMED(struct rsw_nhg),
+		       .find = nhg_find, .remove = nhg_remove, .store = nhg_set},
+	[RSW_T_ROUTE] = {ENTRY(struct rsw_route, "route"), .key = route_key,
+			 .check_key = route_check_key, .find = route_find,
+			 .remove = route_remove, .store = route_store},
+	[RSW_T_CLASSIFIER] = {ENTRY(struct rsw_classifier_rule, "classifier rule"),
+			      NAMED(struct rsw_classifier_rule), .find = cls_find,
+			      .check_value = cls_check_value,
+			      PLAIN_ARRAY(struct rsw_classifier_rule, cls, n_cls)},
+	[RSW_T_INTERFACE] = {ENTRY(struct rsw_interface, "interface address"), .key = intf_key,
+			     .check_key = intf_check_key, .find = intf_find,
+			     .check_value = intf_check_value,
+			     PLAIN_ARRAY(struct rsw_interface, intf, n_intf)},
+};
+
+#undef ENTRY
+#undef NAMED
+#undef PLAIN_ARRAY
+
+/* The plain arrays are reached by offset: memcpy moves their pointer whatever its type. */
+static void *plain_array(const struct rsw_state *s, const struct table_desc *d)
+{
+	void *arr;
+	memcpy(&arr, (const char *)s + d->arr_off, sizeof(arr));
+	return arr;
+}
+
+static size_t *plain_count(struct rsw_state *s, const struct table_desc *d)
+{
+	return (size_t *)(void *)((char *)s + d->n_off);
+}
+
+/* Deletes entry i: the last entry takes its place. */
+static void plain_remove(struct rsw_state *s, const struct table_desc *d, long i)
+{
+	char *arr = plain_array(s, d);
+	size_t *n = plain_count(s, d);
+	--*n;
+	memmove(arr + (size_t)i * d->elem, arr + *n * d->elem, d->elem);
+}
+
+/* Overwrites entry i, or appends when i is -1. */
+static int plain_store(struct rsw_state *s, const struct table_desc *d, const void *e, long i,
+		       const char *origin, char *err, size_t errlen)
+{
+	char *arr = plain_array(s, d);
+	size_t *n = plain_count(s, d);
+	if (i < 0) {
+		arr = push(arr, n, d->elem);
+		if (!arr)
+			return fail(err, errlen, origin, "out of memory");
+		memcpy((char *)s + d->arr_off, &arr, sizeof(arr));
+		i = (long)*n - 1;
+	}
+	memcpy(arr + (size_t)i * d->elem, e, d->elem);
+	return 0;
+}
+
+static int apply_keyed(struct rsw_state *s, const struct table_desc *d,
+		       const struct rsw_table_write *w, char *err, size_t errlen)
+{
+	const void *e = &w->u;
+	const char *origin = (const char *)e + d->origin_off;
+	char buf[64];
+	const char *key = d->key ? d->key(e, buf, sizeof(buf)) : (const char *)e + d->name_off;
+	long i;
+
+	if (d->check_key && d->check_key(s, e, key, err, errlen) < 0)
+		return -1;
+	i = d->find(s, e);
+	/* from here i is -1 exactly when the write inserts */
+	if (op_check(w, i, d->what, key, err, errlen, origin) < 0)
+		return -1;
+	if (w->op == RSW_W_DELETE) {
+		if (d->check_delete && d->check_delete(s, e, i, err, errlen) < 0)
+			return -1;
+		if (d->remove)
+			d->remove(s, i);
+		else
+			plain_remove(s, d, i);
+		return 0;
+	}
+	if (d->check_value && d->check_value(s, e, i, err, errlen) < 0)
+		return -1;
+	if (d->store)
+		return d->store(s, e, i, err, errlen);
+	return plain_store(s, d, e, i, origin, err, errlen);
+}
+
 int rsw_state_apply(struct rsw_state *s, const struct rsw_table_write *w, char *err, size_t errlen)
 {
-	long i;
-	int ins;
-
-	switch (w->table) {
-	case RSW_T_SWITCH:
+	if (w->table == RSW_T_SWITCH) {
 		if (w->op != RSW_W_SET && w->op != RSW_W_MODIFY)
 			return fail(err, errlen, NULL, "SWITCH can only be set");
 		s->sw = w->u.sw;
 		return 0;
-	case RSW_T_PORT: {
-		const struct rsw_port_cfg *p = &w->u.port;
-		i = rsw_state_port_index(s, p->name);
-		if ((ins = op_check(w, i, "port", p->name, err, errlen, p->origin)) < 0)
-			return -1;
-		if (w->op == RSW_W_DELETE) {
-			for (size_t n = 0; n < s->n_neigh; n++)
-				if (s->neigh[n].port == i)
-					return fail(err, errlen, p->origin,
-						    "port '%s' still has neighbours", p->name);
-			for (size_t n = 0; n < s->n_intf; n++)
-				if (s->intf[n].port == i)
-					return fail(err, errlen, p->origin,
-						    "port '%s' still has interface addresses", p->name);
-			for (size_t n = 0; n < s->n_routes; n++)
-				if (s->routes[n].in_port == i)
-					return fail(err, errlen, p->origin,
-						    "port '%s' still has policy routes", p->name);
-			/* ports are referenced by index: only the last one can go */
-			if (i != s->n_ports - 1)
-				return fail(err, errlen, p->origin,
-					    "port '%s' is not the last port; ports are removed last-first",
-					    p->name);
-			s->n_ports--;
-			return 0;
-		}
-		if (ins) {
-			if (s->n_ports == RSW_MAX_PORTS)
-				return fail(err, errlen, p->origin, "more than %d ports", RSW_MAX_PORTS);
-			i = s->n_ports++;
-		}
-		s->ports[i] = *p;
-		return 0;
 	}
-	case RSW_T_QOS_MAP: {
-		const struct rsw_qos_map *q = &w->u.qos;
-		i = find_qos(s, q->name, q->kind);
-		if ((ins = op_check(w, i, "QoS map", q->name, err, errlen, q->origin)) < 0)
-			return -1;
-		if (w->op == RSW_W_DELETE) {
-			s->qos[i] = s->qos[--s->n_qos];
-			return 0;
-		}
-		if (ins) {
-			void *p = push(s->qos, &s->n_qos, sizeof(*s->qos));
-			if (!p)
-				return fail(err, errlen, q->origin, "out of memory");
-			s->qos = p;
-			i = (long)s->n_qos - 1;
-		}
-		s->qos[i] = *q;
-		return 0;
-	}
-	case RSW_T_HASH_POLICY: {
-		const struct rsw_named_policy *hp = &w->u.policy;
-		i = find_policy(s, hp->name);
-		if ((ins = op_check(w, i, "hash policy", hp->name, err, errlen, hp->origin)) < 0)
-			return -1;
-		if (w->op == RSW_W_DELETE) {
-			s->pol[i] = s->pol[--s->n_pol];
-			return 0;
-		}
-		if (ins) {
-			void *p = push(s->pol, &s->n_pol, sizeof(*s->pol));
-			if (!p)
-				return fail(err, errlen, hp->origin, "out of memory");
-			s->pol = p;
-			i = (long)s->n_pol - 1;
-		}
-		s->pol[i] = *hp;
-		return 0;
-	}
-	case RSW_T_NEIGHBOR: {
-		const struct rsw_neighbor *n = &w->u.neigh;
-		char ip[64];
-		rsw_ip_str(&n->ip, ip, sizeof(ip));
-		if (n->port >= s->n_ports)
-			return fail(err, errlen, n->origin, "neighbour %s: no port with index %u", ip,
-				    n->port);
-		i = find_neigh(s, n->port, &n->ip);
-		if ((ins = op_check(w, i, "neighbour", ip, err, errlen, n->origin)) < 0)
-			return -1;
-		if (w->op == RSW_W_DELETE) {
-			s->neigh[i] = s->neigh[--s->n_neigh];
-			return 0;
-		}
-		if (ins) {
-			void *p = push(s->neigh, &s->n_neigh, sizeof(*s->neigh));
-			if (!p)
-				return fail(err, errlen, n->origin, "out of memory");
-			s->neigh = p;
-			i = (long)s->n_neigh - 1;
-		}
-		s->neigh[i] = *n;
-		return 0;
-	}
-	case RSW_T_NHG: {
-		const struct rsw_nhg *g = &w->u.nhg;
-		i = find_nhg(s, g->name);
-		if ((ins = op_check(w, i, "next-hop group", g->name, err, errlen, g->origin)) < 0)
-			return -1;
-		if (w->op == RSW_W_DELETE) {
-			nhg_free(s->nhg[i]);
-			s->nhg[i] = s->nhg[--s->n_nhg];
-			return 0;
-		}
-		return nhg_set(s, g, i, err, errlen);
-	}
-	case RSW_T_CLASSIFIER: {
-		const struct rsw_classifier_rule *r = &w->u.cls;
-		i = -1;
-		for (size_t k = 0; k < s->n_cls; k++)
-			if (strcmp(s->cls[k].name, r->name) == 0)
-				i = (long)k;
-		if ((ins = op_check(w, i, "classifier rule", r->name, err, errlen, r->origin)) < 0)
-			return -1;
-		if (w->op == RSW_W_DELETE) {
-			s->cls[i] = s->cls[--s->n_cls];
-			return 0;
-		}
-		if (r->in_port >= (int32_t)s->n_ports)
-			return fail(err, errlen, r->origin, "classifier rule '%s': no port with index %d",
-				    r->name, r->in_port);
-		if (r->tc > 7 || r->qp_lo > r->qp_hi || r->len_lo > r->len_hi)
-			return fail(err, errlen, r->origin, "classifier rule '%s': tc above 7 or an "
-				    "empty range", r->name);
-		if (ins) {
-			void *p = push(s->cls, &s->n_cls, sizeof(*s->cls));
-			if (!p)
-				return fail(err, errlen, r->origin, "out of memory");
-			s->cls = p;
-			i = (long)s->n_cls - 1;
-		}
-		s->cls[i] = *r;
-		return 0;
-	}
-	case RSW_T_INTERFACE: {
-		const struct rsw_interface *a = &w->u.intf;
-		char ip[64];
-		rsw_ip_str(&a->addr.ip, ip, sizeof(ip));
-		if (a->port >= s->n_ports)
-			return fail(err, errlen, a->origin, "interface address %s: no port with index %u",
-				    ip, a->port);
-		if (a->addr.len > (a->addr.ip.family == 4 ? 32 : 128))
-			return fail(err, errlen, a->origin, "interface address %s: prefix length %u",
-				    ip, a->addr.len);
-		i = find_intf(s, a->port, &a->addr.ip);
-		if ((ins = op_check(w, i, "interface address", ip, err, errlen, a->origin)) < 0)
-			return -1;
-		if (w->op == RSW_W_DELETE) {
-			s->intf[i] = s->intf[--s->n_intf];
-			return 0;
-		}
-		for (size_t k = 0; k < s->n_intf; k++)
-			if ((long)k != i && rsw_ip_eq(&s->intf[k].addr.ip, &a->addr.ip))
-				return fail(err, errlen, a->origin, "interface address %s is already "
-					    "on port %s", ip, s->ports[s->intf[k].port].name);
-		if (ins) {
-			void *p = push(s->intf, &s->n_intf, sizeof(*s->intf));
-			if (!p)
-				return fail(err, errlen, a->origin, "out of memory");
-			s->intf = p;
-			i = (long)s->n_intf - 1;
-		}
-		s->intf[i] = *a;
-		return 0;
-	}
-	case RSW_T_ROUTE: {
-		const struct rsw_route *r = &w->u.route;
-		char ip[64];
-		rsw_ip_str(&r->prefix.ip, ip, sizeof(ip));
-		if (r->in_port >= (int32_t)s->n_ports)
-			return fail(err, errlen, r->origin, "route %s/%u: no ingress port with index %d",
-				    ip, r->prefix.len, r->in_port);
-		i = find_route(s, r);
-		if ((ins = op_check(w, i, "route", ip, err, errlen, r->origin)) < 0)
-			return -1;
-		if (w->op == RSW_W_DELETE) {
-			rsw_route_index_remove(&s->route_ix, s->routes, (size_t)i, s->n_routes - 1);
-			s->routes[i] = s->routes[--s->n_routes];
-			return 0;
-		}
-		if (ins)
-			return route_append(s, r) < 0 ? fail(err, errlen, r->origin, "out of memory") : 0;
-		s->routes[i] = *r;
-		return 0;
-	}
-	}
-	return fail(err, errlen, NULL, "unknown table %u", w->table);
+	if (w->table >= RSW_T_COUNT)
+		return fail(err, errlen, NULL, "unknown table %u", w->table);
+	return apply_keyed(s, &table_descs[w->table], w, err, errlen);
 }
 
 /* A member is usable when its next hop resolves to a neighbour on an up port. */
