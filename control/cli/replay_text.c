@@ -5,6 +5,7 @@
 #include "cli_table.h"
 #include "replay_digest.h"
 #include "replay_text.h"
+#include "json_get.h"
 
 #define TOP_DEFAULT 10
 
@@ -32,12 +33,6 @@ int rsw_text_opt(int opt, const char *arg, struct rsw_text_opts *o)
 	default:
 		return 0;
 	}
-}
-
-static uint64_t ju(const json_t *o, const char *k)
-{
-	json_t *v = json_object_get(o, k);
-	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
 }
 
 static double mb(uint64_t bytes)

@@ -6,18 +6,7 @@
 
 #include "replay_digest.h"
 #include "replay_summary.h"
-
-static uint64_t ju(const json_t *o, const char *k)
-{
-	json_t *v = json_object_get(o, k);
-	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
-}
-
-static const char *js(const json_t *o, const char *k)
-{
-	const char *s = json_string_value(json_object_get(o, k));
-	return s ? s : "";
-}
+#include "json_get.h"
 
 static const char *const tier_names[RSW_LT_N] = {
 	"host → leaf", "leaf → host", "up: leaf → spine", "down: spine → leaf",

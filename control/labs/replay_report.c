@@ -10,6 +10,7 @@
 #include "replay_report.h"
 #include "replay_summary.h"
 #include "report_scale.h"
+#include "json_get.h"
 
 #define TOP_QUEUES 6
 #define MAX_POINTS 20000 /* samples per series handed to the chart; more are bucketed (max) */
@@ -58,18 +59,6 @@ struct view {
 	unsigned n_rows;
 	int oom;
 };
-
-static uint64_t ju(const json_t *o, const char *k)
-{
-	json_t *v = json_object_get(o, k);
-	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
-}
-
-static const char *js(const json_t *o, const char *k)
-{
-	const char *s = json_string_value(json_object_get(o, k));
-	return s ? s : "";
-}
 
 static double us(uint64_t ns)
 {

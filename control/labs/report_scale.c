@@ -5,14 +5,9 @@
 
 #include "html.h"
 #include "report_scale.h"
+#include "json_get.h"
 
 #define CDF_STEPS 1000 /* the CDF is evaluated at every 0.1 % of utilization */
-
-static const char *js(const json_t *o, const char *k)
-{
-	const char *s = json_string_value(json_object_get(o, k));
-	return s ? s : "";
-}
 
 /* A percentage to two decimals: what a cell or a readout shows, and all the page needs. */
 static json_t *pct(double v)
