@@ -238,18 +238,40 @@ static uint32_t ip4_host(const uint8_t *a)
 	return (uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 | (uint32_t)a[2] << 8 | a[3];
 }
 
-/* a route is added once per build: a key already there is the same route (a rebuild of it) */
-static void host4_add(struct rsw_host4 *h, uint32_t ip, uint32_t val)
+static int long4_holds(const struct rsw_long4 *h, unsigned len)
 {
-	uint32_t i = rsw_host4_hash(ip, h->mask);
-	while (h->slot[i].val != RSW_HOST4_EMPTY && h->slot[i].ip != ip)
-		i = (i + 1) & h->mask;
-	h->slot[i] = (struct rsw_host4_slot){.ip = ip, .val = val};
+	for (unsigned k = 0; k < h->n_len; k++)
+		if (h->len[k] == len)
+			return 1;
+	return 0;
 }
 
-/* Sized for n /32 routes at most half full; only beside the compact IPv4 table. */
-static int host4_new(struct rsw_host4 *h, unsigned n)
+/* a route is added once per build: a key already there is the same route (a rebuild of it) */
+static void long4_add(struct rsw_long4 *h, uint32_t ip, unsigned len, uint32_t val)
 {
+	uint32_t i = rsw_long4_hash(ip, len, h->mask);
+	while (h->slot[i].len_val != RSW_LONG4_EMPTY &&
+	       !(h->slot[i].ip == ip && h->slot[i].len_val >> 24 == len))
+		i = (i + 1) & h->mask;
+	h->slot[i] = (struct rsw_long4_slot){.ip = ip, .len_val = (uint32_t)len << 24 | val};
+}
+
+/* The main IPv4 routes' longest lengths (up to RSW_LONG4_LENS of them), and a table sized for
+ * their routes at most half full. Route values fit 24 bits (RSW_LPM_KIND_SHIFT + 2 bits). */
+static int long4_new(struct rsw_long4 *h, const struct rsw_state *s)
+{
+	unsigned count[33] = {0}, n = 0;
+	for (size_t i = 0; i < s->n_routes; i++)
+		if (s->routes[i].in_port < 0 && s->routes[i].prefix.ip.family == 4 &&
+		    s->routes[i].prefix.len > 0)
+			count[s->routes[i].prefix.len]++;
+	for (unsigned len = 32; len > 0 && h->n_len < RSW_LONG4_LENS; len--)
+		if (count[len]) {
+			h->len[h->n_len++] = (uint8_t)len;
+			n += count[len];
+		}
+	if (!n)
+		return 0;
 	uint32_t slots = 16;
 	while (slots < 2 * n)
 		slots *= 2;
@@ -257,7 +279,7 @@ static int host4_new(struct rsw_host4 *h, unsigned n)
 	if (!h->slot)
 		return -1;
 	for (uint32_t i = 0; i < slots; i++)
-		h->slot[i] = (struct rsw_host4_slot){.val = RSW_HOST4_EMPTY};
+		h->slot[i] = (struct rsw_long4_slot){.len_val = RSW_LONG4_EMPTY};
 	h->mask = slots - 1;
 	return 0;
 }
@@ -285,8 +307,8 @@ static int add_route(struct rsw_fib *f, const struct rsw_route *r, uint32_t val)
 		return 0;
 	}
 	if (r->prefix.ip.family == 4) {
-		if (r->prefix.len == 32 && f->host4.slot)
-			host4_add(&f->host4, ip4_host(r->prefix.ip.a), val);
+		if (f->long4.slot && long4_holds(&f->long4, r->prefix.len))
+			long4_add(&f->long4, ip4_host(r->prefix.ip.a), r->prefix.len, val);
 		return rte_fib_add(f->fib4, ip4_host(r->prefix.ip.a), r->prefix.len, val);
 	}
 	return rte_lpm6_add(f->lpm6, r->prefix.ip.a, r->prefix.len, val);
@@ -383,16 +405,16 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 			goto oom;
 		f->n_groups++;
 	}
-	unsigned n4 = 0, n6 = 0, n32 = 0;
+	unsigned n4 = 0, n6 = 0;
 	for (size_t i = 0; i < s->n_routes; i++) {
 		if (s->routes[i].in_port >= 0)
 			n_pbr[s->routes[i].in_port]++;
 		else if (s->routes[i].prefix.ip.family == 4)
-			n4++, n32 += s->routes[i].prefix.len == 32;
+			n4++;
 		else
 			n6++;
 	}
-	if (fib4_compact && n32 && host4_new(&f->host4, n32) < 0)
+	if (fib4_compact && long4_new(&f->long4, s) < 0)
 		goto oom;
 	unsigned long t4 = n4 ? tbl8_groups(s, 4) : 0, t6 = n6 ? tbl8_groups(s, 6) : 0;
 	if (t4 == ~0ul || t6 == ~0ul)
@@ -456,7 +478,7 @@ void rsw_fib_free(struct rsw_fib *f)
 			rte_rib6_free(f->ports[p].pbr6);
 		}
 	}
-	free(f->host4.slot);
+	free(f->long4.slot);
 	for (uint32_t g = 0; f->groups && g < f->n_groups; g++) {
 		free(f->groups[g].bucket_slot);
 		free(f->groups[g].active_nh);

@@ -68,32 +68,51 @@ struct rsw_fib_port {
 	char name[RSW_NAME_MAX];
 };
 
-/* The IPv4 main table's /32 routes by exact match, beside the compact (RIB trie) table: a /32 is
- * the longest prefix an address can match, so a hit is the trie's answer without its walk of up to
- * 32 nodes. Open addressing, linear probing, 8-byte slots; empty slots hold RSW_HOST4_EMPTY. A
- * zone's CTSWs hold a /32 per host: their lookups stay a cache line or two. */
-#define RSW_HOST4_EMPTY UINT32_MAX
-struct rsw_host4_slot {
-	uint32_t ip, val;
+/* The IPv4 main table's routes of its RSW_LONG4_LENS longest prefix lengths by exact match,
+ * beside the compact (RIB trie) table: probed longest length first, the first hit is the longest
+ * match (every longer length is among those probed), and a miss falls back to the trie, which
+ * holds every route. A zone's switches have one or two lengths (a CTSW a /32 per host, an RTSW
+ * its hosts' /32s and a /16 for the rest), so their lookups never walk the trie. Open
+ * addressing, linear probing, 8-byte slots: the masked address, and the route's value with its
+ * length in the top byte; empty slots hold RSW_LONG4_EMPTY. */
+#define RSW_LONG4_LENS 4
+#define RSW_LONG4_EMPTY UINT32_MAX
+struct rsw_long4_slot {
+	uint32_t ip, len_val;
 };
-struct rsw_host4 {
+struct rsw_long4 {
 	uint32_t mask;   /* slots - 1 (slots a power of two, at least twice the routes) */
-	struct rsw_host4_slot *slot;
+	uint8_t n_len;   /* lengths held, longest first in len[] */
+	uint8_t len[RSW_LONG4_LENS];
+	struct rsw_long4_slot *slot;
 };
 
-static inline uint32_t rsw_host4_hash(uint32_t ip, uint32_t mask)
+static inline uint32_t rsw_long4_hash(uint32_t ip, unsigned len, uint32_t mask)
 {
-	return (uint32_t)(((uint64_t)ip * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+	return (uint32_t)(((uint64_t)(ip ^ len) * 0x9E3779B97F4A7C15ull) >> 32) & mask;
 }
 
-/* The value of a /32 route to ip (host order), or RSW_HOST4_EMPTY. */
-static inline uint32_t rsw_host4_find(const struct rsw_host4 *h, uint32_t ip)
+static inline uint32_t rsw_long4_netmask(unsigned len)
 {
-	for (uint32_t i = rsw_host4_hash(ip, h->mask);; i = (i + 1) & h->mask) {
-		const struct rsw_host4_slot *e = &h->slot[i];
-		if (e->val == RSW_HOST4_EMPTY || e->ip == ip)
-			return e->val;
+	return len ? ~0u << (32 - len) : 0;
+}
+
+/* The value of the longest route to ip (host order) among the lengths held, or
+ * RSW_LONG4_EMPTY (then the trie answers). */
+static inline uint32_t rsw_long4_find(const struct rsw_long4 *h, uint32_t ip)
+{
+	for (unsigned k = 0; k < h->n_len; k++) {
+		unsigned len = h->len[k];
+		uint32_t key = ip & rsw_long4_netmask(len);
+		for (uint32_t i = rsw_long4_hash(key, len, h->mask);; i = (i + 1) & h->mask) {
+			const struct rsw_long4_slot *e = &h->slot[i];
+			if (e->len_val == RSW_LONG4_EMPTY)
+				break;
+			if (e->ip == key && e->len_val >> 24 == len)
+				return e->len_val & 0xFFFFFF;
+		}
 	}
+	return RSW_LONG4_EMPTY;
 }
 
 struct rsw_fib {
@@ -102,7 +121,7 @@ struct rsw_fib {
 	uint8_t dmac_check;
 	uint16_t n_ports;
 	struct rte_fib *fib4;   /* NULL when there is no IPv4 route */
-	struct rsw_host4 host4; /* compact tables: the /32 routes of fib4 (slot NULL: none) */
+	struct rsw_long4 long4; /* compact tables: fib4's longest lengths (slot NULL: none) */
 	struct rte_lpm6 *lpm6;  /* NULL when there is no IPv6 route */
 	/* rte_lpm/rte_lpm6 take depths from 1: a /0 route is kept beside them */
 	uint8_t has_default4, has_default6;

@@ -15,18 +15,18 @@ static inline uint32_t dst4(const struct rsw_pkt_meta *m)
 	       (uint32_t)m->dst_ip[2] << 8 | m->dst_ip[3];
 }
 
-/* The IPv4 main table's answers for n addresses: a /32 by exact match where the table keeps
- * them apart (compact tables), the rest through rte_fib in one call. */
+/* The IPv4 main table's answers for n addresses: by exact match of its longest lengths where
+ * the table keeps them apart (compact tables), the rest through rte_fib. */
 static inline void fib4_lookup(const struct rsw_fib *f, const uint32_t *ip, uint64_t *nh,
 			       unsigned n)
 {
-	if (!f->host4.slot) {
+	if (!f->long4.slot) {
 		rte_fib_lookup_bulk(f->fib4, (uint32_t *)(uintptr_t)ip, nh, n);
 		return;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		uint32_t v = rsw_host4_find(&f->host4, ip[i]);
-		if (v != RSW_HOST4_EMPTY)
+		uint32_t v = rsw_long4_find(&f->long4, ip[i]);
+		if (v != RSW_LONG4_EMPTY)
 			nh[i] = v;
 		else
 			rte_fib_lookup_bulk(f->fib4, (uint32_t *)(uintptr_t)&ip[i], &nh[i], 1);

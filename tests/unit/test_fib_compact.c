@@ -4,7 +4,8 @@
  *
  * 3000 random routes, nested (lengths 1 to 32, most inside 10.0.0.0/8), each to its own next hop;
  * 200,000 addresses looked up in both tables and by a linear walk over the routes; the compact
- * table's exact-match /32s answer exactly where a /32 is the longest match. */
+ * table's exact matches of its longest prefix lengths answer exactly where the longest match
+ * has one of those lengths; a zone's switch with a /32 per host and a /16 never walks the trie. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,7 +42,8 @@ static uint32_t mask(unsigned len)
 	return len ? ~0u << (32 - len) : 0;
 }
 
-static struct rsw_state *state_with_routes(void)
+/* n routes; lengths from lens[] (n_lens of them), or 1 to 32 when n_lens is 0 */
+static struct rsw_state *state_with_routes(unsigned n, const uint8_t *lens, unsigned n_lens)
 {
 	struct rsw_state *s = rsw_state_new();
 	assert_non_null(s);
@@ -55,8 +57,8 @@ static struct rsw_state *state_with_routes(void)
 	strcpy(w.u.port.tc_to_pg_map, "AZURE");
 	assert_int_equal(rsw_state_apply(s, &w, err, sizeof(err)), 0);
 	n_routes = 0;
-	while (n_routes < ROUTES) {
-		unsigned len = 1 + (unsigned)(next() % 32);
+	while (n_routes < n) {
+		unsigned len = n_lens ? lens[next() % n_lens] : 1 + (unsigned)(next() % 32);
 		uint32_t a = (uint32_t)next();
 		if (next() % 4)
 			a = 0x0A000000u | (a & 0x00FFFFFFu); /* 10/8: nested prefixes */
@@ -131,8 +133,8 @@ static uint32_t nh_of_route(const struct rsw_fib *f, unsigned i)
 static void test_compact_answers_as_dir24_8(void **st)
 {
 	(void)st;
-	struct rsw_state *s = state_with_routes();
-	unsigned n_host32 = 0;
+	struct rsw_state *s = state_with_routes(ROUTES, NULL, 0);
+	unsigned n_long = 0;
 	size_t h0 = heap_used();
 	rsw_fib_compact_ipv4(0);
 	struct rsw_fib *wide = rsw_fib_build(s, 1, err, sizeof(err));
@@ -161,20 +163,52 @@ static void test_compact_answers_as_dir24_8(void **st)
 			fail_msg("%08x: by hand %llx, DIR-24-8 %llx, compact %llx", addr,
 				 (unsigned long long)want, (unsigned long long)a,
 				 (unsigned long long)b);
-		/* the compact table's /32s by exact match: a hit only where a /32 is the longest
-		 * match, with its answer */
-		uint32_t h = rsw_host4_find(&compact->host4, addr);
-		if (r >= 0 && prefix_len[r] == 32)
+		/* the compact table's longest lengths (here 32 down to 29) by exact match: a hit
+		 * exactly where the longest match has one of them, with its answer */
+		uint32_t h = rsw_long4_find(&compact->long4, addr);
+		if (r >= 0 && prefix_len[r] > 32 - RSW_LONG4_LENS)
 			assert_int_equal(h, want);
 		else
-			assert_int_equal(h, RSW_HOST4_EMPTY);
-		n_host32 += h != RSW_HOST4_EMPTY;
+			assert_int_equal(h, RSW_LONG4_EMPTY);
+		n_long += h != RSW_LONG4_EMPTY;
 	}
-	assert_non_null(compact->host4.slot);
-	assert_null(wide->host4.slot);
-	assert_true(n_host32 > LOOKUPS / 100); /* the exact-match path was taken */
+	assert_non_null(compact->long4.slot);
+	assert_int_equal(compact->long4.n_len, RSW_LONG4_LENS);
+	assert_int_equal(compact->long4.len[0], 32);
+	assert_null(wide->long4.slot);
+	assert_true(n_long > LOOKUPS / 100); /* the exact-match path was taken */
 	rsw_fib_free(wide);
 	rsw_fib_free(compact);
+	rsw_state_free(s);
+}
+
+/* A zone switch's shape: /32s for its hosts and a /16 for the rest (and a /8 beside): every
+ * lookup that some route matches is answered by the exact-match lengths, never by the trie. */
+static void test_zone_shaped_table_never_walks_the_trie(void **st)
+{
+	(void)st;
+	static const uint8_t lens[] = {32, 32, 32, 16, 8};
+	struct rsw_state *s = state_with_routes(600, lens, sizeof(lens));
+	rsw_fib_compact_ipv4(1);
+	struct rsw_fib *f = rsw_fib_build(s, 3, err, sizeof(err));
+	assert_non_null(f);
+	assert_int_equal(f->long4.n_len, 3);
+	unsigned hits = 0;
+	for (unsigned n = 0; n < LOOKUPS / 4; n++) {
+		uint32_t addr = prefix_addr[next() % n_routes] | ((uint32_t)next() & 0xFFFFu);
+		if (n % 3 == 0)
+			addr = prefix_addr[next() % n_routes];
+		long r = by_hand(addr);
+		uint32_t h = rsw_long4_find(&f->long4, addr);
+		if (r < 0) {
+			assert_int_equal(h, RSW_LONG4_EMPTY);
+			continue;
+		}
+		assert_int_equal(h, nh_of_route(f, (unsigned)r));
+		hits++;
+	}
+	assert_true(hits > LOOKUPS / 8);
+	rsw_fib_free(f);
 	rsw_state_free(s);
 }
 
@@ -184,6 +218,7 @@ int main(void)
 		return 1;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_compact_answers_as_dir24_8),
+		cmocka_unit_test(test_zone_shaped_table_never_walks_the_trie),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
