@@ -264,9 +264,10 @@ void rsw_replay_text_print(FILE *f, const struct rsw_zone *z, int zone,
 		  (o->ports == RSW_PORTS_AUTO && zone && z->n_sw > RSW_DIGEST_SCALE_SWITCHES);
 	if (!agg) {
 		rsw_replay_summary_print(f, z, zone, r, coll);
-		return;
+	} else {
+		json_t *sum = rsw_replay_summary_json(z, zone, r, coll);
+		rsw_replay_text_digest(f, sum, o->top ? o->top : TOP_DEFAULT);
+		json_decref(sum);
 	}
-	json_t *sum = rsw_replay_summary_json(z, zone, r, coll);
-	rsw_replay_text_digest(f, sum, o->top ? o->top : TOP_DEFAULT);
-	json_decref(sum);
+	rsw_replay_cut_print(f, r, z->n_host);
 }

@@ -370,6 +370,28 @@ static void coll_print(FILE *f, const struct rsw_zone *z, const struct rsw_coll 
 		(unsigned long)cr->injected_drops);
 }
 
+/* Flows some of whose packets had not left the zone (or a direct input's switch) at the end. */
+static uint64_t incomplete_flows(const struct rsw_replay_result *r)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < r->n_flows; i++)
+		n += r->flow[i].packets_out < r->flow[i].packets_in;
+	return n;
+}
+
+void rsw_replay_cut_print(FILE *f, const struct rsw_replay_result *r, unsigned n_host)
+{
+	if (!r->cut_ns)
+		return;
+	uint64_t unsent = 0;
+	for (unsigned h = 0; r->host && h < n_host; h++)
+		unsent += r->host[h].unsent;
+	fprintf(f, "stopped by --until at %.9f s with events still due: %lu frames queued, %lu in "
+		"flight, %lu captured frames not yet sent by hosts; %lu of %zu flows incomplete\n",
+		(double)r->cut_ns / 1e9, (unsigned long)r->queued, (unsigned long)r->in_flight,
+		(unsigned long)unsent, (unsigned long)incomplete_flows(r), r->n_flows);
+}
+
 json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
 				const struct rsw_replay_result *r, const struct rsw_coll *coll)
 {
@@ -377,6 +399,10 @@ json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
 	json_object_set_new(root, "start_ns", J(r->start_ns));
 	json_object_set_new(root, "end_ns", J(r->end_ns));
 	json_object_set_new(root, "collective_ns", collective_json(r));
+	if (r->cut_ns) { /* only then: a run that ended by itself has none of these */
+		json_object_set_new(root, "cut_by_until_ns", J(r->cut_ns));
+		json_object_set_new(root, "incomplete_flows", J(incomplete_flows(r)));
+	}
 	if (!zone) {
 		const struct rsw_fib *fib = rsw_switch_fib(z->sw[0].sw);
 		json_object_set_new(root, "ports", ports_json(fib, &r->sw[0]));

@@ -21,6 +21,8 @@ static inline double rsw_replay_last_frame_ns(uint64_t speed_mbps)
 /* coll: the closed-loop collective that ran (its figures under "collective"), or NULL. */
 json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
 				const struct rsw_replay_result *r, const struct rsw_coll *coll);
+/* A line saying that --until cut the run and what was left undone then; nothing otherwise. */
+void rsw_replay_cut_print(FILE *f, const struct rsw_replay_result *r, unsigned n_host);
 void rsw_replay_summary_print(FILE *f, const struct rsw_zone *z, int zone,
 			      const struct rsw_replay_result *r, const struct rsw_coll *coll);
 

@@ -555,7 +555,7 @@ static void finish(struct replay *r)
 			res->link_lost[i] = r->link[i].lost;
 	}
 	for (unsigned h = 0; h < md->n_host; h++)
-		host_finish(r, h, res->end_ns);
+		host_finish(r, h, res->cut_ns ? res->cut_ns : res->end_ns);
 	if (r->loop)
 		loop_finish(r);
 	res->n_flows = r->flows.n;
@@ -721,8 +721,10 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 	uint64_t n_events = 0;
 	struct rsw_wake w;
 	while (!r.failed && !r.oom && rsw_event_peek(&r.q) != UINT64_MAX) {
-		if (opts->until_ns && rsw_event_peek(&r.q) > opts->until_ns)
+		if (opts->until_ns && rsw_event_peek(&r.q) > opts->until_ns) {
+			res->cut_ns = opts->until_ns;
 			break;
+		}
 		rsw_event_pop(&r.q, &w);
 		if (!res->entered && !res->generated)
 			res->start_ns = w.t;

@@ -88,6 +88,8 @@ struct rsw_replay_flow {
 struct rsw_replay_result {
 	uint64_t start_ns;            /* the first frame entered */
 	uint64_t end_ns;              /* start of the last frame sent anywhere */
+	uint64_t cut_ns;              /* --until stopped the run here with events still due (0:
+				       * it ran to its end); pauses in force count up to it */
 	struct rsw_replay_switch_result *sw;
 	struct rsw_replay_host_result *host;
 	/* the whole model: every frame put on a wire is delivered, consumed, dropped, queued or

@@ -512,6 +512,32 @@ class Loop(unittest.TestCase):
         self.assertEqual([self.data_bytes_received(out, f"h{i}") for i in range(4)],
                          [2 * 3 * (256 << 10) // 4] * 4)
 
+    def test_until_cut_is_recorded(self):
+        # a run stopped by --until with frames still queued says so, in summary.json and in
+        # text, with its unfinished flows counted from the flows themselves; a run that ends by
+        # itself has none of it
+        until = 20000
+        out = os.path.join(self.dir, "cut")
+        r = subprocess.run([ROCESW, "replay", "--config", self.zone(4), "--collective",
+                            "ring,size=1M", "--until", str(until), "--out", out],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "summary.json")) as f:
+            s = json.load(f)
+        self.assertEqual(s["cut_by_until_ns"], until)
+        unfinished = sum(1 for fl in s["flows"] if fl["packets_out"] < fl["packets_in"])
+        self.assertGreater(unfinished, 0)
+        self.assertEqual(s["incomplete_flows"], unfinished)
+        c = s["conservation"]
+        line = [ln for ln in r.stdout.splitlines() if ln.startswith("stopped by --until")]
+        self.assertEqual(len(line), 1, r.stdout)
+        self.assertIn(f"{c['queued']} frames queued, {c['in_flight']} in flight", line[0])
+        self.assertIn(f"{unfinished} of {len(s['flows'])} flows incomplete", line[0])
+        _, whole, text = self.run_coll("uncut", 4, "ring,size=64K")
+        self.assertNotIn("cut_by_until_ns", whole)
+        self.assertNotIn("incomplete_flows", whole)
+        self.assertNotIn("stopped by --until", text)
+
     def test_yaml_spec_is_the_compact_spec(self):
         d = os.path.join(self.dir, "yaml-spec")
         os.makedirs(d, exist_ok=True)
