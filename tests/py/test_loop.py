@@ -6,6 +6,7 @@ admission bounds the bottleneck queue by window x chunk x senders; frames are va
 checked independently); runs are byte-identical; bad specs are refused with the reason."""
 import filecmp
 import json
+import re
 import math
 import os
 import struct
@@ -537,6 +538,45 @@ class Loop(unittest.TestCase):
         self.assertNotIn("cut_by_until_ns", whole)
         self.assertNotIn("incomplete_flows", whole)
         self.assertNotIn("stopped by --until", text)
+
+    def test_progress_line_on_a_terminal_only(self):
+        # on a terminal a run shows where it is (virtual time within --until, a hop rate, the
+        # frames in so far, the time left); with stderr not a terminal it stays silent
+        import pty
+        until = 300000  # 0.3 ms: tens of thousands of events, the first line after 4096
+        args = [ROCESW, "replay", "--config", self.zone(4), "--collective", "ring,size=16M",
+                "--until", str(until), "--captures", "none"]
+        master, slave = pty.openpty()
+        out = os.path.join(self.dir, "progress")
+        p = subprocess.Popen(args + ["--out", out], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=slave)
+        os.close(slave)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+        os.close(master)
+        self.assertEqual(p.wait(), 0, seen)
+        with open(os.path.join(out, "summary.json")) as f:
+            s = json.load(f)
+        lines = [ln for ln in seen.decode().replace("\r", "\n").splitlines()
+                 if ln.startswith("replay:")]
+        self.assertTrue(lines, seen)
+        m = re.match(r"replay: ([\d.]+) s virtual, ([\d.]+) M switch-hops/s, (\d+) frames in, "
+                     r"(\d+) delivered, about (\d+) s to --until", lines[0])
+        self.assertIsNotNone(m, lines[0])
+        self.assertLessEqual(float(m[1]), until / 1e9)
+        self.assertGreater(float(m[2]), 0)
+        self.assertLessEqual(int(m[3]), s["conservation"]["entered"])
+        self.assertLessEqual(int(m[4]), int(m[3]))
+        r = subprocess.run(args + ["--out", out + "-quiet"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("replay:", r.stderr)
 
     def test_yaml_spec_is_the_compact_spec(self):
         d = os.path.join(self.dir, "yaml-spec")
