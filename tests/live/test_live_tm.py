@@ -1,9 +1,9 @@
 """Live traffic-manager tests: network namespaces, veth pairs, af_packet ports, and a receiver
 port shaped to 10 Mb/s so that queues build from what two senders in namespaces can push.
 
-- incast on the lossless TC 3: ECN marks follow REFERENCE §3 with Kmin = Kmax (mark iff the queue
-  holds more than Kmin bytes): while the queue drains, exactly the packets leaving with fewer than
-  Kmin/S frames behind them are unmarked; PFC XOFF (time = pause quanta) then XON (time 0) appear
+- incast on the lossless TC 3, held until every frame is queued: ECN marks follow REFERENCE §3 with
+  Kmin = Kmax (mark iff the queue holds more than Kmin bytes): as the queue drains, exactly the
+  packets leaving with fewer than Kmin/S frames behind them are unmarked; PFC XOFF (time = pause quanta) then XON (time 0) appear
   on both senders' links; no packet is lost.
 - a PFC frame sent into the switch holds TC 3 for time x 512 bit times at 10 Mb/s, while TC 1
   passes at once.
@@ -171,8 +171,28 @@ class LiveTm(unittest.TestCase):
         n = 300
         frames = {h: data(h, n, dscp=3) for h in ("h0", "h1")}
         size = len(bytes(frames["h0"][0]))
+        xon = Ether(src=MACS["r0"], dst="01:80:c2:00:00:01") / MACControlClassBasedFlowControl(
+            c3_enabled=1, c3_pause_time=0)
+
+        def scenario(run):
+            # TC 3 of the receiver's port is held (an injected storm: XOFF refreshed by the switch
+            # itself, no watchdog in this config) until both senders' frames are all queued, so
+            # the marks depend on the queue alone, not on how the senders were scheduled; then
+            # the storm stops and the receiver's XON releases the queue at once
+            rx3 = "SAI_PORT_STAT_PFC_3_RX_PKTS"
+            storm = {"v": 1, "op": "pfc_storm", "port": "Ethernet16", "priority": 3, "on": True}
+            self.assertTrue(run.ctl.request(storm)["ok"])
+            wait_until(lambda: port(run.ctl.counters(), "Ethernet16")["pfc"][rx3] >= 1,
+                       "the storm's first XOFF")
+            run.incast(("h0", frames["h0"]), ("h1", frames["h1"]))
+            wait_until(lambda: sum(port(run.ctl.counters(), p)["rx_packets"]
+                                   for p in ("Ethernet0", "Ethernet8")) == 2 * n,
+                       "every frame in the switch")
+            self.assertEqual(tx("Ethernet16")(run.ctl.counters()), 0, "none left while held")
+            self.assertTrue(run.ctl.request(dict(storm, on=False))["ok"])
+            run.send("r0", [xon])
         caps, counters = self.run_lab(
-            "incast", lambda run: run.incast(("h0", frames["h0"]), ("h1", frames["h1"])),
+            "incast", scenario,
             {"r0": ("udp port 4791", tx("Ethernet16")),
              "h0": ("ether proto 0x8808", pfc_tx("Ethernet0")),
              "h1": ("ether proto 0x8808", pfc_tx("Ethernet8"))})
@@ -199,15 +219,10 @@ class LiveTm(unittest.TestCase):
         self.assertAlmostEqual(statistics.median(steady), wire, delta=wire * 0.03)
         early = max(k * wire - (tk - t[0]) for k, tk in enumerate(t))
         self.assertLess(early, 0.001 + 50e-6, "no frame ahead of the port's schedule")
-        # ECN: the tail leaves with j frames queued (itself included); marked iff j*size > KMIN
+        # ECN: all 2n frames were queued before the first left, so frame k leaves with 2n - k
+        # frames queued (itself included) and is marked iff (2n - k) * size > KMIN
         ecn = [int(r["ip.dsfield.ecn"]) for r in tshark_fields(caps["r0"], ["ip.dsfield.ecn"])]
-        unmarked_tail = KMIN // size
-        # (the head may be marked too: a whole RX burst can arrive before the first departure)
-        self.assertEqual(ecn[-unmarked_tail:], [2] * unmarked_tail)
-        self.assertEqual(ecn[-unmarked_tail - 1], 3, "one more frame queued: above Kmin")
-        first_mark = ecn.index(3)
-        self.assertTrue(all(e == 3 for e in ecn[first_mark:-unmarked_tail]))
-        self.assertGreater(len(ecn) - unmarked_tail - first_mark, n, "most of the backlog marked")
+        self.assertEqual(ecn, [3 if (2 * n - k) * size > KMIN else 2 for k in range(2 * n)])
         q3 = port(counters, "Ethernet16")["queues"][3]
         self.assertEqual(q3["SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS"], ecn.count(3))
         # PFC on both senders' links: XOFF with the pause quanta first, XON (time 0) last
