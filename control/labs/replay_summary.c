@@ -61,6 +61,8 @@ static json_t *pools_json(const struct rsw_fib *fib, const struct rsw_replay_swi
 										: "egress"));
 		json_object_set_new(o, "size", J(pc->size));
 		json_object_set_new(o, "peak_bytes", J(r->tm->pool_peak[i]));
+		if (pc->xoff) /* a shared headroom pool (docs/tm.md, "Buffer conventions") */
+			json_object_set_new(o, "xoff", J(pc->xoff));
 		json_array_append_new(pools, o);
 	}
 	return pools;

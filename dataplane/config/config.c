@@ -28,8 +28,9 @@
 static void parse_device(struct cc *c, yaml_node_t *t)
 {
 	c->sw.dmac_check = 1;
+	rsw_cc_buffer_convention(c, NULL, NULL, NULL);
 	EACH_ENTRY(c, t, "DEVICE_METADATA", k, v) {
-		struct rsw_fval f[DM_HWSKU + 1];
+		struct rsw_fval f[DM_BUF_CONV + 1];
 		if (!ydoc_str(k) || strcmp(ydoc_str(k), "localhost")) {
 			ydoc_error(&c->y, k, "DEVICE_METADATA", "expected the one key 'localhost'");
 			continue;
@@ -42,6 +43,9 @@ static void parse_device(struct cc *c, yaml_node_t *t)
 			memcpy(c->sw.router_mac, f[DM_MAC].mac, 6);
 		if (f[DM_DMAC_CHECK].v)
 			c->sw.dmac_check = f[DM_DMAC_CHECK].word == 1;
+		rsw_cc_buffer_convention(c, f[DM_BUF_CONV].v ? f[DM_BUF_CONV].s : NULL,
+					 f[DM_PLATFORM].v ? f[DM_PLATFORM].s : NULL,
+					 f[DM_HWSKU].v ? f[DM_HWSKU].s : NULL);
 	}
 }
 

@@ -24,6 +24,9 @@ struct cc {
 	int have_default_pol;
 	/* a SONiC config_db.json: what rocesw does not model is a warning, not an error */
 	int sonic;
+	/* how BUFFER_PROFILE and BUFFER_POOL are read (c->sw.tm.convention), and what chose it,
+	 * for messages: "DEVICE_METADATA buffer_convention", "platform x86_64-arista_7060..." */
+	char buf_conv_why[128];
 	FILE *warn;       /* where warnings go (NULL: dropped) */
 	char **warned;    /* each warning once */
 	size_t n_warned;
@@ -59,6 +62,12 @@ int rsw_cc_get_u64(struct cc *c, yaml_node_t *v, const char *key, unsigned long 
 int rsw_cc_get_name(struct cc *c, yaml_node_t *v, const char *key, char *out);
 int rsw_cc_port_by_name(struct cc *c, yaml_node_t *at, const char *key, const char *name);
 
+/* The buffer convention of the switch (config_tm.c, docs/tm.md "Buffer conventions"): given
+ * (DEVICE_METADATA buffer_convention: "broadcom" or "mellanox"), or from its platform or hwsku
+ * string, else mellanox. Any of the three may be NULL. Sets c->sw.tm.convention and
+ * c->buf_conv_why. */
+void rsw_cc_buffer_convention(struct cc *c, const char *given, const char *platform,
+			      const char *hwsku);
 /* Traffic-manager tables (config_tm.c): parses BUFFER_POOL, BUFFER_PROFILE, BUFFER_PG,
  * BUFFER_QUEUE, WRED_PROFILE, SCHEDULER, QUEUE, PFC_WD into c->sw.tm and c->ports[].tm, with
  * SONiC-like defaults for whatever the file leaves out. Runs after PORT and PORT_QOS_MAP. */

@@ -27,8 +27,22 @@ static const struct rsw_field_schema device_fields[] = {
 			    .help = "rocesw: `strict` routes only frames to the router or port MAC; "
 				    "`any` routes any unicast (captures taken elsewhere)"),
 	[DM_TYPE] = IGN("type", "informational (ToRRouter, LeafRouter, SpineRouter...)"),
-	[DM_PLATFORM] = IGN("platform", "informational"),
-	[DM_HWSKU] = IGN("hwsku", "informational"),
+	[DM_PLATFORM] = F("platform", TEXT,
+			  .help = "SONiC's platform string; its vendor chooses the buffer convention "
+				  "unless buffer_convention is given (docs/tm.md): x86_64-arista_* "
+				  "(but 7170), x86_64-dell_* broadcom; x86_64-mlnx_*, x86_64-nvidia_* "
+				  "mellanox"),
+	[DM_HWSKU] = F("hwsku", TEXT,
+		       .help = "SONiC's HWSKU; as platform when that names no vendor: Arista-* "
+			       "(but 7170), Force10-*, DellEMC-* broadcom; Mellanox-*, ACS-MSN*, "
+			       "ACS-SN* mellanox"),
+	[DM_BUF_CONV] = F("buffer_convention", ENUM, .words = "broadcom|mellanox",
+			  .dflt = "from platform/hwsku, else mellanox",
+			  .help = "rocesw: how BUFFER_PROFILE size and BUFFER_POOL xoff are read "
+				  "(docs/tm.md, \"Buffer conventions\"): `broadcom` size is the "
+				  "reserve and xoff headroom beside it, the pool's xoff a headroom pool "
+				  "carved out of its size; `mellanox` size is xon + xoff, or the reserve "
+				  "(= xon) with the pool's xoff a headroom pool beside its size"),
 	SONIC("bgp_asn", "no BGP: routes are static"),
 	SONIC("deployment_id", "deployment bookkeeping"),
 	SONIC("default_bgp_status", "no BGP"),
@@ -257,8 +271,10 @@ static const struct rsw_field_schema pool_fields[] = {
 	[BP_SIZE] = F("size", UINT, .required = 1, .lo = 1, .hi = 1ll << 40, .units = "bytes"),
 	[BP_TYPE] = F("type", ENUM, .required = 1, .words = "ingress|egress"),
 	[BP_MODE] = F("mode", ENUM, .words = "dynamic|static", .dflt = "dynamic"),
-	[BP_XOFF] = SONIC("xoff", "a shared headroom pool; headroom is per PG here: give each "
-				  "lossless PG its own in BUFFER_PROFILE.xoff"),
+	[BP_XOFF] = F("xoff", UINT, .lo = 0, .hi = 1ll << 40, .units = "bytes", .dflt = "0",
+		      .help = "ingress pool: the shared headroom pool (SAI XOFF_SIZE) the lossless "
+			      "PGs' headroom comes from, each PG at most its profile's xoff; inside "
+			      "size (broadcom) or beside it (mellanox); 0: each PG its own headroom"),
 	END,
 };
 
@@ -266,14 +282,20 @@ static const struct rsw_field_schema profile_fields[] = {
 	[BPR_POOL] = F("pool", CUSTOM, .required = 1,
 		       .help = "a BUFFER_POOL, also as `\"[BUFFER_POOL|name]\"`"),
 	[BPR_SIZE] = F("size", UINT, .lo = 0, .hi = 1ll << 40, .units = "bytes",
-		       .help = "reserved; for a lossless profile reserved + xoff"),
+		       .help = "lossless: broadcom, the reserve (SAI RESERVED_BUFFER_SIZE), xoff beside "
+			       "it; mellanox, xon + xoff, or the reserve (= xon) with a shared "
+			       "headroom pool (docs/tm.md, \"Buffer conventions\"); lossy: the reserve"),
 	[BPR_DYN_TH] = F("dynamic_th", INT, .lo = -7, .hi = 7, .units = "(alpha = 2^dynamic_th)",
 			 .help = "alpha = 2^dynamic_th; exactly one of dynamic_th, static_th"),
 	[BPR_STATIC_TH] = F("static_th", UINT, .lo = 0, .hi = 1ll << 40, .units = "bytes"),
 	[BPR_XOFF] = F("xoff", UINT, .lo = 1, .hi = 1ll << 32, .units = "bytes",
-		       .help = "headroom: makes the profile lossless"),
-	[BPR_XON] = F("xon", UINT, .lo = 0, .hi = 1ll << 32, .units = "bytes"),
-	[BPR_XON_OFFSET] = F("xon_offset", UINT, .lo = 0, .hi = 1ll << 32, .units = "bytes"),
+		       .help = "headroom (SAI XOFF_TH): makes the profile lossless; with a shared "
+			       "headroom pool, the most of it one PG may hold"),
+	[BPR_XON] = F("xon", UINT, .lo = 0, .hi = 1ll << 32, .units = "bytes",
+		      .help = "XON floor (SAI XON_TH): XON once shared use is below max(xon, "
+			      "threshold - xon_offset)"),
+	[BPR_XON_OFFSET] = F("xon_offset", UINT, .lo = 0, .hi = 1ll << 32, .units = "bytes",
+			     .help = "XON hysteresis below the XOFF threshold (SAI XON_OFFSET_TH)"),
 	SONIC("headroom_type", "headroom is as written or computed once"),
 	SONIC("packet_discard_action", "lossy packets over the threshold are dropped"),
 	END,

@@ -46,7 +46,7 @@ struct rsw_table_schema {
 };
 
 /* Field indices, in the order of each table's fields in config_schema.c. */
-enum { DM_HOSTNAME, DM_MAC, DM_DMAC_CHECK, DM_TYPE, DM_PLATFORM, DM_HWSKU };
+enum { DM_HOSTNAME, DM_MAC, DM_DMAC_CHECK, DM_TYPE, DM_PLATFORM, DM_HWSKU, DM_BUF_CONV };
 enum { PORT_SPEED, PORT_ROLE, PORT_DEVARGS, PORT_MTU, PORT_MAC, PORT_ADMIN, PORT_ALIAS };
 enum { PQ_DSCP_TO_TC, PQ_TC_TO_PG, PQ_PFC_ENABLE, PQ_PFCWD_SW, PQ_PFC_PAUSE, PQ_TC_TO_QUEUE };
 /* a policy's five fields have the same index in SWITCH_HASH and HASH_POLICY */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config_cc.h"
 
@@ -18,7 +19,7 @@ struct named_profile {
 	char name[RSW_TM_NAME_MAX];
 	char pool_name[RSW_TM_NAME_MAX];
 	struct rsw_buf_profile_cfg p;
-	int has_th;
+	int refused; /* in error: its bindings are not reported again */
 };
 
 struct named_sched {
@@ -133,6 +134,79 @@ static int pool_for_role(struct tm_cc *t, enum pool_role role)
 	return (int)tp->n_pools - 1;
 }
 
+/* SONiC platform and HWSKU strings whose ASIC vendor is known (docs/tm.md, "Buffer
+ * conventions"), first match wins: Arista's SONiC switches are Broadcom (Trident, Tomahawk,
+ * Jericho) but for the 7170 (Barefoot Tofino, neither convention); Dell's are Broadcom;
+ * Mellanox/NVIDIA's Spectrum. */
+static const struct {
+	const char *prefix;
+	int conv; /* enum rsw_buf_convention, or -1: a vendor of neither convention */
+} vendor_prefix[] = {
+	{"x86_64-arista_7170", -1}, {"x86_64-arista_", RSW_BUF_BROADCOM},
+	{"x86_64-dell_", RSW_BUF_BROADCOM}, {"x86_64-dellemc_", RSW_BUF_BROADCOM},
+	{"x86_64-mlnx_", RSW_BUF_MELLANOX}, {"x86_64-nvidia_", RSW_BUF_MELLANOX},
+	{"Arista-7170", -1}, {"Arista-", RSW_BUF_BROADCOM}, {"Force10-", RSW_BUF_BROADCOM},
+	{"DellEMC-", RSW_BUF_BROADCOM}, {"Mellanox-", RSW_BUF_MELLANOX},
+	{"ACS-MSN", RSW_BUF_MELLANOX}, {"ACS-SN", RSW_BUF_MELLANOX},
+};
+
+static int vendor_of(const char *s)
+{
+	for (size_t i = 0; s && i < sizeof(vendor_prefix) / sizeof(vendor_prefix[0]); i++)
+		if (!strncasecmp(s, vendor_prefix[i].prefix, strlen(vendor_prefix[i].prefix)))
+			return vendor_prefix[i].conv;
+	return -1;
+}
+
+static const char *conv_name(unsigned conv)
+{
+	return conv == RSW_BUF_BROADCOM ? "broadcom" : "mellanox";
+}
+
+void rsw_cc_buffer_convention(struct cc *c, const char *given, const char *platform,
+			      const char *hwsku)
+{
+	int v;
+	if (given) {
+		c->sw.tm.convention = !strcmp(given, "broadcom") ? RSW_BUF_BROADCOM : RSW_BUF_MELLANOX;
+		snprintf(c->buf_conv_why, sizeof(c->buf_conv_why), "DEVICE_METADATA buffer_convention");
+	} else if ((v = vendor_of(platform)) >= 0) {
+		c->sw.tm.convention = (uint8_t)v;
+		snprintf(c->buf_conv_why, sizeof(c->buf_conv_why), "from platform %.80s", platform);
+	} else if ((v = vendor_of(hwsku)) >= 0) {
+		c->sw.tm.convention = (uint8_t)v;
+		snprintf(c->buf_conv_why, sizeof(c->buf_conv_why), "from hwsku %.80s", hwsku);
+	} else {
+		c->sw.tm.convention = RSW_BUF_MELLANOX;
+		snprintf(c->buf_conv_why, sizeof(c->buf_conv_why),
+			 "the default: DEVICE_METADATA names no buffer_convention, nor a platform or "
+			 "hwsku of a known vendor");
+	}
+}
+
+/* BUFFER_POOL xoff, the shared headroom pool (SAI_BUFFER_POOL_ATTR_XOFF_SIZE) of an ingress
+ * pool: carved out of its size on Broadcom (sonic-mgmt's TD2/TD3 arithmetic: shared = size −
+ * xoff), beside it on Mellanox (the pool size is the shared buffer alone). */
+static int pool_headroom(struct tm_cc *t, const struct rsw_fval *f, const char *key,
+			 struct rsw_buf_pool_cfg *pool)
+{
+	struct cc *c = t->c;
+	unsigned long long size = f[BP_SIZE].u, xoff = f[BP_XOFF].u;
+	if (pool->type != RSW_POOL_INGRESS)
+		return ydoc_error(&c->y, f[BP_XOFF].v, key, "xoff: a shared headroom pool is an "
+				  "ingress pool's (lossless PGs' headroom); this pool is egress");
+	if (c->sw.tm.convention == RSW_BUF_BROADCOM) {
+		if (xoff >= size)
+			return ydoc_error(&c->y, f[BP_XOFF].v, key, "xoff %llu leaves no shared space "
+					  "in size %llu: under the broadcom buffer convention (%s) "
+					  "the headroom pool is carved out of the pool (shared = "
+					  "size - xoff)", xoff, size, c->buf_conv_why);
+		pool->size = size - xoff;
+	}
+	pool->xoff = xoff;
+	return 0;
+}
+
 static void parse_pools(struct tm_cc *t, yaml_node_t *n)
 {
 	struct cc *c = t->c;
@@ -165,6 +239,8 @@ static void parse_pools(struct tm_cc *t, yaml_node_t *n)
 		tp->pool[i].size = f[BP_SIZE].u;
 		tp->pool[i].type = f[BP_TYPE].word == 1 ? RSW_POOL_INGRESS : RSW_POOL_EGRESS;
 		tp->pool[i].dynamic = !f[BP_MODE].v || f[BP_MODE].word == 1;
+		if (f[BP_XOFF].u && pool_headroom(t, f, key, &tp->pool[i]) < 0)
+			continue;
 		tp->n_pools++;
 	}
 }
@@ -175,6 +251,38 @@ static struct named_profile *find_profile(struct tm_cc *t, const char *name)
 		if (!strcmp(t->prof[i].name, name))
 			return &t->prof[i];
 	return NULL;
+}
+
+/* A lossless profile's reserve and headroom by the switch's buffer convention (docs/tm.md,
+ * "Buffer conventions"). Broadcom (SAI RESERVED_BUFFER_SIZE = size, XOFF_TH = xoff): the reserve
+ * is size, the headroom xoff beside it. Mellanox (sonic-swss buffer_headroom_mellanox.lua):
+ * size = xon + xoff, the xoff part private headroom; with a shared headroom pool size = xon, the
+ * reserve, and the headroom comes from the pool. */
+static int lossless_reserve(struct tm_cc *t, struct named_profile *np, const struct rsw_fval *f,
+			    yaml_node_t *k, const char *key)
+{
+	struct cc *c = t->c;
+	const struct rsw_buf_pool_cfg *pool = &c->sw.tm.pool[np->p.pool];
+	unsigned conv = c->sw.tm.convention;
+	unsigned long long size = f[BPR_SIZE].u, xon = np->p.xon, xoff = np->p.xoff;
+	if (pool->xoff && xoff > pool->xoff)
+		return ydoc_error(&c->y, k, key, "xoff %llu is more than the shared headroom pool "
+				  "of '%s' (BUFFER_POOL xoff %llu): under the %s buffer convention "
+				  "(%s) a PG's xoff is the most of that pool it may hold", xoff,
+				  np->pool_name, (unsigned long long)pool->xoff, conv_name(conv),
+				  c->buf_conv_why);
+	if (conv == RSW_BUF_BROADCOM || pool->xoff) {
+		np->p.reserved = f[BPR_SIZE].v ? size : conv == RSW_BUF_BROADCOM ? 0 : xon;
+		return 0;
+	}
+	if (f[BPR_SIZE].v && size < xon + xoff)
+		return ydoc_error(&c->y, k, key, "size %llu is less than xon %llu + xoff %llu: under "
+				  "the mellanox buffer convention (%s) a lossless profile's size "
+				  "is xon + xoff, its xoff private headroom; a Broadcom profile "
+				  "(size the reserve, xoff beside it) needs DEVICE_METADATA "
+				  "buffer_convention: broadcom", size, xon, xoff, c->buf_conv_why);
+	np->p.reserved = f[BPR_SIZE].v ? size - xoff : xon;
+	return 0;
 }
 
 static void parse_profiles(struct tm_cc *t, yaml_node_t *n)
@@ -226,18 +334,8 @@ static void parse_profiles(struct tm_cc *t, yaml_node_t *n)
 				   np->pool_name);
 			continue;
 		}
-		/* SONiC: a lossless profile's size is xon + xoff; the xoff part is headroom */
-		unsigned long long size = f[BPR_SIZE].u;
-		if (np->p.lossless) {
-			if (f[BPR_SIZE].v && size < np->p.xoff) {
-				ydoc_error(&c->y, k, key, "size %llu is less than xoff %llu (size = "
-					   "reserved + headroom)", size, (unsigned long long)np->p.xoff);
-				continue;
-			}
-			np->p.reserved = f[BPR_SIZE].v ? size - np->p.xoff : np->p.xon;
-		} else {
-			np->p.reserved = size;
-		}
+		np->p.reserved = f[BPR_SIZE].u;
+		np->refused = np->p.lossless && lossless_reserve(t, np, f, k, key) < 0;
 		t->n_prof++;
 	}
 }
@@ -354,6 +452,8 @@ static void parse_bindings(struct tm_cc *t, yaml_node_t *n, int pg)
 			continue;
 		}
 		struct named_profile *np = find_profile(t, pn);
+		if (np && np->refused)
+			continue; /* its own error said why */
 		if (!np) {
 			ydoc_error(&c->y, f[BIND_PROFILE].v, key,
 				   "profile: no profile named '%s' in BUFFER_PROFILE", pn);

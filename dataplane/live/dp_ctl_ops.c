@@ -107,6 +107,12 @@ static json_t *buffers(struct rsw_ctl *c, const struct show_target *t)
 		json_t *o = json_object();
 		json_object_set_new(o, "name", json_string(fib->tm.pools.name[i]));
 		json_object_set_new(o, "size", J(pc->size));
+		if (pc->xoff) {
+			json_object_set_new(o, "xoff", J(pc->xoff));
+			json_object_set_new(o, "SAI_BUFFER_POOL_STAT_XOFF_ROOM_CURR_OCCUPANCY_BYTES",
+					    J(__atomic_load_n(&dp->tm->pool_hdrm[i],
+							      __ATOMIC_RELAXED)));
+		}
 		json_object_set_new(o, "SAI_BUFFER_POOL_STAT_CURR_OCCUPANCY_BYTES",
 				    J(__atomic_load_n(&dp->tm->pool_used[i], __ATOMIC_RELAXED)));
 		json_object_set_new(o, "SAI_BUFFER_POOL_STAT_WATERMARK_BYTES",

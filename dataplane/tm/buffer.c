@@ -134,7 +134,7 @@ void rsw_buf_pkts_release(struct rsw_buf_use *u, struct rsw_buf_desc *d, unsigne
 enum rsw_buf_verdict rsw_buf_pg_admit(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
 				      const struct rsw_buf_pool_cfg *pool, uint64_t *pool_used,
 				      uint32_t len, int mt, struct rsw_buf_desc *d,
-				      uint64_t hdrm_pkts_max)
+				      uint64_t hdrm_pkts_max, uint64_t *pool_hdrm)
 {
 	/* once in headroom, stay there until it drains: XOFF is in force */
 	if (!in_headroom(u, p) && shared_fits(u, p, pool, LD(pool_used), len) &&
@@ -144,7 +144,10 @@ enum rsw_buf_verdict rsw_buf_pg_admit(struct rsw_buf_use *u, const struct rsw_bu
 		return RSW_BUF_ADMIT;
 	}
 	if (p->lossless && LD(&u->hdrm) + len <= p->xoff &&
-	    (!limits_pkts(d) || LD(&u->hdrm_pkts) + 1 <= hdrm_pkts_max)) {
+	    (!limits_pkts(d) || LD(&u->hdrm_pkts) + 1 <= hdrm_pkts_max) &&
+	    (!pool->xoff || LD(pool_hdrm) + len <= pool->xoff)) {
+		if (pool->xoff)
+			ADD(pool_hdrm, len, mt);
 		ADD(&u->hdrm, len, mt);
 		ADD(&u->hdrm_pkts, 1, mt);
 		note_peak(u);
@@ -201,16 +204,17 @@ void rsw_buf_queue_charge(struct rsw_buf_use *u, const struct rsw_buf_profile_cf
 	charge(u, p, pool_used, len, mt);
 }
 
-void rsw_buf_release(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p, uint64_t *pool_used,
-		     uint32_t len, int mt)
+uint32_t rsw_buf_release(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
+			 uint64_t *pool_used, uint32_t len, int mt)
 {
-	uint32_t rest = len - (uint32_t)take_upto(&u->hdrm, len, mt);
+	uint32_t hdrm = (uint32_t)take_upto(&u->hdrm, len, mt), rest = len - hdrm;
 	if (rest == 0)
-		return;
+		return hdrm;
 	uint64_t old = SUB(&u->bytes, rest, mt);
 	uint64_t shrink = shared_of(old, p->reserved) - shared_of(old - rest, p->reserved);
 	if (shrink)
 		SUB(pool_used, shrink, mt);
+	return hdrm;
 }
 
 int rsw_buf_pg_over_xoff(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,

@@ -1,11 +1,14 @@
 /* Shared-buffer accounting (REFERENCE §3), in bytes, per (ingress port, priority group) and per
  * (egress port, queue), against pools (SONiC BUFFER_POOL) with profiles (BUFFER_PROFILE).
  *
- * A PG or queue first uses its reserved minimum (`size`), then shared pool space up to its
- * threshold: dynamic, alpha × (pool size − pool shared use) with alpha = 2^dynamic_th, or static
- * (static_th). A lossless PG past its threshold goes on into its headroom (`xoff` bytes); past
+ * A PG or queue first uses its reserved minimum, then shared pool space up to its threshold:
+ * dynamic, alpha × (pool size − pool shared use) with alpha = 2^dynamic_th, or static
+ * (static_th). A lossless PG past its threshold goes on into its headroom (`xoff` bytes, and with
+ * a shared headroom pool no more than the pool has left: SAI_BUFFER_POOL_ATTR_XOFF_SIZE); past
  * that it drops (headroom_overflow: a mis-sized headroom). A lossy PG or queue past its threshold
  * drops. Lossless egress queues are accounted but never drop: their PG's PFC holds the sender.
+ * These are the TM's own terms: the config compiler reads SONiC's BUFFER_PROFILE and BUFFER_POOL
+ * into them by the switch's vendor convention (docs/tm.md, "Buffer conventions").
  *
  * As the reference MMU (HPCC ns-3 switch-mmu.cc), a departing packet is released from headroom
  * first, then from shared space, then from the reserve. With mt set, counters are updated with
@@ -21,7 +24,8 @@
 enum rsw_pool_type { RSW_POOL_INGRESS = 0, RSW_POOL_EGRESS };
 
 struct rsw_buf_pool_cfg {
-	uint64_t size;
+	uint64_t size;   /* shared space the thresholds divide */
+	uint64_t xoff;   /* ingress: shared headroom pool (0: each PG's headroom is its own) */
 	uint8_t type;    /* enum rsw_pool_type */
 	uint8_t dynamic; /* mode: dynamic (1) or static (0) */
 };
@@ -32,8 +36,8 @@ struct rsw_buf_profile_cfg {
 	uint8_t lossless;   /* has headroom (xoff) and takes part in PFC */
 	int8_t dynamic_th;  /* alpha = 2^dynamic_th, -7..7 */
 	uint64_t static_th; /* bytes of shared space */
-	uint64_t reserved;  /* guaranteed minimum, bytes */
-	uint64_t xoff;      /* lossless PG: headroom bytes */
+	uint64_t reserved;  /* guaranteed minimum, bytes (SAI RESERVED_BUFFER_SIZE) */
+	uint64_t xoff;      /* lossless PG: headroom bytes it may hold (SAI XOFF_TH) */
 	uint64_t xon;       /* lossless PG: XON point floor, bytes of shared use */
 	uint64_t xon_offset;/* lossless PG: XON point = threshold − xon_offset */
 };
@@ -93,11 +97,12 @@ static inline uint64_t rsw_buf_shared(const struct rsw_buf_use *u, const struct 
 
 /* Ingress (PG) admission of one packet of len bytes; charges the PG, the pool and (with d) the
  * descriptors on ADMIT/HEADROOM. d may be NULL or of size 0: packets not limited. hdrm_pkts_max:
- * packets the PG's headroom may hold when d limits packets. */
+ * packets the PG's headroom may hold when d limits packets. pool_hdrm: bytes in the pool's shared
+ * headroom pool (charged on HEADROOM; may be NULL when pool->xoff is 0). */
 enum rsw_buf_verdict rsw_buf_pg_admit(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
 				      const struct rsw_buf_pool_cfg *pool, uint64_t *pool_used,
 				      uint32_t len, int mt, struct rsw_buf_desc *d,
-				      uint64_t hdrm_pkts_max);
+				      uint64_t hdrm_pkts_max, uint64_t *pool_hdrm);
 /* Egress (queue) check of len bytes, without charging: 1 if it fits or the queue is lossless. */
 int rsw_buf_queue_fits(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
 		       const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used, uint32_t len);
@@ -115,9 +120,10 @@ int rsw_buf_queue_fits_all(const struct rsw_buf_use *u, const struct rsw_buf_pro
 			   uint64_t total);
 void rsw_buf_charge(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p, uint64_t *pool_used,
 		    uint64_t total, int mt);
-/* Releases len bytes of a departing packet: headroom first, then shared, then reserved. */
-void rsw_buf_release(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p, uint64_t *pool_used,
-		     uint32_t len, int mt);
+/* Releases len bytes of a departing packet: headroom first, then shared, then reserved. Returns
+ * the headroom bytes released (the caller gives them back to a shared headroom pool). */
+uint32_t rsw_buf_release(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
+			 uint64_t *pool_used, uint32_t len, int mt);
 /* Packets: n more held outside headroom (charged to d when it limits packets), or n leaving
  * (from headroom first). */
 void rsw_buf_pkts_charge(struct rsw_buf_use *u, struct rsw_buf_desc *d, unsigned n, int mt);

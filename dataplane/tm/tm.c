@@ -183,7 +183,9 @@ static void release_pg(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16
 		return;
 	}
 	const struct rsw_buf_profile_cfg *p = &tc->port[in].pg[pg];
-	rsw_buf_release(u, p, &tm->pool_used[p->pool], len, tm->mt);
+	uint32_t hdrm = rsw_buf_release(u, p, &tm->pool_used[p->pool], len, tm->mt);
+	if (hdrm && tc->pools.pool[p->pool].xoff)
+		__atomic_fetch_sub(&tm->pool_hdrm[p->pool], hdrm, __ATOMIC_RELAXED);
 	rsw_buf_pkts_release(u, &tm->desc, n, tm->mt);
 }
 
@@ -288,7 +290,8 @@ unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_tm_config *tc, struct 
 		if (!rsw_buf_queue_fits(&ep->q[q], qp, &pools[qp->pool], &tm->pool_used[qp->pool], len))
 			reason = RSW_DROP_QUEUE_TAIL_DROP;
 		else if (rsw_buf_pg_admit(&ip->pg[pg], gp, &pools[gp->pool], &tm->pool_used[gp->pool],
-					  len, tm->mt, &tm->desc, ip->hdrm_pkts_max[pg]) == RSW_BUF_DROP)
+					  len, tm->mt, &tm->desc, ip->hdrm_pkts_max[pg],
+					  &tm->pool_hdrm[gp->pool]) == RSW_BUF_DROP)
 			reason = gp->lossless ? RSW_DROP_HEADROOM_OVERFLOW : RSW_DROP_PG_THRESHOLD;
 		if (reason) {
 			__atomic_fetch_add(&ep->qs[q].dropped_packets, 1, __ATOMIC_RELAXED);

@@ -91,6 +91,7 @@ struct rsw_tm {
 	uint32_t voq_slots;                /* live: packets a VOQ ring holds */
 	uint64_t pool_used[RSW_BUF_POOLS]; /* shared bytes in use per pool (atomic) */
 	uint64_t pool_peak[RSW_BUF_POOLS];
+	uint64_t pool_hdrm[RSW_BUF_POOLS]; /* bytes in each pool's shared headroom pool (atomic) */
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
 	struct rsw_tm_port port[];

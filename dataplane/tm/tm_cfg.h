@@ -17,8 +17,14 @@
 #define RSW_TM_MAX_PORTS 256
 #define RSW_TM_PGS 8
 
+/* How the compiler read BUFFER_PROFILE `size` and BUFFER_POOL `xoff` (docs/tm.md, "Buffer
+ * conventions"): the TM itself only sees the result (reserve, headroom, shared and headroom
+ * pools). */
+enum rsw_buf_convention { RSW_BUF_MELLANOX = 0, RSW_BUF_BROADCOM };
+
 struct rsw_tm_pools {
 	uint8_t n_pools;
+	uint8_t convention;       /* enum rsw_buf_convention */
 	struct rsw_buf_pool_cfg pool[RSW_BUF_POOLS];
 	char name[RSW_BUF_POOLS][RSW_TM_NAME_MAX];
 	uint64_t pfcwd_poll_ns;   /* PFC_WD|GLOBAL POLL_INTERVAL */

@@ -81,8 +81,42 @@ class Sonic(unittest.TestCase):
         with open(path, "w") as fh:
             json.dump(db, fh, indent=4)
         lines = self.assert_warnings_only(path, len(db["PORT"]))
-        # the pool's shared headroom is the one buffer field not modelled
-        self.assertTrue(any("BUFFER_POOL: field 'xoff' ignored" in l for l in lines))
+        # the pool's shared headroom pool (xoff) is modelled: no buffer field is left out
+        self.assertFalse(any("BUFFER_" in l for l in lines), lines)
+
+    def test_vendor_buffer_profiles_load(self):
+        """config_db.json files with SONiC's Broadcom (TH3 and TD3, sonic-mgmt's settings) and
+        Mellanox profiles load with warnings only, each read by its platform's convention
+        (tests/unit/test_buffer_convention.c checks what they compile to); the TH3 file
+        without DEVICE_METADATA buffer_convention or platform is read as Mellanox, where its
+        profile (size 1270 < xoff 190500, no shared headroom pool) is refused naming the
+        convention and its rule, and loads again once buffer_convention says broadcom."""
+        d = os.path.join(ROOT, "tests", "configs", "buffers")
+        for name in sorted(os.listdir(d)):
+            path = os.path.join(d, name)
+            with open(path) as fh:
+                n_ports = len(json.load(fh)["PORT"])
+            with self.subTest(name=name):
+                self.assert_warnings_only(path, n_ports)
+        with open(os.path.join(d, "broadcom-th3.json")) as fh:
+            db = json.load(fh)
+        meta = db["DEVICE_METADATA"]["localhost"]
+        del meta["platform"], meta["hwsku"]
+        del db["BUFFER_POOL"]["ingress_lossless_pool"]["xoff"]
+        path = os.path.join(tmpdir(), "config_db.json")
+        with open(path, "w") as fh:
+            json.dump(db, fh, indent=4)
+        r = check(path)
+        self.assertEqual(r.returncode, 1)
+        errors = [l for l in r.stderr.splitlines() if ": warning: " not in l]
+        self.assertEqual(len(errors), 1, errors)
+        self.assertIn("BUFFER_PROFILE|pg_lossless_400000_40m_profile: size 1270 is less than "
+                      "xon 0 + xoff 190500: under the mellanox buffer convention (the default",
+                      errors[0])
+        meta["buffer_convention"] = "broadcom"
+        with open(path, "w") as fh:
+            json.dump(db, fh, indent=4)
+        self.assert_warnings_only(path, len(db["PORT"]))
 
     def test_unmodelled_is_an_error_in_a_rocesw_file(self):
         d = tmpdir()

@@ -25,7 +25,7 @@ static void dynamic_threshold_by_hand(void **state)
 	p.dynamic_th = -1;
 
 	unsigned admitted = 0;
-	while (rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 1, NULL, 0) == RSW_BUF_ADMIT)
+	while (rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 1, NULL, 0, NULL) == RSW_BUF_ADMIT)
 		admitted++;
 	/* first 1000 bytes in the reserve; shared s admitted while s <= 0.5 (1e6 - s_before):
 	 * s = 333000 fits (333000 <= 0.5 * (1e6 - 332000) = 334000), s = 334000 does not
@@ -52,8 +52,9 @@ static void static_threshold(void **state)
 	struct rsw_buf_use u = {0};
 	uint64_t used = 0;
 	for (unsigned i = 0; i < 5; i++)
-		assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 1, NULL, 0), RSW_BUF_ADMIT);
-	assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1, 1, NULL, 0), RSW_BUF_DROP);
+		assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 1, NULL, 0, NULL),
+				 RSW_BUF_ADMIT);
+	assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1, 1, NULL, 0, NULL), RSW_BUF_DROP);
 }
 
 /* Lossless, with the single-thread counters: past the threshold into headroom, XOFF while headroom is used, overflow past xoff,
@@ -66,11 +67,13 @@ static void lossless_headroom(void **state)
 	struct rsw_buf_use u = {0};
 	uint64_t used = 0;
 	for (unsigned i = 0; i < 10; i++)
-		assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 0, NULL, 0), RSW_BUF_ADMIT);
+		assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 0, NULL, 0, NULL),
+				 RSW_BUF_ADMIT);
 	assert_true(rsw_buf_pg_over_xoff(&u, &p, &pool, &used, NULL)); /* shared 10000 >= 10000 */
 	for (unsigned i = 0; i < 3; i++)
-		assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 0, NULL, 0), RSW_BUF_HEADROOM);
-	assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 0, NULL, 0), RSW_BUF_DROP);
+		assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 0, NULL, 0, NULL),
+				 RSW_BUF_HEADROOM);
+	assert_int_equal(rsw_buf_pg_admit(&u, &p, &pool, &used, 1000, 0, NULL, 0, NULL), RSW_BUF_DROP);
 	assert_int_equal(u.hdrm, 3000);
 	assert_int_equal(used, 10000); /* headroom is not pool shared space */
 
@@ -108,7 +111,7 @@ static void packets_reach_xoff_first(void **state)
 	assert_int_equal(hmax, (68520 + 83) / 84 + 1); /* 817 */
 	unsigned admitted = 0, hdrm = 0;
 	enum rsw_buf_verdict v;
-	while ((v = rsw_buf_pg_admit(&u, &p, &big, &used, 64, 0, &d, hmax)) == RSW_BUF_ADMIT)
+	while ((v = rsw_buf_pg_admit(&u, &p, &big, &used, 64, 0, &d, hmax, NULL)) == RSW_BUF_ADMIT)
 		admitted++;
 	assert_int_equal(admitted, 500);
 	assert_int_equal(d.used, 500);
@@ -117,7 +120,7 @@ static void packets_reach_xoff_first(void **state)
 	assert_true(rsw_buf_pg_over_xoff(&u, &p, &big, &used, &d));
 	assert_true(rsw_buf_pg_over_xoff(&u, &p, &big, &used, NULL)); /* in headroom now */
 	for (hdrm = 1; v == RSW_BUF_HEADROOM; hdrm++)
-		v = rsw_buf_pg_admit(&u, &p, &big, &used, 64, 0, &d, hmax);
+		v = rsw_buf_pg_admit(&u, &p, &big, &used, 64, 0, &d, hmax, NULL);
 	assert_int_equal(v, RSW_BUF_DROP);
 	assert_int_equal(hdrm - 1, hmax);
 	assert_int_equal(u.hdrm_pkts, hmax);
@@ -135,7 +138,8 @@ static void packets_reach_xoff_first(void **state)
 	struct rsw_buf_use w = {0};
 	uint64_t used2 = 0;
 	for (unsigned i = 0; i < 2000; i++)
-		assert_int_equal(rsw_buf_pg_admit(&w, &p, &big, &used2, 64, 0, NULL, 0), RSW_BUF_ADMIT);
+		assert_int_equal(rsw_buf_pg_admit(&w, &p, &big, &used2, 64, 0, NULL, 0, NULL),
+				 RSW_BUF_ADMIT);
 }
 
 static void lossless_queue_never_refused(void **state)
