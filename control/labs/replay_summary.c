@@ -8,6 +8,20 @@
 
 #define J(v) json_integer((json_int_t)(v))
 
+/* A queue's watchdog counters with SONiC's names (rsw_pfcwd_stat_names) and its PFC_WD_STATUS
+ * at the end, once the watchdog did something there: as `show pfcwd stats` lists only those. */
+static void pfcwd_json(json_t *x, const struct rsw_tm *tm, uint16_t p, unsigned q)
+{
+	uint64_t wd[RSW_PFCWD_STATS];
+	rsw_tm_pfcwd_stats(tm, p, q, wd);
+	if (!wd[RSW_PFCWD_STAT_DETECTED] && !wd[RSW_PFCWD_STAT_TX_DROPPED])
+		return;
+	for (unsigned i = 0; i < RSW_PFCWD_STATS; i++)
+		json_object_set_new(x, rsw_pfcwd_stat_names[i], J(wd[i]));
+	json_object_set_new(x, "PFC_WD_STATUS",
+			    json_string(tm->port[p].wd[q].storm ? "stormed" : "operational"));
+}
+
 static json_t *ports_json(const struct rsw_fib *fib, const struct rsw_replay_switch_result *r)
 {
 	json_t *ports = json_array();
@@ -40,6 +54,7 @@ static json_t *ports_json(const struct rsw_fib *fib, const struct rsw_replay_swi
 			json_object_set_new(x, "max_depth_bytes", J(tp->q[q].peak));
 			json_object_set_new(x, "ecn_marked_packets", J(tp->qs[q].ecn_marked_packets));
 			json_object_set_new(x, "dropped_packets", J(tp->qs[q].dropped_packets));
+			pfcwd_json(x, r->tm, p, q);
 			json_array_append_new(queues, x);
 		}
 		json_object_set_new(o, "queues", queues);

@@ -20,7 +20,9 @@ void rsw_dp_stats_sum(const struct rsw_dp *dp, struct rsw_dp_totals *t, uint64_t
 		t->consumed += t->c.pfc_rx[p] + t->c.pause_rx[p] + t->c.punted[p];
 	}
 	/* packets the watchdog flushed out of queues left the TM, not a worker */
-	t->c.drops[RSW_DROP_PFCWD_DROP] += rsw_dp_stats_tm_flushed(dp);
+	uint64_t flushed_lossless;
+	t->c.drops[RSW_DROP_PFCWD_DROP] += rsw_dp_stats_tm_flushed(dp, &flushed_lossless);
+	t->c.lossless_drops[RSW_DROP_PFCWD_DROP] += flushed_lossless;
 	for (unsigned r = 1; r < RSW_DROP_COUNT; r++)
 		t->dropped += t->c.drops[r];
 	t->queued = queued;

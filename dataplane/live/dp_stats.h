@@ -29,7 +29,7 @@ int rsw_dp_stats_write_json(const struct rsw_dp *dp, const struct rsw_dp_totals 
 			    const char *path);
 
 /* Traffic-manager counters (dp_stats_tm.c). */
-uint64_t rsw_dp_stats_tm_flushed(const struct rsw_dp *dp);
+uint64_t rsw_dp_stats_tm_flushed(const struct rsw_dp *dp, uint64_t *lossless);
 void rsw_dp_stats_tm_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t, unsigned port,
 			  json_t *port_obj, uint64_t now_ns);
 void rsw_dp_stats_tm_print(const struct rsw_dp *dp, const struct rsw_dp_totals *t, FILE *f,

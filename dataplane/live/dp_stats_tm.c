@@ -11,14 +11,18 @@ static json_t *num(uint64_t v)
 	return json_integer((json_int_t)v);
 }
 
-uint64_t rsw_dp_stats_tm_flushed(const struct rsw_dp *dp)
+uint64_t rsw_dp_stats_tm_flushed(const struct rsw_dp *dp, uint64_t *lossless)
 {
 	uint64_t n = 0;
+	*lossless = 0;
 	if (!dp->tm)
 		return 0;
 	for (unsigned p = 0; p < dp->n_ports; p++)
-		for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
-			n += __atomic_load_n(&dp->tm->port[p].qs[q].pfcwd_flushed, __ATOMIC_RELAXED);
+		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
+			const struct rsw_tm_queue_stats *s = &dp->tm->port[p].qs[q];
+			n += __atomic_load_n(&s->pfcwd_flushed, __ATOMIC_RELAXED);
+			*lossless += __atomic_load_n(&s->pfcwd_flushed_lossless, __ATOMIC_RELAXED);
+		}
 	return n;
 }
 
@@ -50,12 +54,10 @@ void rsw_dp_stats_tm_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t
 				    num(s->ecn_marked_packets));
 		json_object_set_new(o, "SAI_QUEUE_STAT_WATERMARK_BYTES", num(tp->q[q].peak));
 		json_object_set_new(o, "SAI_QUEUE_STAT_CURR_OCCUPANCY_BYTES", num(tp->q[q].bytes));
-		json_object_set_new(o, "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED",
-				    num(tp->wd[q].storms_detected));
-		json_object_set_new(o, "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED",
-				    num(tp->wd[q].storms_restored));
-		json_object_set_new(o, "PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS",
-				    num(s->pfcwd_dropped + s->pfcwd_flushed));
+		uint64_t wd[RSW_PFCWD_STATS];
+		rsw_tm_pfcwd_stats(dp->tm, (uint16_t)p, q, wd);
+		for (unsigned i = 0; i < RSW_PFCWD_STATS; i++)
+			json_object_set_new(o, rsw_pfcwd_stat_names[i], num(wd[i]));
 		json_array_append_new(queues, o);
 	}
 	for (unsigned g = 0; g < RSW_TM_PGS; g++) {

@@ -502,6 +502,7 @@ static int build(struct replay *r, char *err, size_t errlen)
 		if (!n->tm)
 			return -1;
 		n->tm->log = tm_log;
+		n->tm->flushed = sw_flushed;
 	}
 	return 0;
 oom:
@@ -536,14 +537,9 @@ static void finish(struct replay *r)
 		struct sw_node *n = &r->sw[s];
 		n->res->queued = rsw_tm_queued(n->tm);
 		res->queued += n->res->queued;
-		for (uint16_t p = 0; p < n->fib->n_ports; p++)
-			for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
-				uint64_t f = n->tm->port[p].qs[q].pfcwd_flushed;
-				n->res->drops[RSW_DROP_PFCWD_DROP] += f;
-				n->res->dropped += f;
-				res->dropped += f;
-			}
+		/* the watchdog's flushed packets were dropped as they were flushed (sw_flushed) */
 		n->tm->log = NULL; /* its argument lives on the run's stack */
+		n->tm->flushed = NULL;
 		n->res->tm = n->tm;
 		n->tm = NULL;
 	}

@@ -194,6 +194,9 @@ void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct r
 	       int entering);
 /* A frame that reached port but found no packet memory: received, then dropped as no_mbuf. */
 void sw_lost(struct replay *r, unsigned s, uint16_t port, uint64_t t, uint32_t len);
+/* The TM's flushed callback (arg: the replay): a packet its watchdog flushed, dropped and
+ * logged as pfcwd_drop by the switch of the sw_settle running. */
+void sw_flushed(void *arg, uint16_t port, struct rte_mbuf *m);
 void sw_service(struct replay *r, unsigned s, uint16_t port, uint64_t t);
 void sw_settle(struct replay *r, unsigned s, uint64_t t);
 void sw_sample(struct replay *r, unsigned s, uint64_t t);

@@ -36,6 +36,18 @@ static void drop(struct replay *r, unsigned s, unsigned reason, uint16_t port, u
 	}
 }
 
+/* A packet the watchdog's drop action flushed from a storming queue of port, in the sw_settle
+ * running: a pfcwd_drop like those refused at admission, lossless if its PG is. */
+void sw_flushed(void *arg, uint16_t port, struct rte_mbuf *m)
+{
+	struct replay *r = arg;
+	struct sw_node *n = &r->sw[r->settle_sw];
+	const struct rsw_tm_tag *tg = rsw_tm_tag(m);
+	if (n->fib->tm.port[tg->in_port].pg[tg->pg].lossless)
+		n->res->lossless_drops[RSW_DROP_PFCWD_DROP]++;
+	drop(r, r->settle_sw, RSW_DROP_PFCWD_DROP, port, r->settle_t, m);
+}
+
 void sw_lost(struct replay *r, unsigned s, uint16_t port, uint64_t t, uint32_t len)
 {
 	struct sw_node *n = &r->sw[s];

@@ -4,6 +4,12 @@
 
 static const char *const action_names[] = {"drop", "forward", "alert"};
 
+const char *const rsw_pfcwd_stat_names[RSW_PFCWD_STATS] = {
+	[RSW_PFCWD_STAT_DETECTED] = "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED",
+	[RSW_PFCWD_STAT_RESTORED] = "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED",
+	[RSW_PFCWD_STAT_TX_DROPPED] = "PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS",
+};
+
 const char *rsw_pfcwd_action_name(unsigned action)
 {
 	return action < 3 ? action_names[action] : "?";

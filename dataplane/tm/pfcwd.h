@@ -36,6 +36,13 @@ static inline void rsw_pfcwd_pfc_rx(struct rsw_pfcwd *w, uint64_t now_ns)
 enum rsw_pfcwd_event rsw_pfcwd_poll(struct rsw_pfcwd *w, const struct rsw_pfcwd_cfg *cfg,
 				    uint64_t paused_since_ns, uint64_t now_ns);
 
+/* SONiC's per-queue watchdog counters (COUNTERS_DB, `show pfcwd stats`), as live and replay
+ * report them (rsw_tm_pfcwd_stats): storms detected and restored, and packets the drop action
+ * discarded, flushed from the queue or refused at admission. */
+enum { RSW_PFCWD_STAT_DETECTED = 0, RSW_PFCWD_STAT_RESTORED, RSW_PFCWD_STAT_TX_DROPPED,
+       RSW_PFCWD_STATS };
+extern const char *const rsw_pfcwd_stat_names[RSW_PFCWD_STATS];
+
 const char *rsw_pfcwd_action_name(unsigned action);
 int rsw_pfcwd_action_from_name(const char *s); /* -1 if unknown */
 

@@ -570,9 +570,14 @@ static uint64_t flush_queue(struct rsw_tm *tm, const struct rsw_tm_config *tc, u
 	uint64_t n = 0;
 	while ((m = peek(tm, ep, q)) != NULL) {
 		ep->c_head[q]++;
+		const struct rsw_tm_tag *t = rsw_tm_tag(m);
+		ep->qs[q].pfcwd_flushed_lossless += tc->port[t->in_port].pg[t->pg].lossless;
 		release(tm, tc, port, m);
 		ep->qs[q].pfcwd_flushed++;
-		rte_pktmbuf_free(m);
+		if (tm->flushed)
+			tm->flushed(tm->log_arg, port, m);
+		else
+			rte_pktmbuf_free(m);
 		n++;
 	}
 	return n;
@@ -607,6 +612,17 @@ uint64_t rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint
 		}
 	}
 	return flushed;
+}
+
+void rsw_tm_pfcwd_stats(const struct rsw_tm *tm, uint16_t port, unsigned queue,
+			uint64_t out[RSW_PFCWD_STATS])
+{
+	const struct rsw_tm_port *tp = &tm->port[port];
+	const struct rsw_tm_queue_stats *s = &tp->qs[queue];
+	out[RSW_PFCWD_STAT_DETECTED] = tp->wd[queue].storms_detected;
+	out[RSW_PFCWD_STAT_RESTORED] = tp->wd[queue].storms_restored;
+	out[RSW_PFCWD_STAT_TX_DROPPED] = __atomic_load_n(&s->pfcwd_dropped, __ATOMIC_RELAXED) +
+					 __atomic_load_n(&s->pfcwd_flushed, __ATOMIC_RELAXED);
 }
 
 uint64_t rsw_tm_queued(const struct rsw_tm *tm)

@@ -47,6 +47,7 @@ struct rsw_tm_queue_stats {
 	uint64_t ecn_marked_packets;      /* WRED_ECN_MARKED_PACKETS */
 	uint64_t pfcwd_dropped;           /* refused at admission during a storm (drop action) */
 	uint64_t pfcwd_flushed;           /* queued packets discarded when a storm was detected */
+	uint64_t pfcwd_flushed_lossless;  /* of them, packets of a lossless PG */
 };
 
 /* A VOQ: live, a fixed multi-producer ring sized so that the descriptor accounting never lets it
@@ -94,6 +95,11 @@ struct rsw_tm {
 	uint64_t pool_hdrm[RSW_BUF_POOLS]; /* bytes in each pool's shared headroom pool (atomic) */
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
+	/* the watchdog's drop action hands each packet it flushes from a storming queue here
+	 * (released from the buffer; the callee frees it), so a caller counts it as it counts the
+	 * packets it refuses at admission; NULL: freed and counted in pfcwd_flushed only. Called
+	 * from rsw_tm_watchdog, with log_arg. */
+	void (*flushed)(void *arg, uint16_t port, struct rte_mbuf *m);
 	struct rsw_tm_port port[];
 };
 
@@ -209,6 +215,10 @@ static inline int rsw_tm_lossless_drop_allowed(unsigned reason)
 {
 	return reason == RSW_DROP_HEADROOM_OVERFLOW || reason == RSW_DROP_PFCWD_DROP;
 }
+
+/* SONiC's watchdog counters of (port, queue), indexed as rsw_pfcwd_stat_names. */
+void rsw_tm_pfcwd_stats(const struct rsw_tm *tm, uint16_t port, unsigned queue,
+			uint64_t out[RSW_PFCWD_STATS]);
 
 /* Packets queued in the TM (for the conservation check). */
 uint64_t rsw_tm_queued(const struct rsw_tm *tm);

@@ -347,6 +347,9 @@ class LiveTm(unittest.TestCase):
         self.assertEqual(qps.count(0x200), 0, "sent during the storm: dropped")
         self.assertEqual(qps.count(0x300), 10, "after restoration: forwarded")
         self.assertEqual(counters["drops"]["pfcwd_drop"], 20)
+        # priority 3 is lossless: the 10 flushed at detection count as its drops as the 10
+        # refused at admission do
+        self.assertEqual(counters["conservation"]["lossless_drops"], {"pfcwd_drop": 20})
         q3 = port(counters, "Ethernet16")["queues"][3]
         self.assertEqual(q3["PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED"], 1)
         self.assertEqual(q3["PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED"], 1)
