@@ -125,8 +125,9 @@ static void print_collective(FILE *f, const json_t *sum, unsigned top)
 			json_number_value(json_object_get(c, "algbw_GBps")),
 			json_number_value(json_object_get(c, "busbw_GBps")));
 	else
-		fprintf(f, "collective %s over %zu ranks: NOT complete\n",
-			json_string_value(json_object_get(c, "pattern")), nr);
+		fprintf(f, "collective %s over %zu ranks: NOT complete: %s\n",
+			json_string_value(json_object_get(c, "pattern")), nr,
+			json_string_value(json_object_get(c, "incomplete_reason")));
 	uint64_t naks = 0;
 	json_t *q;
 	json_array_foreach(json_object_get(c, "qps"), i, q)

@@ -1,3 +1,5 @@
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dataplane/pkt/drop_reason.h"
@@ -289,10 +291,58 @@ static void coll_bw(const struct rsw_coll *c, const struct rsw_coll_result *cr, 
 	*bus = *alg * rsw_coll_busbw_factor(c->pattern, c->n_ranks);
 }
 
+static void append(char *out, size_t len, size_t *o, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void append(char *out, size_t len, size_t *o, const char *fmt, ...)
+{
+	va_list ap;
+	if (*o >= len)
+		return;
+	va_start(ap, fmt);
+	int n = vsnprintf(out + *o, len - *o, fmt, ap);
+	va_end(ap);
+	*o += n > 0 ? (size_t)n : 0;
+}
+
+/* Why a closed-loop collective did not complete, in words (summary.json's incomplete_reason,
+ * the text output): the QPs that exhausted their retries, else the --until cut, else a stall. */
+static void coll_reason(const struct rsw_zone *z, const struct rsw_coll *c,
+			const struct rsw_coll_result *cr, uint64_t cut_ns, char *out, size_t len)
+{
+	uint64_t err = 0;
+	size_t o = 0;
+	for (uint64_t i = 0; i < cr->n_qps; i++)
+		err += cr->qp[i].error != 0;
+	if (err) {
+		append(out, len, &o, "retries exhausted: %lu QP%s gave up after %u timeouts in a "
+		       "row without progress (retry %u):", (unsigned long)err, err > 1 ? "s" : "",
+		       c->retry_cnt + 1, c->retry_cnt);
+		unsigned shown = 0;
+		for (uint64_t i = 0; i < cr->n_qps && shown < 4; i++) {
+			const struct rsw_coll_qp_stats *q = &cr->qp[i];
+			if (!q->error)
+				continue;
+			append(out, len, &o, "%s %s → %s QP %u at %.3f us", shown++ ? "," : "",
+			       z->host[q->host].name, z->host[q->peer].name, q->q,
+			       (double)q->error_ns / 1e3);
+		}
+		if (err > shown)
+			append(out, len, &o, " and %lu more", (unsigned long)(err - shown));
+		append(out, len, &o, "; ");
+	} else if (cut_ns) {
+		append(out, len, &o, "stopped by --until at %.3f us; ", (double)cut_ns / 1e3);
+	} else {
+		append(out, len, &o, "stalled: no QP gave up and nothing was left to happen; ");
+	}
+	append(out, len, &o, "%lu of %lu transfers arrived", (unsigned long)cr->arrived,
+	       (unsigned long)cr->transfers);
+}
+
 static json_t *coll_json(const struct rsw_zone *z, const struct rsw_coll *c,
-			 const struct rsw_coll_result *cr)
+			 const struct rsw_coll_result *cr, uint64_t cut_ns)
 {
 	json_t *o = json_object(), *ranks = json_array(), *steps = json_array(), *qps = json_array();
+	json_t *in_error = json_array();
 	json_object_set_new(o, "pattern", json_string(rsw_coll_pattern_name(c->pattern)));
 	for (unsigned i = 0; i < c->n_ranks; i++)
 		json_array_append_new(ranks, json_string(z->host[c->rank_host[i]].name));
@@ -304,6 +354,13 @@ static json_t *coll_json(const struct rsw_zone *z, const struct rsw_coll *c,
 	json_object_set_new(o, "cts_window", J(c->cts_window));
 	json_object_set_new(o, "rto_ns", J(c->rto_ns));
 	json_object_set_new(o, "complete", json_boolean(cr->complete));
+	json_object_set_new(o, "transfers", J(cr->transfers));
+	json_object_set_new(o, "transfers_arrived", J(cr->arrived));
+	if (!cr->complete) {
+		char why[512];
+		coll_reason(z, c, cr, cut_ns, why, sizeof(why));
+		json_object_set_new(o, "incomplete_reason", json_string(why));
+	}
 	json_object_set_new(o, "start_ns", J(cr->start_ns));
 	json_object_set_new(o, "done_ns", cr->complete ? J(cr->done_ns) : json_null());
 	json_object_set_new(o, "time_ns", cr->complete ? J(cr->done_ns - cr->start_ns)
@@ -340,6 +397,12 @@ static json_t *coll_json(const struct rsw_zone *z, const struct rsw_coll *c,
 		json_object_set_new(e, "rate_cuts", J(q->rate_cuts));
 		json_object_set_new(e, "min_rate_mbps", J(q->min_rate_mbps));
 		json_object_set_new(e, "error", json_boolean(q->error));
+		if (q->error) {
+			json_object_set_new(e, "error_ns", J(q->error_ns));
+			json_object_set_new(e, "unacked_psn", J(q->unacked_psn));
+			json_object_set_new(e, "sent_psn", J(q->sent_psn));
+			json_array_append(in_error, e);
+		}
 		json_array_append_new(qps, e);
 		tot[0] += q->retransmitted;
 		tot[1] += q->timeouts;
@@ -351,25 +414,27 @@ static json_t *coll_json(const struct rsw_zone *z, const struct rsw_coll *c,
 	json_object_set_new(o, "cnps", J(tot[2]));
 	json_object_set_new(o, "rate_cuts", J(tot[3]));
 	json_object_set_new(o, "injected_drops", J(cr->injected_drops));
+	if (!cr->complete)
+		json_object_set_new(o, "qps_in_error", in_error);
+	else
+		json_decref(in_error);
 	json_object_set_new(o, "qps", qps);
 	return o;
 }
 
 static void coll_print(FILE *f, const struct rsw_zone *z, const struct rsw_coll *c,
-		       const struct rsw_coll_result *cr)
+		       const struct rsw_coll_result *cr, uint64_t cut_ns)
 {
-	(void)z;
 	for (unsigned s = 0; s < cr->n_steps; s++)
 		if (cr->step_done_ns[s])
 			fprintf(f, "step %-3u done at %.3f us\n", s, (double)cr->step_done_ns[s] / 1e3);
-	uint64_t rt = 0, to = 0, naks = 0, cnps = 0, cuts = 0, err = 0;
+	uint64_t rt = 0, to = 0, naks = 0, cnps = 0, cuts = 0;
 	for (uint64_t i = 0; i < cr->n_qps; i++) {
 		rt += cr->qp[i].retransmitted;
 		to += cr->qp[i].timeouts;
 		naks += cr->qp[i].naks_rx;
 		cnps += cr->qp[i].cnps_rx;
 		cuts += cr->qp[i].rate_cuts;
-		err += cr->qp[i].error != 0;
 	}
 	double alg, bus;
 	coll_bw(c, cr, &alg, &bus);
@@ -378,9 +443,12 @@ static void coll_print(FILE *f, const struct rsw_zone *z, const struct rsw_coll 
 			"%.2f GB/s\n", rsw_coll_pattern_name(c->pattern), c->n_ranks,
 			(unsigned long)cr->bytes, (double)(cr->done_ns - cr->start_ns) / 1e3, alg,
 			bus);
-	else
-		fprintf(f, "collective %s over %u ranks: NOT complete (%lu QPs in error)\n",
-			rsw_coll_pattern_name(c->pattern), c->n_ranks, (unsigned long)err);
+	else {
+		char why[512];
+		coll_reason(z, c, cr, cut_ns, why, sizeof(why));
+		fprintf(f, "collective %s over %u ranks: NOT complete: %s\n",
+			rsw_coll_pattern_name(c->pattern), c->n_ranks, why);
+	}
 	fprintf(f, "transport: %lu packets retransmitted, %lu timeouts, %lu NAKs, %lu CNPs, %lu rate "
 		"cuts, %lu injected drops\n", (unsigned long)rt, (unsigned long)to,
 		(unsigned long)naks, (unsigned long)cnps, (unsigned long)cuts,
@@ -451,7 +519,7 @@ json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
 	json_object_set_new(root, "drops", drops_json(drops));
 	json_object_set_new(root, "flows", flows_json(z, r));
 	if (coll && r->coll)
-		json_object_set_new(root, "collective", coll_json(z, coll, r->coll));
+		json_object_set_new(root, "collective", coll_json(z, coll, r->coll, r->cut_ns));
 	json_t *c = json_object();
 	lossless_json(c, lossless);
 	json_object_set_new(c, "entered", J(r->entered));
@@ -519,7 +587,7 @@ void rsw_replay_summary_print(FILE *f, const struct rsw_zone *z, int zone,
 		fprintf(f, "all flows done in %.3f us\n", (double)json_integer_value(c) / 1e3);
 	json_decref(c);
 	if (coll && r->coll)
-		coll_print(f, z, coll, r->coll);
+		coll_print(f, z, coll, r->coll, r->cut_ns);
 	if (!zone) {
 		const struct rsw_replay_switch_result *s = &r->sw[0];
 		fprintf(f, "last departure %.9f s; received %lu = transmitted %lu + dropped %lu + "

@@ -11,7 +11,9 @@ void rsw_coll_defaults(struct rsw_coll *c)
 	c->mtu = 4096;
 	c->qps = 1;
 	c->split = 1;
-	c->dscp = 26;       /* the configs' lossless RoCE class (TC 3) */
+	/* the lossless RoCE class of the shipped configs: SONiC's AZURE DSCP_TO_TC_MAP puts 3 on
+	 * TC 3, in pfc_enable "3,4" (26, RoCEv2 NICs' own default, is lossy TC 1 there) */
+	c->dscp = 3;
 	c->cts_dscp = 48;   /* the CTS classifier's strict queue (REFERENCE §6) */
 	c->cnp_dscp = 48;   /* CNPs as NVIDIA NICs send them (cnp_dscp 48) */
 	const uint8_t ip[4] = {10, 1, 0, 1}, mac[6] = {0x02, 0, 0, 0, 0x01, 0};

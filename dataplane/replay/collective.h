@@ -62,7 +62,7 @@ struct rsw_coll {
 	unsigned n_ce;
 };
 
-/* Fills the defaults (ring, 1 MiB, MTU 4096, one QP, split, Linux ports, DSCP 26, CTS/CNP DSCP
+/* Fills the defaults (ring, 1 MiB, MTU 4096, one QP, split, Linux ports, DSCP 3, CTS/CNP DSCP
  * 48, 10.1.0.1 + 2i, ACK every 16 packets, ConnectX's timeout for local_ack_timeout 14, retry 7,
  * NAK on, CTS off, DCQCN off with the published parameters). */
 void rsw_coll_defaults(struct rsw_coll *c);
@@ -77,6 +77,9 @@ struct rsw_coll_qp_stats {
 	uint64_t cnps_rx, cnps_tx, rate_cuts, cts_rx, cts_tx;
 	uint64_t min_rate_mbps;    /* lowest DCQCN rate reached */
 	int error;                 /* retry_cnt timeouts in a row: the QP gave up */
+	uint64_t error_ns;         /* when it gave up (IBV_WC_RETRY_EXC_ERR) */
+	uint64_t unacked_psn;      /* then: its first unacknowledged PSN, of snd_max */
+	uint64_t sent_psn;
 };
 
 struct rsw_coll_result {
@@ -84,6 +87,7 @@ struct rsw_coll_result {
 	uint64_t *step_done_ns;        /* n_steps: when every chunk of step s had arrived */
 	uint64_t start_ns, done_ns;    /* first frame sent, last chunk arrived */
 	int complete;                  /* every chunk arrived */
+	uint64_t transfers, arrived;   /* chunk transfers in all, and those that arrived */
 	uint64_t bytes;                /* the collective's size, as NCCL's tests count it */
 	uint64_t injected_drops;
 	uint64_t n_qps;

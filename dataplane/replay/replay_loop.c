@@ -604,6 +604,19 @@ static void go_back(struct qp *qp, uint64_t psn)
 		qp->cur_msg++;
 }
 
+/* A QP that exhausted its retries, in the event log. */
+static void log_qp_error(struct replay *r, const struct qp *qp, uint64_t t)
+{
+	if (!r->events)
+		return;
+	json_t *f = json_object();
+	json_object_set_new(f, "peer", json_string(r->host[qp->dst].name));
+	json_object_set_new(f, "qp", json_integer(qp->q));
+	json_object_set_new(f, "timeouts", json_integer(qp->retries));
+	json_object_set_new(f, "unacked_psn", json_integer((json_int_t)qp->snd_una));
+	rp_event(r, t, "qp_retry_exceeded", "host", r->host[qp->src].name, NULL, f);
+}
+
 /* The retransmission timer runs while packets are unacknowledged: started by a send when none
  * was outstanding, restarted by each ACK that makes progress (as Linux rxe and ConnectX do). */
 static void timer_check(struct replay *r, struct qp *qp, uint64_t t)
@@ -614,7 +627,11 @@ static void timer_check(struct replay *r, struct qp *qp, uint64_t t)
 	qp->st->timeouts++;
 	if (++qp->retries > c->retry_cnt) {
 		qp->st->error = 1; /* IBV_WC_RETRY_EXC_ERR: the QP stops */
+		qp->st->error_ns = t;
+		qp->st->unacked_psn = qp->snd_una;
+		qp->st->sent_psn = qp->snd_max;
 		qp->rto_at = NEVER;
+		log_qp_error(r, qp, t);
 		return;
 	}
 	go_back(qp, qp->snd_una);
@@ -981,6 +998,8 @@ void loop_finish(struct replay *r)
 	struct loop *L = r->loop;
 	struct rsw_coll_result *cr = r->res->coll;
 	cr->complete = L->arrived == L->n_x;
+	cr->transfers = L->n_x;
+	cr->arrived = L->arrived;
 	for (unsigned h = 0; h < L->n_host; h++)
 		for (const struct ctl *k = L->h[h].head; k; k = k->next)
 			r->res->host[h].unsent++;

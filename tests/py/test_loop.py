@@ -13,6 +13,8 @@ import struct
 import subprocess
 import unittest
 
+import yaml
+
 from scapy.utils import RawPcapReader
 
 import rocepkt
@@ -138,6 +140,39 @@ class Loop(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(os.path.join(out, "summary.json")) as f:
             return out, json.load(f), r.stdout
+
+    def test_default_dscp_is_the_shipped_lossless_class(self):
+        """Hosts send what the shipped zone's switches treat as RoCE: the DSCP of every data
+        frame and ACK, read from the hosts' captures, maps (the RTSWs' DSCP_TO_TC_MAP, SONiC's
+        AZURE of REFERENCE.md §4 when they have none: 3→3, 4→4, 5→2, 8→0, 46→5, 48→6, the
+        rest → 1) to a TC every RTSW port has in pfc_enable; the RTSWs queue it on that
+        queue."""
+        azure = {3: 3, 4: 4, 5: 2, 8: 0, 46: 5, 48: 6}
+        out, s, _ = self.run_coll("dscp", 8, "ring,size=256K", config=ZONE2)
+        self.assertTrue(s["collective"]["complete"])
+        dscps = set()
+        for h in range(8):
+            dscps |= {raw[15] >> 2 for _, raw in read(os.path.join(out, f"h{h}.pcap"))
+                      if bth(raw) and bth(raw)[0] in (6, 7, 8, 10, 0x11)}
+        self.assertEqual(len(dscps), 1, dscps)
+        dscp = dscps.pop()
+        tcs = set()
+        for n in range(1, 5):
+            with open(os.path.join(ROOT, "config", "zone-2stage", f"rtsw{n}.yaml")) as f:
+                cfg = yaml.safe_load(f)
+            maps = cfg.get("DSCP_TO_TC_MAP", {}).get("AZURE")
+            tc = int(maps[str(dscp)]) if maps else azure.get(dscp, 1)
+            tcs.add(tc)
+            for port, q in cfg["PORT_QOS_MAP"].items():
+                pfc = {int(x) for x in str(q["pfc_enable"]).split(",")}
+                self.assertIn(tc, pfc, f"rtsw{n} {port}: DSCP {dscp} is TC {tc}, lossy")
+        tc = tcs.pop()
+        for sw in s["switches"]:
+            if sw["name"].startswith("rtsw"):
+                host_ports = [p for p in sw["ports"] if p["name"] in ("Ethernet0", "Ethernet8")]
+                self.assertTrue(all(p["queues"][tc]["packets"] > 0 for p in host_ports))
+                self.assertTrue(all(q["packets"] == 0 for p in host_ports
+                                    for i, q in enumerate(p["queues"]) if i not in (tc, 6)))
 
     def test_uncongested_ring_matches_formula(self):
         n, size = 4, 4 << 20
@@ -461,6 +496,33 @@ class Loop(unittest.TestCase):
                 self.assertFalse(s["collective"]["complete"])
                 self.assertEqual(other, [])
                 self.assertGreater(s["drops"].get("egress_port_down", 0), 0)
+                self.check_retries_exhausted(out, s, r.stdout)
+
+    def check_retries_exhausted(self, out, s, stdout):
+        """The blackholed run says why it is incomplete: h0's QP to h1 gave up after retry + 1 =
+        3 timeouts in a row, each rto = 20 us after the last progress: the last ACK h0 received
+        (sw1's Ethernet0 capture: its start, plus its wire time and 15 ns of cable) restarted
+        the timer, so it gave up 3 x 20 us after that ACK arrived."""
+        c = s["collective"]
+        acks = [(t, raw) for t, raw in read(os.path.join(out, "sw1", "Ethernet0.pcap"))
+                if bth(raw) and bth(raw)[0] == 0x11]
+        t, raw = acks[-1]
+        gave_up = t + wire_ns(len(raw)) + PROP_NS + 3 * 20000
+        self.assertEqual(len(c["qps_in_error"]), 1, c["qps_in_error"])
+        q = c["qps_in_error"][0]
+        self.assertEqual((q["host"], q["peer"], q["qp"], q["error"]), ("h0", "h1", 0, True))
+        self.assertLessEqual(abs(q["error_ns"] - gave_up), 1, (q["error_ns"], gave_up))
+        self.assertLess(q["unacked_psn"], q["sent_psn"])
+        self.assertLess(c["transfers_arrived"], c["transfers"])
+        why = (f"retries exhausted: 1 QP gave up after 3 timeouts in a row without progress "
+               f"(retry 2): h0 → h1 QP 0 at {q['error_ns'] / 1e3:.3f} us; "
+               f"{c['transfers_arrived']} of {c['transfers']} transfers arrived")
+        self.assertEqual(c["incomplete_reason"], why)
+        self.assertIn(f"collective incast over 2 ranks: NOT complete: {why}\n", stdout)
+        with open(os.path.join(out, "events.jsonl")) as f:
+            ev = [json.loads(l) for l in f if "qp_retry_exceeded" in l]
+        self.assertEqual([(e["t"], e["host"], e["peer"], e["qp"], e["timeouts"]) for e in ev],
+                         [(q["error_ns"], "h0", "h1", 0, 3)])
 
     def data_bytes_received(self, out, host):
         """RDMA WRITE payload bytes that reached a host (the switch port towards it)."""
