@@ -188,10 +188,13 @@ static void print_routes(json_t *r)
 	json_array_foreach(r, i, o) {
 		rsw_cli_table_cell(t, "%s", S(o, "prefix"));
 		rsw_cli_table_cell(t, "%s", json_object_get(o, "in_port") ? S(o, "in_port") : "any");
+		const char *backup = json_object_get(o, "backup_group") ? S(o, "backup_group") : NULL;
 		if (json_object_get(o, "nexthop"))
-			rsw_cli_table_cell(t, "%s", S(o, "nexthop"));
+			rsw_cli_table_cell(t, "%s%s%s", S(o, "nexthop"), backup ? ", backup " : "",
+					   backup ? backup : "");
 		else if (json_object_get(o, "nexthop_group"))
-			rsw_cli_table_cell(t, "group %s", S(o, "nexthop_group"));
+			rsw_cli_table_cell(t, "group %s%s%s", S(o, "nexthop_group"),
+					   backup ? ", backup " : "", backup ? backup : "");
 		else
 			rsw_cli_table_cell(t, "blackhole");
 		rsw_cli_table_cell(t, "%s", S(o, "origin"));

@@ -130,8 +130,10 @@ static void parse_nhg(struct cc *c, yaml_node_t *t)
 	free(w);
 }
 
-/* A STATIC_ROUTE with several next hops gets a group of its own, named after its line. */
-static int implicit_group(struct cc *c, yaml_node_t *at, const char *key, char *name_out)
+/* A STATIC_ROUTE with several next hops gets a group of its own, named after its line (and
+ * `suffix`): of all of them, or with a distance list, of those of one distance (tier). */
+static int implicit_group(struct cc *c, yaml_node_t *at, const char *key, const char *suffix,
+			  const struct rsw_nhg *tier, char *name_out)
 {
 	struct rsw_table_write *w = calloc(1, sizeof(*w));
 	if (!w)
@@ -140,9 +142,11 @@ static int implicit_group(struct cc *c, yaml_node_t *at, const char *key, char *
 	w->table = RSW_T_NHG;
 	struct rsw_nhg *g = &w->u.nhg;
 	int rc = -1;
-	if (parse_members(c, at, key, g) < 0)
+	if (tier)
+		*g = *tier;
+	else if (parse_members(c, at, key, g) < 0)
 		goto out;
-	snprintf(g->name, RSW_NAME_MAX, "ecmp%u", ydoc_line(at));
+	snprintf(g->name, RSW_NAME_MAX, "ecmp%u%s", ydoc_line(at), suffix);
 	strcpy(g->policy, RSW_DEFAULT_POLICY);
 	g->n_buckets = RSW_DEFAULT_BUCKETS;
 	g->resilient = 1;
@@ -171,6 +175,82 @@ static int route_prefix(struct cc *c, yaml_node_t *k, const char *ks, char *pfx,
 		return ydoc_error(&c->y, k, "STATIC_ROUTE", "expected a prefix like 10.1.0.0/16");
 	strcpy(pfx, ks);
 	return 0;
+}
+
+/* STATIC_ROUTE `distance`, SONiC's list beside `nexthop` (FRR's administrative distance of
+ * each next hop): the next hops of the lowest distance carry the route (one, or a group of
+ * them), those of the next distance become its backup group, used only while the first are
+ * down (tables/fib.c). 1: the route is set up; 0: no tiers (one distance for all); -1: error. */
+static int route_tiers(struct cc *c, const struct rsw_fval *f, const char *key, struct rsw_route *r)
+{
+	const char *nh = f[RT_NEXTHOP].s, *ds = f[RT_DISTANCE].s;
+	if (!f[RT_DISTANCE].v)
+		return 0;
+	if (!ds || !f[RT_NEXTHOP].v)
+		return ydoc_error(&c->y, f[RT_DISTANCE].v, key, "distance: expected a list like "
+				  "\"0,10\", one per next hop of `nexthop`");
+	struct rsw_nhg *all = calloc(3, sizeof(*all)), *tier = all + 1;
+	if (!all)
+		return ydoc_error(&c->y, f[RT_DISTANCE].v, key, "out of memory");
+	unsigned dist[RSW_ECMP_MAX_MEMBERS], n = 0, lo = 256, hi = 0;
+	int rc = -1;
+	char buf[1024];
+	if (parse_members(c, f[RT_NEXTHOP].v, key, all) < 0)
+		goto out;
+	if (strlen(ds) >= sizeof(buf)) {
+		ydoc_error(&c->y, f[RT_DISTANCE].v, key, "distance: too long");
+		goto out;
+	}
+	strcpy(buf, ds);
+	for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long d = strtol(tok, &end, 10);
+		if (end == tok || *end || d < 0 || d > 255 || n == RSW_ECMP_MAX_MEMBERS) {
+			ydoc_error(&c->y, f[RT_DISTANCE].v, key, "distance: '%s' is not 0..255", tok);
+			goto out;
+		}
+		dist[n++] = (unsigned)d;
+	}
+	unsigned listed = 1;
+	for (const char *p = nh; *p; p++)
+		listed += *p == ',';
+	if (n != listed || all->n_members != listed) {
+		ydoc_error(&c->y, f[RT_DISTANCE].v, key, "distance: %u value%s for %u next hops "
+			   "(one per next hop, in nexthop's order, each next hop once)", n,
+			   n == 1 ? "" : "s", listed);
+		goto out;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		lo = dist[i] < lo ? dist[i] : lo;
+		hi = dist[i] > hi ? dist[i] : hi;
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (dist[i] != lo && dist[i] != hi) {
+			ydoc_error(&c->y, f[RT_DISTANCE].v, key, "distance: at most two distances (the "
+				   "next hops in use and their backup), got %u, %u and %u", lo,
+				   dist[i], hi);
+			goto out;
+		}
+	if (lo == hi) {
+		rc = 0;
+		goto out;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct rsw_nhg *t = &tier[dist[i] != lo];
+		t->members[t->n_members++].ip = all->members[i].ip;
+	}
+	if (tier[0].n_members == 1) {
+		r->target = RSW_TGT_NEXTHOP;
+		r->nexthop = tier[0].members[0].ip;
+	} else {
+		r->target = RSW_TGT_GROUP;
+		if (implicit_group(c, f[RT_NEXTHOP].v, key, "", &tier[0], r->group) < 0)
+			goto out;
+	}
+	rc = implicit_group(c, f[RT_NEXTHOP].v, key, "backup", &tier[1], r->backup) < 0 ? -1 : 1;
+out:
+	free(all);
+	return rc;
 }
 
 static void parse_routes(struct cc *c, yaml_node_t *t, int pbr)
@@ -206,7 +286,7 @@ static void parse_routes(struct cc *c, yaml_node_t *t, int pbr)
 		char key[160];
 		snprintf(key, sizeof(key), "%s|%s", tname, ks);
 		rsw_cc_origin(c, k, r->origin);
-		struct rsw_fval f[RT_FALLBACK + 1];
+		struct rsw_fval f[RT_DISTANCE + 1];
 		const struct rsw_table_schema *ts = &rsw_schema_tables[pbr ? T_PBR : T_ROUTE];
 		if (rsw_cc_fields(c, ts->fields, key, k, v, f))
 			continue;
@@ -218,9 +298,14 @@ static void parse_routes(struct cc *c, yaml_node_t *t, int pbr)
 			continue;
 		}
 		const char *nh = f[RT_NEXTHOP].s;
-		if (f[RT_NEXTHOP].v && nh && strchr(nh, ',')) {
+		int tiers = pbr ? 0 : route_tiers(c, f, key, r);
+		if (tiers < 0)
+			continue;
+		if (tiers) {
+			/* the next hops in use and their backup */
+		} else if (f[RT_NEXTHOP].v && nh && strchr(nh, ',')) {
 			r->target = RSW_TGT_GROUP;
-			if (implicit_group(c, f[RT_NEXTHOP].v, key, r->group) < 0)
+			if (implicit_group(c, f[RT_NEXTHOP].v, key, "", NULL, r->group) < 0)
 				continue;
 		} else if (f[RT_NEXTHOP].v) {
 			r->target = RSW_TGT_NEXTHOP;

@@ -250,8 +250,13 @@ static const struct rsw_field_schema nhg_fields[] = {
 static const struct rsw_field_schema route_fields[] = {
 	ROUTE_FIELDS,
 	[RT_FALLBACK] = SONIC("fallback", "POLICY_ROUTE only"),
+	[RT_DISTANCE] = F("distance", CUSTOM, .dflt = "0",
+			  .help = "SONiC's per-next-hop list, in nexthop's order (\"0,10\"), 0..255: "
+				  "the next hops of the lowest distance carry the route; those of "
+				  "the next (a backup, as FRR's staticd installs a floating static "
+				  "route) take over only while none of the first is usable (its port "
+				  "down), and give it back when one is; at most two distances"),
 	IGN("ifname", "the neighbour gives the port"),
-	IGN("distance", "one route per prefix"),
 	IGN("advertise", "no BGP"),
 	SONIC("nexthop-vrf", "one VRF"),
 	SONIC("bfd", "no BFD"),
@@ -420,8 +425,12 @@ const struct rsw_table_schema rsw_schema_tables[] = {
 	T("NEIGH", "PORT|IP", neigh_fields, "static neighbours"),
 	T("NEXTHOP_GROUP", "name", nhg_fields, "named ECMP groups", .rocesw_only = 1),
 	T("STATIC_ROUTE", "prefix, or VRF|prefix", route_fields,
-	  "exactly one of nexthop, nexthop_group, blackhole: true. A VRF prefix (`default|`) is "
-	  "accepted for the default VRF only"),
+	  "exactly one of nexthop, nexthop_group, blackhole: true; with several next hops, "
+	  "SONiC's `distance` list (`nexthop: \"10.254.1.0,10.254.2.0\", distance: \"0,10\"`) "
+	  "makes the higher-distance ones a backup that takes over only while the lower's are "
+	  "down (FRR's floating static route: SONiC's bgpcfgd hands STATIC_ROUTE to staticd); "
+	  "equal distances share by ECMP. A VRF prefix (`default|`) is accepted for the default "
+	  "VRF only"),
 	T("POLICY_ROUTE", "PORT|prefix", pbr_fields,
 	  "as STATIC_ROUTE, for packets entering that port (centralized TE path pinning)",
 	  .rocesw_only = 1),

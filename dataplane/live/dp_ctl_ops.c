@@ -147,6 +147,8 @@ static json_t *routes(struct rsw_ctl *c, const struct show_target *t)
 			json_object_set_new(o, "nexthop_group", json_string(r->group));
 		else
 			json_object_set_new(o, "blackhole", json_true());
+		if (r->backup[0])
+			json_object_set_new(o, "backup_group", json_string(r->backup));
 		json_object_set_new(o, "origin", json_string(r->origin));
 		json_array_append_new(out, o);
 	}

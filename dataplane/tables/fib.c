@@ -215,22 +215,48 @@ static int route_value(struct rsw_fib *f, const struct rsw_state *s, const struc
 	return 0;
 }
 
-/* A policy route whose next hop is unreachable (its neighbour's port down, or every member of
- * its group unusable) is left out, so its packets take the main table's route, as when a
- * controller withdraws it; unless it is to be kept (then they are dropped at the down port). */
+/* A group with no usable member (0 when there is no such group). */
+static int group_down(const struct rsw_fib *f, const char *name)
+{
+	for (uint32_t g = 0; g < f->n_groups; g++)
+		if (strcmp(f->groups[g].name, name) == 0)
+			return f->groups[g].n_active == 0;
+	return 0;
+}
+
+/* A route's next hop is unreachable: its neighbour's port down, or every member of its group
+ * unusable. */
+static int target_down(const struct rsw_fib *f, const struct rsw_state *s,
+		       const struct rsw_route *r)
+{
+	if (r->target == RSW_TGT_BLACKHOLE)
+		return 0;
+	if (r->target == RSW_TGT_GROUP)
+		return group_down(f, r->group);
+	const struct rsw_neighbor *n = rsw_state_resolve(s, &r->nexthop);
+	return n && !s->ports[n->port].admin_up;
+}
+
+/* A policy route whose next hop is unreachable is left out, so its packets take the main
+ * table's route, as when a controller withdraws it; unless it is to be kept (then they are
+ * dropped at the down port). */
 static int policy_route_down(const struct rsw_fib *f, const struct rsw_state *s,
 			     const struct rsw_route *r)
 {
-	if (r->in_port < 0 || r->keep_when_down || r->target == RSW_TGT_BLACKHOLE)
-		return 0;
-	if (r->target == RSW_TGT_GROUP) {
-		for (uint32_t g = 0; g < f->n_groups; g++)
-			if (strcmp(f->groups[g].name, r->group) == 0)
-				return f->groups[g].n_active == 0;
-		return 0;
-	}
-	const struct rsw_neighbor *n = rsw_state_resolve(s, &r->nexthop);
-	return n && !s->ports[n->port].admin_up;
+	return r->in_port >= 0 && !r->keep_when_down && target_down(f, s, r);
+}
+
+/* The route as installed: its backup group instead of its target while the target is down
+ * and the backup is not (a floating static route, STATIC_ROUTE distance). */
+static const struct rsw_route *route_in_use(const struct rsw_fib *f, const struct rsw_state *s,
+					    const struct rsw_route *r, struct rsw_route *tmp)
+{
+	if (!r->backup[0] || group_down(f, r->backup) || !target_down(f, s, r))
+		return r;
+	*tmp = *r;
+	tmp->target = RSW_TGT_GROUP;
+	memcpy(tmp->group, r->backup, sizeof(tmp->group));
+	return tmp;
 }
 
 static uint32_t ip4_host(const uint8_t *a)
@@ -430,7 +456,8 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 			goto lpm_fail;
 	}
 	for (size_t i = 0; i < s->n_routes; i++) {
-		const struct rsw_route *r = &s->routes[i];
+		struct rsw_route tmp;
+		const struct rsw_route *r = route_in_use(f, s, &s->routes[i], &tmp);
 		uint32_t val;
 		if (policy_route_down(f, s, r))
 			continue;

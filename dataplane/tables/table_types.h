@@ -105,6 +105,10 @@ struct rsw_route {
 				 * fall back to the main table, as if the route were withdrawn) */
 	struct rsw_ip nexthop;
 	char group[RSW_NAME_MAX];
+	/* main table: a group that carries the route instead while its target is down (its
+	 * neighbour's port down, or no member of its group usable): a backup next hop of higher
+	 * distance. "": none */
+	char backup[RSW_NAME_MAX];
 	char origin[RSW_ORIGIN_MAX];
 };
 

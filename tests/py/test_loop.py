@@ -524,6 +524,51 @@ class Loop(unittest.TestCase):
         self.assertEqual([(e["t"], e["host"], e["peer"], e["qp"], e["timeouts"]) for e in ev],
                          [(q["error_ns"], "h0", "h1", 0, 3)])
 
+    def test_static_route_backup_takes_over_only_on_failure(self):
+        """SONiC's STATIC_ROUTE with a distance per next hop (FRR's floating static route):
+        sw1 reaches h1 over the first link at distance 0, the second at 10. Every data frame
+        of the incast leaves by the first link while it is up, none by the second; once the
+        first fails (20 us) the rest leave by the second, and the collective completes. The same
+        next hops at one distance are an ECMP group whose 16 QPs use both links."""
+        d = os.path.join(self.dir, "backup")
+        os.makedirs(d, exist_ok=True)
+        for n in (1, 2):
+            text = pin_switch(n).split("POLICY_ROUTE")[0]
+            if n == 1:
+                text = text.replace('"10.1.0.3/32": {nexthop_group: up}',
+                                    '"10.1.0.3/32": {nexthop: "10.254.0.1,10.254.0.3", '
+                                    'distance: "0,10"}')
+                self.assertIn("distance", text)
+                sw1 = text
+            with open(os.path.join(d, f"sw{n}.yaml"), "w") as f:
+                f.write(text)
+        with open(os.path.join(d, "zone.yaml"), "w") as f:
+            f.write(PIN_ZONE)
+        # 16 QPs: over an ECMP group of both links their flows would use both
+        spec = "incast,root=1,size=1M,qps=16"
+        for distance, fail in (("0,10", False), ("0,10", True), ("0,0", False)):
+            with open(os.path.join(d, "sw1.yaml"), "w") as f:
+                f.write(sw1.replace('distance: "0,10"', f'distance: "{distance}"'))
+            out = os.path.join(self.dir, f"backup-out-{distance}-{fail}")
+            r = subprocess.run([ROCESW, "replay", "--config", os.path.join(d, "zone.yaml"),
+                                "--collective", spec, "--out", out] +
+                               (["--fail", "sw1|Ethernet8@20us"] if fail else []),
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(os.path.join(out, "summary.json")) as f:
+                s = json.load(f)
+            self.assertTrue(s["collective"]["complete"], fail)
+            first = self.flows_by_port(os.path.join(out, "sw1", "Ethernet8.pcap"))
+            second = self.flows_by_port(os.path.join(out, "sw1", "Ethernet16.pcap"))
+            self.assertTrue(first, fail)
+            if distance == "0,0":
+                self.assertTrue(second, "equal distances: ECMP over both links")
+            elif not fail:
+                self.assertEqual(second, [], "the backup carries nothing while the first is up")
+            else:
+                self.assertTrue(all(t < 20000 for t, _ in first))
+                self.assertTrue(second and all(t >= 20000 for t, _ in second))
+
     def data_bytes_received(self, out, host):
         """RDMA WRITE payload bytes that reached a host (the switch port towards it)."""
         port = f"Ethernet{8 * int(host[1:])}"
