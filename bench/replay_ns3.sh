@@ -29,13 +29,16 @@ ns3=$b/bench-ns3/replay_ns3
 if [[ ! -x $ns3 || bench/ns3/replay_ns3.cc -nt $ns3 ]]; then
   mkdir -p "$(dirname "$ns3")"
   # shellcheck disable=SC2046 # pkg-config's flags are words
-  g++ -O2 -std=c++17 -o "$ns3" bench/ns3/replay_ns3.cc $(pkg-config --cflags --libs ns3-point-to-point)
+  g++ -O2 -std=c++17 -o "$ns3" bench/ns3/replay_ns3.cc \
+    $(pkg-config --cflags --libs ns3-point-to-point)
 fi
 read -ra ns3_args <<<"${NS3_ARGS:-}"
 py=/usr/bin/python3
 # on tmpfs when it has room, so disk write-back does not time the captured runs at random
 base=/tmp
-if [[ -d /dev/shm ]] && (( $(df --output=avail -k /dev/shm | tail -1) > 6000000 )); then base=/dev/shm; fi
+if [[ -d /dev/shm ]] && (( $(df --output=avail -k /dev/shm | tail -1) > 6000000 )); then
+  base=/dev/shm
+fi
 work=$(mktemp -d "$base/rocesw-ns3bench.XXXXXX")
 cleanup() {
   if [[ -n ${KEEP:-} ]]; then
@@ -53,7 +56,7 @@ rocesw_run() {
   [[ $4 == none ]] && args+=(--captures none)
   rm -rf "$3"
   /usr/bin/time -f '%U %S' -o "$3.time" ./"$b"/rocesw "${args[@]}" "${@:5}" </dev/null \
-    >"$3.log" 2>&1 || { echo "replay_ns3.sh: rocesw failed, $3.log:" >&2; tail "$3.log" >&2; exit 1; }
+    >"$3.log" 2>&1 || { echo "replay_ns3.sh: rocesw failed:" >&2; tail "$3.log" >&2; exit 1; }
 }
 # ns3_run TOPOLOGY OUT none|tx [ARGS...]: OUT.counts, OUT.time
 ns3_run() {
@@ -62,16 +65,20 @@ ns3_run() {
     --counts="$2.counts" "${ns3_args[@]}" "${@:4}" </dev/null >"$2.log" 2>&1 ||
     { echo "replay_ns3.sh: ns-3 failed, $2.log:" >&2; tail "$2.log" >&2; exit 1; }
 }
+# CPU seconds (user + system), then system alone
 cpu() { tail -1 "$1.time" | awk '{ printf "%.3f", $1 + $2 }'; }
+sys() { tail -1 "$1.time" | awk '{ printf "%.3f", $2 }'; }
 
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; rocesw $(git rev-parse --short HEAD), ns-3 $(pkg-config --modversion ns3-core)"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs;" \
+  "rocesw $(git rev-parse --short HEAD), ns-3 $(pkg-config --modversion ns3-core)"
 checked=0
 declare -A size=([off]=${RING_SIZE:-16M} [on]=${CAPTURED_RING_SIZE:-4M} [check]=1M)
 for z in ${ZONES:-4x16x16 4x16x4}; do
   IFS=x read -r racks hosts ctsws <<<"$z"
   d=$work/$z
   mkdir -p "$d"
-  $py scripts/gen_zone.py --racks "$racks" --hosts "$hosts" --ctsws "$ctsws" --out "$d/zone" >/dev/null
+  $py scripts/gen_zone.py --racks "$racks" --hosts "$hosts" --ctsws "$ctsws" --out "$d/zone" \
+    >/dev/null
   zone=$d/zone/zone.yaml
   n=$((racks * hosts))
   for v in check off on; do
@@ -91,20 +98,10 @@ for z in ${ZONES:-4x16x16 4x16x4}; do
     rm -rf "$d/check-rocesw" "$d/check-ns3"
     checked=1
   fi
-  $py - "$d/routes-off/summary.json" "$d/routes-on/summary.json" "$z" "${size[off]}" \
-    "${size[on]}" <<'PY'
-import json, sys
-for f, size, what in ((sys.argv[1], sys.argv[4], "captures off"), (sys.argv[2], sys.argv[5], "captured")):
-    s = json.load(open(f))
-    hops = sum(p["rx_packets"] for sw in s["switches"] for p in sw["ports"])
-    depth = max(q["max_depth_bytes"] for sw in s["switches"] for p in sw["ports"] for q in p["queues"])
-    pfc = sum(v for sw in s["switches"] for p in sw["ports"] for k, v in p["pfc"].items()
-              if k.endswith("_TX_PKTS"))
-    print(f"zone {sys.argv[3]} ({len(s['switches'])} switches, {len(s['hosts'])} hosts), ring "
-          f"AllReduce of {size} per rank, {what}: {s['conservation']['entered']} frames, {hops} "
-          f"switch-hops, deepest queue {depth / 2**20:.1f} MiB, {pfc} PFC frames sent by "
-          f"switches, last frame out at {s['end_ns'] / 1e3:.1f} us")
-PY
+  for v in off on; do
+    $py bench/ns3/compare.py workload "$d/routes-$v/summary.json" \
+      "zone $z, ring AllReduce of ${size[$v]} per rank, captures $v"
+  done
   results=$d/results.txt
   : >"$results"
   for r in $(seq "$rounds"); do
@@ -123,9 +120,12 @@ PY
           ns3_run "$d/topo-$v.txt" "$d/ns3" "$ncap"
         fi
       done
-      read -r hops _ < <($py bench/ns3/compare.py counts "$d/rocesw/summary.json" "$d/ns3.counts")
-      echo "$r $v rocesw $hops $(cpu "$d/rocesw-setup") $(cpu "$d/rocesw")" >>"$results"
-      echo "$r $v ns3 $hops $(cpu "$d/ns3-setup") $(cpu "$d/ns3")" >>"$results"
+      same=$($py bench/ns3/compare.py counts "$d/rocesw/summary.json" "$d/ns3.counts")
+      hops=${same%% *}
+      for sim in rocesw ns3; do
+        echo "$r $v $sim $hops $(cpu "$d/$sim-setup") $(cpu "$d/$sim") $(sys "$d/$sim")" \
+          >>"$results"
+      done
       # the captures of a run are GBs: only the summary and the counts stay
       cp "$d/rocesw/summary.json" "$d/rocesw-$r-$v.json"
       rm -rf "$d/rocesw" "$d/rocesw-setup" "$d/ns3" "$d/ns3-setup"

@@ -3,9 +3,10 @@
 
 compare.py counts SUMMARY_JSON NS3_COUNTS
     Every switch port and host of the rocesw replay (summary.json) against ns-3's counts (lines
-    NAME RX TX from replay_ns3 --counts): the data frames each port received and sent must be
-    equal (rocesw's PFC frames, which ns-3 does not model, are left out). Prints the switch-hops
-    (data frames received by switch ports) and rocesw's PFC frames; exits 1 on any difference.
+    NAME RX TX from replay_ns3 --counts): the data frames each port sent and each host received
+    must be equal, and so must the switch-hops (data frames received by switch ports; rocesw's
+    PFC frames, which ns-3 does not model, are left out). Prints the switch-hops and the PFC
+    frames rocesw's switches generated; exits 1 on any difference.
 
 compare.py first-frame ZONE_YAML SUMMARY_JSON CAPTURE_DIR ROCESW_OUT NS3_OUT
     The first frame host h0 sends, at every switch port its flow leaves by, in both simulators'
@@ -14,12 +15,17 @@ compare.py first-frame ZONE_YAML SUMMARY_JSON CAPTURE_DIR ROCESW_OUT NS3_OUT
     whole at t + (frame + FCS + preamble) x 8 / speed + propagation, and a switch with nothing
     queued sends it on at once. Each simulator must be within 1 ns per hop of it (rocesw counts
     whole nanoseconds, ns-3 picoseconds written as nanoseconds); the IPv4 packet must be the
-    same bytes in both. Exits 1 otherwise.
+    same bytes in both but for the TTL and header checksum rocesw's routers rewrite. Exits 1
+    otherwise.
+
+compare.py workload SUMMARY_JSON LABEL
+    One line on what rocesw's replay moved: frames, switch-hops, the deepest queue, PFC frames.
 
 compare.py report RESULTS
-    RESULTS has lines ROUND VARIANT SIM HOPS SETUP_CPU_S RUN_CPU_S (SIM rocesw or ns3): prints
-    per round and variant the packet-hops per CPU second after set-up of each and their ratio,
-    then the median ratio per variant.
+    RESULTS has lines ROUND VARIANT SIM HOPS SETUP_CPU_S RUN_CPU_S RUN_SYSTEM_S (SIM rocesw or
+    ns3; CPU = user + system, the run's system time alone last): prints per round and variant
+    the packet-hops per CPU second after set-up of each and their ratio, then the median ratio
+    per variant.
 """
 import json
 import os
@@ -27,44 +33,39 @@ import statistics
 import struct
 import sys
 
-PFC_RX = "_RX_PKTS"
 MIN_RUN_S = 0.1  # CPU seconds after set-up for a rate: /usr/bin/time counts in 10 ms
 
 
-def rocesw_ports(summary):
-    """{name: (rx, tx)} of data frames: switch ports as SWITCH|PORT, hosts by name."""
-    s = json.load(open(summary))
-    ports = {}
-    for sw in s["switches"]:
-        for p in sw["ports"]:
-            pfc_rx = sum(v for k, v in p["pfc"].items() if k.endswith(PFC_RX))
-            pfc_tx = sum(v for k, v in p["pfc"].items() if k.endswith("_TX_PKTS"))
-            ports[f"{sw['name']}|{p['name']}"] = (p["rx_packets"] - pfc_rx, p["tx_packets"] - pfc_tx,
-                                                 pfc_rx)
-    for h in s["hosts"]:
-        ports[h["name"]] = (h["rx_packets"] - h["pfc_rx_frames"], h["tx_packets"], 0)
-    return ports
-
-
 def counts(summary, ns3_counts):
-    ours = rocesw_ports(summary)
+    s = json.load(open(summary))
     theirs = {}
     for line in open(ns3_counts):
         name, rx, tx = line.split()
         theirs[name] = (int(rx), int(tx))
+    # rocesw's tx_packets count data frames only (PFC frames it generates are not in them), so
+    # do its hosts' rx_packets; a switch port's rx_packets also count PFC frames it received,
+    # which the switch consumed
+    want = {f"{sw['name']}|{p['name']}": ("sent", p["tx_packets"], 1)
+            for sw in s["switches"] for p in sw["ports"]}
+    for h in s["hosts"]:
+        want[h["name"]] = ("sent", h["tx_packets"], 1)
+        want[h["name"] + " "] = ("received", h["rx_packets"], 0)
     bad = []
-    for name, (rx, tx, _) in ours.items():
-        got = theirs.get(name, (0, 0))  # ports without a link are not in ns-3
-        if (rx, tx) != got:
-            bad.append(f"{name}: rocesw received/sent {rx}/{tx}, ns-3 {got[0]}/{got[1]}")
-    bad += [f"{name}: only in ns-3" for name in theirs if name not in ours]
+    for name, (what, n, col) in want.items():
+        got = theirs.get(name.strip(), (0, 0))[col]  # ports without a link are not in ns-3
+        if n != got:
+            bad.append(f"{name.strip()} {what} {n} frames in rocesw, {got} in ns-3")
+    bad += [f"{name}: only in ns-3" for name in theirs if name not in want]
+    hops = sum(p["rx_packets"] for sw in s["switches"] for p in sw["ports"])
+    consumed = sum(sw["conservation"]["consumed"] for sw in s["switches"])
+    ns3_hops = sum(rx for name, (rx, _) in theirs.items() if "|" in name)
+    if hops - consumed != ns3_hops:
+        bad.append(f"switch-hops: rocesw {hops} less {consumed} PFC frames, ns-3 {ns3_hops}")
     if bad:
         print("ns-3 and rocesw moved different frames:\n  " + "\n  ".join(bad[:20]),
               file=sys.stderr)
         sys.exit(1)
-    hops = sum(rx for name, (rx, _, _) in ours.items() if "|" in name)
-    pfc = sum(p for _, _, p in ours.values())
-    print(hops, pfc)
+    print(hops - consumed, s["conservation"]["generated"])
 
 
 def pcap_records(path):
@@ -132,30 +133,43 @@ def first_frame(zone_yaml, summary, capdir, rocesw_out, ns3_out):
           f"the same bytes but for TTL and checksum")
 
 
+def workload(summary, label):
+    s = json.load(open(summary))
+    hops = sum(p["rx_packets"] for sw in s["switches"] for p in sw["ports"]) - \
+        sum(sw["conservation"]["consumed"] for sw in s["switches"])
+    depth = max(q["max_depth_bytes"] for sw in s["switches"] for p in sw["ports"]
+                for q in p["queues"])
+    print(f"{label} ({len(s['switches'])} switches, {len(s['hosts'])} hosts): "
+          f"{s['conservation']['entered']} frames, {hops} switch-hops, deepest queue "
+          f"{depth / 2**20:.1f} MiB, {s['conservation']['generated']} PFC frames sent by "
+          f"switches, last frame out at {s['end_ns'] / 1e3:.1f} us")
+
+
 def report(results):
-    rows = [line.split() for line in open(results) if line.strip()]
     runs = {}
-    for rnd, variant, sim, hops, setup, run in rows:
-        runs[(int(rnd), variant, sim)] = (int(hops), float(setup), float(run))
+    for line in open(results):
+        rnd, variant, sim, hops, setup, run, system = line.split()
+        runs[(int(rnd), variant, sim)] = (int(hops), float(setup), float(run), float(system))
     ratios = {}
-    for (rnd, variant, sim), (hops, setup, run) in sorted(runs.items()):
+    for (rnd, variant, sim), (hops, _, _, _) in sorted(runs.items()):
         if sim != "rocesw" or (rnd, variant, "ns3") not in runs:
             continue
-        rates = {}
+        rates, costs = {}, {}
         for s in ("rocesw", "ns3"):
-            h, su, ru = runs[(rnd, variant, s)]
-            rates[s] = h / (ru - su) if ru - su >= MIN_RUN_S else None
+            _, setup, run, system = runs[(rnd, variant, s)]
+            rates[s] = hops / (run - setup) if run - setup >= MIN_RUN_S else None
+            rate = f"{rates[s] / 1e6:.3f}" if rates[s] else "-"
+            costs[s] = (f"{rate} M hops per CPU s (CPU {run:.2f} s, "
+                        f"{system:.2f} s of it system; set-up {setup:.2f} s)")
+        line = (f"round {rnd}, captures {variant:>3}: {hops} switch-hops; rocesw "
+                f"{costs['rocesw']}, ns-3 {costs['ns3']}")
         if None in rates.values():
-            print(f"round {rnd}, captures {variant:>4}: a run took less than {MIN_RUN_S} CPU s "
-                  "after set-up, too short for /usr/bin/time's 10 ms: no ratio (larger sizes)")
+            print(f"{line}: a run took less than {MIN_RUN_S} CPU s after set-up, too short "
+                  "for /usr/bin/time's 10 ms: no ratio (larger sizes)")
             continue
         ratio = rates["rocesw"] / rates["ns3"]
         ratios.setdefault(variant, []).append(ratio)
-        print(f"round {rnd}, captures {variant:>4}: {hops} switch-hops; rocesw "
-              f"{rates['rocesw'] / 1e6:.3f} M hops per CPU s (set-up {runs[(rnd, variant, 'rocesw')][1]:.2f} s "
-              f"of {runs[(rnd, variant, 'rocesw')][2]:.2f} s), ns-3 {rates['ns3'] / 1e6:.3f} "
-              f"(set-up {runs[(rnd, variant, 'ns3')][1]:.2f} s of {runs[(rnd, variant, 'ns3')][2]:.2f} s): "
-              f"rocesw/ns-3 {ratio:.2f}x")
+        print(f"{line}: rocesw/ns-3 {ratio:.2f}x")
     goals = {"off": 5, "on": 3}
     for variant, rs in sorted(ratios.items()):
         print(f"median rocesw/ns-3 over {len(rs)} rounds, captures {variant}: "
@@ -164,12 +178,16 @@ def report(results):
 
 
 def main():
-    cmds = {"counts": (counts, 2), "first-frame": (first_frame, 5), "report": (report, 1)}
+    cmds = {"counts": (counts, 2), "first-frame": (first_frame, 5), "workload": (workload, 2),
+            "report": (report, 1)}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds or len(sys.argv) - 2 != cmds[sys.argv[1]][1]:
         print(__doc__.strip())
         sys.exit(0 if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help") else 2)
     fn, _ = cmds[sys.argv[1]]
-    fn(*sys.argv[2:])
+    try:
+        fn(*sys.argv[2:])
+    except (OSError, ValueError, KeyError) as e:
+        sys.exit(f"compare.py {sys.argv[1]}: {e}")
 
 
 if __name__ == "__main__":
