@@ -22,10 +22,9 @@ compare.py workload SUMMARY_JSON LABEL
     One line on what rocesw's replay moved: frames, switch-hops, the deepest queue, PFC frames.
 
 compare.py report RESULTS
-    RESULTS has lines ROUND VARIANT SIM HOPS SETUP_CPU_S RUN_CPU_S RUN_SYSTEM_S (SIM rocesw or
-    ns3; CPU = user + system, the run's system time alone last): prints per round and variant
-    the packet-hops per CPU second after set-up of each and their ratio, then the median ratio
-    per variant.
+    RESULTS has lines ROUND VARIANT SIM HOPS SETUP_CPU_S RUN_CPU_S RUN_SYSTEM_S RUN_PEAK_RSS_KB
+    (SIM rocesw or ns3; CPU = user + system): prints per round and variant the packet-hops per
+    CPU second after set-up of each and their ratio, then the median ratio per variant.
 """
 import json
 import os
@@ -148,19 +147,20 @@ def workload(summary, label):
 def report(results):
     runs = {}
     for line in open(results):
-        rnd, variant, sim, hops, setup, run, system = line.split()
-        runs[(int(rnd), variant, sim)] = (int(hops), float(setup), float(run), float(system))
+        rnd, variant, sim, hops, setup, run, system, rss = line.split()
+        runs[(int(rnd), variant, sim)] = (int(hops), float(setup), float(run), float(system),
+                                          int(rss))
     ratios = {}
-    for (rnd, variant, sim), (hops, _, _, _) in sorted(runs.items()):
+    for (rnd, variant, sim), (hops, *_) in sorted(runs.items()):
         if sim != "rocesw" or (rnd, variant, "ns3") not in runs:
             continue
         rates, costs = {}, {}
         for s in ("rocesw", "ns3"):
-            _, setup, run, system = runs[(rnd, variant, s)]
+            _, setup, run, system, rss = runs[(rnd, variant, s)]
             rates[s] = hops / (run - setup) if run - setup >= MIN_RUN_S else None
             rate = f"{rates[s] / 1e6:.3f}" if rates[s] else "-"
-            costs[s] = (f"{rate} M hops per CPU s (CPU {run:.2f} s, "
-                        f"{system:.2f} s of it system; set-up {setup:.2f} s)")
+            costs[s] = (f"{rate} M hops per CPU s (CPU {run:.2f} s, {system:.2f} s of it "
+                        f"system; set-up {setup:.2f} s; peak RSS {rss / 1024:.0f} MB)")
         line = (f"round {rnd}, captures {variant:>3}: {hops} switch-hops; rocesw "
                 f"{costs['rocesw']}, ns-3 {costs['ns3']}")
         if None in rates.values():
