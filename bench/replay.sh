@@ -10,12 +10,14 @@
 # one host per rack (ZONE_RING_SIZE bytes, default 384M, 96M and 24M: a few million hops each),
 # captures off: set-up CPU time (a run stopped at 1 ns), switch-hops per CPU second after set-up,
 # CPU ns per hop and its ratio to the smallest zone's, peak RSS (/usr/bin/time -v).
+# Last, the comparison with ns-3.37 (bench/replay_ns3.sh with ROUNDS; its ZONES are NS3_ZONES),
+# when Debian's libns3-dev is installed (scripts/setup-bench-ns3.sh), else a line saying so.
 # Usage: bench/replay.sh [ROUNDS | --zones-only]    (default 3; needs ~1.1 GB in /dev/shm, else
 # /tmp); ZONES="4x2x2 32x16x16" picks the series. Runs unattended (no terminal needed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
-  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0
+  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0
 fi
 zones_only=0
 if [[ ${1:-} == --zones-only ]]; then zones_only=1; shift; fi
@@ -124,3 +126,9 @@ PY
 hops "open loop (captures)" "$work/zone/summary.json" "$t0" "$t1"
 hops "closed loop (--collective)" "$work/zone-closed/summary.json" "$c0" "$c1"
 zone_series
+if pkg-config --exists ns3-point-to-point 2>/dev/null; then
+  if [[ -n ${NS3_ZONES:-} ]]; then ZONES=$NS3_ZONES bench/replay_ns3.sh "$rounds"
+  else env -u ZONES bench/replay_ns3.sh "$rounds"; fi
+else
+  echo "against ns-3: not run (no libns3-dev; scripts/setup-bench-ns3.sh installs it)"
+fi

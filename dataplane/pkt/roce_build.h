@@ -21,6 +21,8 @@ struct rsw_roce_spec {
 	uint32_t payload;    /* payload bytes (zeros); 0 for ACKNOWLEDGE and CNP */
 	uint8_t syndrome;    /* AETH of an RC ACKNOWLEDGE (0x11): ACK 0x1F, NAK 0x60 | code */
 	uint32_t msn;        /* AETH message sequence number (24 bits) */
+	uint8_t icrc_unread; /* leave the ICRC zero: no one will read this frame's bytes (a replay
+			      * writing no capture), and CRC over the headers is most of its cost */
 };
 
 /* Largest frame this builds: Ethernet + IPv4 + UDP + BTH + RETH + payload + pad + ICRC. */

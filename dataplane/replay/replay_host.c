@@ -55,13 +55,17 @@ static void send_frame(struct replay *r, struct host_node *hn, uint64_t t, const
 		rp_link_lost(r, hn->tx_link, t, len);
 }
 
-void host_send(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint32_t len,
-	       int lost)
+uint32_t host_flow(struct replay *r, unsigned h, const uint8_t *data, uint32_t len)
 {
-	struct host_node *hn = &r->host[h];
 	uint32_t flow;
-	classify(r, hn, data, len, &flow);
-	send_frame(r, hn, t, data, len, flow, lost);
+	classify(r, &r->host[h], data, len, &flow);
+	return flow;
+}
+
+void host_send(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint32_t len,
+	       uint32_t flow, int lost)
+{
+	send_frame(r, &r->host[h], t, data, len, flow, lost);
 }
 
 /* Frames captured at or before t join their priority's queue. */
@@ -165,7 +169,8 @@ void host_rx(struct replay *r, unsigned h, uint64_t t, struct rte_mbuf *mb)
 	struct rsw_pkt_meta m;
 	uint32_t len = mb->pkt_len;
 	r->res->delivered++;
-	if (rsw_parse(rte_pktmbuf_mtod(mb, uint8_t *), len, &m) == 0 && m.l2_kind != RSW_L2_DATA) {
+	int bad = rsw_parse(rte_pktmbuf_mtod(mb, uint8_t *), len, &m) != 0;
+	if (!bad && m.l2_kind != RSW_L2_DATA) {
 		hn->res->pfc_rx_frames++;
 		rsw_pause_rx(&hn->pause, m.l2_kind == RSW_L2_PFC ? m.pfc_class_enable : 0xFF,
 			     m.pfc_time, m.l2_kind != RSW_L2_PFC, t, hn->speed_mbps);
@@ -179,8 +184,8 @@ void host_rx(struct replay *r, unsigned h, uint64_t t, struct rte_mbuf *mb)
 		hn->res->rx_packets++;
 		hn->res->rx_bytes += len;
 		rp_flow_leave(r, *frame_flow(r, mb), t);
-		if (r->loop)
-			loop_rx(r, h, t, rte_pktmbuf_mtod(mb, uint8_t *), len);
+		if (r->loop && !bad)
+			loop_rx(r, h, t, rte_pktmbuf_mtod(mb, uint8_t *), &m);
 	}
 	rte_pktmbuf_free(mb);
 }

@@ -206,16 +206,20 @@ void host_wake(struct replay *r, unsigned h, uint64_t t);
 void host_rx(struct replay *r, unsigned h, uint64_t t, struct rte_mbuf *m);
 void host_finish(struct replay *r, unsigned h, uint64_t end_ns);
 void host_free_pending(struct host_node *hn);
-/* Host h puts a frame on its link at t (lost: an injected drop, it never arrives). */
+/* The flow (index in the run's flow table) of a frame host h sends, NO_FLOW if not IP. */
+uint32_t host_flow(struct replay *r, unsigned h, const uint8_t *data, uint32_t len);
+/* Host h puts a frame of flow on its link at t (lost: an injected drop, it never arrives). */
 void host_send(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint32_t len,
-	       int lost);
+	       uint32_t flow, int lost);
 
 /* replay_loop.c: closed-loop hosts */
 int loop_init(struct replay *r, char *err, size_t errlen);
 void loop_start(struct replay *r);
 void loop_wake(struct replay *r, unsigned h, uint64_t t);
-/* A frame reached host h: the collective's frames drive its QPs. Returns 1 if it was one. */
-int loop_rx(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint32_t len);
+/* A frame reached host h (m: its parse): the collective's frames drive its QPs. Returns 1 if
+ * it was one. */
+int loop_rx(struct replay *r, unsigned h, uint64_t t, const uint8_t *data,
+	    const struct rsw_pkt_meta *m);
 void loop_finish(struct replay *r);
 void loop_free(struct replay *r);
 

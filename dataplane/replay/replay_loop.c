@@ -77,6 +77,9 @@ struct qp {
 	struct rsw_dcqcn cc;
 	uint64_t next_tx;      /* the rate limiter lets the next packet go */
 	struct rsw_coll_qp_stats *st;
+	/* the flows of its data frames and of the control frames its responder sends back (each
+	 * kind has one address, port and QP tuple), found at the first frame of each */
+	uint32_t flow[2];
 };
 
 /* A connection: the QPs from one host to another, and its CTS credit. */
@@ -123,6 +126,7 @@ struct loop {
 	uint32_t arrived;
 	uint8_t frame[RSW_ROCE_BUILD_OVERHEAD + 9216];
 	uint32_t frame_len;   /* the frame last built in it (build_frame) */
+	uint8_t icrc_unread;  /* no capture will show a frame's bytes: ICRCs are not computed */
 };
 
 /* ---- building the collective ---- */
@@ -359,6 +363,7 @@ static int build_conns(struct loop *L, struct rsw_coll_result *cr)
 			qp->sport = c->fixed_sport ? (uint16_t)c->fixed_sport
 					   : rsw_roce_linux_sport(qp->src_qpn, qp->dst_qpn);
 		qp->rto_at = NEVER;
+		qp->flow[0] = qp->flow[1] = NO_FLOW;
 		qp->st = &cr->qp[k];
 		qp->st->host = cn->src;
 		qp->st->peer = cn->dst;
@@ -385,6 +390,7 @@ static void spec_of(const struct loop *L, unsigned from, unsigned to, uint32_t d
 	s->dscp = dscp;
 	s->dest_qp = dest_qp;
 	s->sport = sport;
+	s->icrc_unread = L->icrc_unread;
 }
 
 /* Frames are built in one buffer kept zero past the last frame's headers: the payload is never
@@ -714,18 +720,18 @@ static void rx_data(struct replay *r, struct qp *qp, const struct rsw_pkt_meta *
 }
 
 /* A RoCE frame reached closed-loop host h at t. Returns 1 if it was the collective's. */
-int loop_rx(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint32_t len)
+int loop_rx(struct replay *r, unsigned h, uint64_t t, const uint8_t *data,
+	    const struct rsw_pkt_meta *m)
 {
 	struct loop *L = r->loop;
 	const struct rsw_coll *c = L->c;
-	struct rsw_pkt_meta m;
-	if (rsw_parse(data, len, &m) || !(m.flags & RSW_META_F_ROCE))
+	if (!(m->flags & RSW_META_F_ROCE))
 		return 0;
-	uint32_t n = m.bth_dest_qp - QPN_BASE;
-	if (m.bth_dest_qp < QPN_BASE || n / c->qps >= L->n_host)
+	uint32_t n = m->bth_dest_qp - QPN_BASE;
+	if (m->bth_dest_qp < QPN_BASE || n / c->qps >= L->n_host)
 		return 0;
 	unsigned peer = n / c->qps, q = n % c->qps;
-	uint8_t op = m.bth_opcode;
+	uint8_t op = m->bth_opcode;
 	int to_requester = op == OP_ACK || op == OP_SEND_ONLY || op == RSW_OP_CNP;
 	int32_t ci = to_requester ? L->conn_of[(size_t)h * L->n_host + peer]
 				  : L->conn_of[(size_t)peer * L->n_host + h];
@@ -734,8 +740,8 @@ int loop_rx(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint3
 	struct conn *cn = &L->conn[ci];
 	struct qp *qp = &L->qp[cn->qp0 + q];
 	if (op == OP_ACK) {
-		uint8_t syn = data[m.bth_off + RSW_BTH_LEN];
-		uint64_t psn = unwrap(qp->snd_una, m.bth_psn);
+		uint8_t syn = data[m->bth_off + RSW_BTH_LEN];
+		uint64_t psn = unwrap(qp->snd_una, m->bth_psn);
 		if ((syn & 0xE0) == AETH_NAK_PSN) {
 			qp->st->naks_rx++;
 			acked(r, qp, psn, t);
@@ -760,7 +766,7 @@ int loop_rx(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint3
 			log_rate(r, qp, t);
 		}
 	} else if (op >= OP_WRITE_FIRST && op <= OP_WRITE_ONLY && op != 0x09) {
-		rx_data(r, qp, &m, t);
+		rx_data(r, qp, m, t);
 	} else {
 		return 0;
 	}
@@ -771,8 +777,10 @@ int loop_rx(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint3
 /* ---- sending ---- */
 
 /* The host's link is free at t: its next frame, control frames first (oldest first, skipping
- * paused priorities), then data from its QPs in turn. Returns the frame length or 0; *is_data. */
-static uint32_t next_frame(struct replay *r, unsigned h, uint64_t t, uint8_t paused, int *is_data)
+ * paused priorities), then data from its QPs in turn. Returns the frame length or 0; *is_data,
+ * and *flow: where the frame's flow is kept. */
+static uint32_t next_frame(struct replay *r, unsigned h, uint64_t t, uint8_t paused, int *is_data,
+			   uint32_t **flow)
 {
 	struct loop *L = r->loop;
 	struct lhost *lh = &L->h[h];
@@ -782,6 +790,7 @@ static uint32_t next_frame(struct replay *r, unsigned h, uint64_t t, uint8_t pau
 		if (paused & (1u << lh->ctl_prio[k->kind]))
 			continue;
 		uint32_t len = build_ctl(L, k);
+		*flow = &L->qp[k->qp].flow[1];
 		*pk = k->next;
 		if (lh->tail == k)
 			lh->tail = prev;
@@ -798,6 +807,7 @@ static uint32_t next_frame(struct replay *r, unsigned h, uint64_t t, uint8_t pau
 		lh->rr = j + 1;
 		const struct msg *mg = &qp->msg[qp->cur_msg];
 		uint32_t len = build_data(L, qp, mg, qp->snd_nxt);
+		*flow = &qp->flow[0];
 		qp->st->data_packets++;
 		qp->st->data_bytes += len;
 		if (qp->snd_nxt < qp->snd_max)
@@ -863,7 +873,8 @@ void loop_wake(struct replay *r, unsigned h, uint64_t t)
 	if (free_ns <= t) {
 		uint8_t paused = r->model->hosts_ignore_pfc ? 0 : rsw_pause_mask(&hn->pause, t);
 		int is_data;
-		uint32_t len = next_frame(r, h, t, paused, &is_data);
+		uint32_t *flow;
+		uint32_t len = next_frame(r, h, t, paused, &is_data, &flow);
 		if (len) {
 			rsw_shaper_send(&hn->shaper, t, len);
 			int lost = is_data && injected(L->c->drop, L->c->n_drop, h, lh->data_sent);
@@ -871,7 +882,9 @@ void loop_wake(struct replay *r, unsigned h, uint64_t t)
 				mark_ce(L->frame);
 			if (is_data)
 				lh->data_sent++;
-			host_send(r, h, t, L->frame, len, lost);
+			if (*flow == NO_FLOW)
+				*flow = host_flow(r, h, L->frame, len);
+			host_send(r, h, t, L->frame, len, *flow, lost);
 			if (lost)
 				r->res->coll->injected_drops++;
 			next = rsw_shaper_free_ns(&hn->shaper);
@@ -915,6 +928,11 @@ int loop_init(struct replay *r, char *err, size_t errlen)
 		goto oom;
 	L->c = c;
 	L->n_host = r->model->n_host;
+	L->icrc_unread = 1; /* replay's switches and hosts do not check ICRCs: only captures show them */
+	for (unsigned s = 0; s < r->model->n_sw; s++)
+		L->icrc_unread &= !r->sw[s].capturing;
+	for (unsigned h = 0; h < L->n_host; h++)
+		L->icrc_unread &= r->host[h].out.d == NULL;
 	L->h = calloc(L->n_host, sizeof(*L->h));
 	if (!L->h)
 		goto oom;

@@ -71,16 +71,9 @@ void rsw_pause_rx_since(struct rsw_pause_state *ps, uint8_t class_enable, const 
 			ps->start_ns[i] = now_ns;
 		}
 		ps->until_ns[i] = now_ns + rsw_pause_ns(t, speed_mbps);
+		if (ps->until_ns[i] > ps->latest_until_ns)
+			ps->latest_until_ns = ps->until_ns[i];
 	}
-}
-
-uint8_t rsw_pause_mask(const struct rsw_pause_state *ps, uint64_t now_ns)
-{
-	uint8_t m = 0;
-	for (unsigned i = 0; i < RSW_PFC_PRIOS; i++)
-		if (now_ns < ps->until_ns[i])
-			m |= (uint8_t)(1u << i);
-	return m;
 }
 
 uint64_t rsw_pause_since(const struct rsw_pause_state *ps, unsigned i, uint64_t now_ns)

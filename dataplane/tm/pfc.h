@@ -30,6 +30,8 @@ struct rsw_pause_state {
 	uint64_t rx_frames[RSW_PFC_PRIOS]; /* PFC frames received with this priority enabled */
 	uint64_t pause_rx_frames;          /* 802.3x PAUSE frames */
 	uint8_t ignore_mask;               /* priorities whose received PFC is ignored (watchdog) */
+	uint64_t latest_until_ns;          /* >= every until_ns: after it nothing is paused, which
+					    * is what most looks at a port find */
 };
 
 /* A received PFC frame at now on a port of speed_mbps: each enabled priority is paused for its
@@ -51,7 +53,16 @@ static inline int rsw_pause_active(const struct rsw_pause_state *ps, unsigned pr
 }
 
 /* Bit i set when priority i is paused at now. */
-uint8_t rsw_pause_mask(const struct rsw_pause_state *ps, uint64_t now_ns);
+static inline uint8_t rsw_pause_mask(const struct rsw_pause_state *ps, uint64_t now_ns)
+{
+	uint8_t m = 0;
+	if (now_ns >= ps->latest_until_ns)
+		return 0;
+	for (unsigned i = 0; i < RSW_PFC_PRIOS; i++)
+		if (now_ns < ps->until_ns[i])
+			m |= (uint8_t)(1u << i);
+	return m;
+}
 /* Start of priority i's current continuous pause, or UINT64_MAX if it is not paused at now. */
 uint64_t rsw_pause_since(const struct rsw_pause_state *ps, unsigned prio, uint64_t now_ns);
 /* Total time priority i has been paused up to now (the pause-duration counter). */

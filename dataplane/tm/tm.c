@@ -367,6 +367,16 @@ static inline struct rte_mbuf *peek(struct rsw_tm *tm, struct rsw_tm_port *ep, u
 	return ep->cache[q][0];
 }
 
+/* Bit q set when byte q of d (eight queues' cache head ^ count) is non-zero. */
+static inline uint8_t cached_mask(uint64_t d)
+{
+	d |= d >> 4;
+	d |= d >> 2;
+	d |= d >> 1;
+	d &= 0x0101010101010101ull;
+	return (uint8_t)((d * 0x0102040810204080ull) >> 56);
+}
+
 unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 			uint64_t now_ns, struct rte_mbuf **out, unsigned max)
 {
@@ -387,9 +397,12 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint1
 	uint8_t eligible = (uint8_t)~rsw_pause_mask(&ep->pause, now_ns);
 	unsigned n = 0;
 	/* heads are looked at once per call; a queue that fills meanwhile waits for the next */
-	uint32_t head_len[RSW_TM_QUEUES];
+	uint32_t head_len[RSW_TM_QUEUES] = {0};
 	uint8_t nonempty = 0;
-	for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
+	/* only queues with packets cached or a VOQ marked busy can have a head */
+	uint8_t look = __atomic_load_n(&ep->busy, __ATOMIC_RELAXED) | cached_mask(c_head ^ c_n);
+	for (unsigned bits = look; bits; bits &= bits - 1) {
+		unsigned q = (unsigned)__builtin_ctz(bits);
 		struct rte_mbuf *h = peek(tm, ep, q);
 		head_len[q] = h ? h->pkt_len : 0;
 		nonempty |= (uint8_t)((h != NULL) << q);
