@@ -34,6 +34,7 @@ struct rp_cap {
 	const struct rsw_replay_capture *cfg;
 	uint64_t seen;  /* frames offered, for 1-in-N sampling */
 	uint64_t bytes; /* bytes written (records and headers) */
+	char *iobuf;    /* its stream's buffer (rp_capture_buffer) */
 };
 
 struct in_flight {
@@ -130,6 +131,7 @@ struct host_node {
 struct replay {
 	const struct rsw_replay_model *model;
 	struct rsw_replay_result *res;
+	size_t capture_buffer;       /* bytes of each capture stream's buffer */
 	struct {                     /* packet memory of one size class: pools added as it fills */
 		struct rte_mempool **pool;
 		unsigned n, cap;
