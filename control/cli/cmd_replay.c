@@ -29,6 +29,7 @@ static void usage(FILE *f)
 		"usage: rocesw replay --config F --out DIR [--in WHERE=FILE ...] [--in-dir DIR]\n"
 		"                     [--collective SPEC] [--hash-policy FILE[:NAME]]\n"
 		"                     [--hosts-ignore-pfc] [--seed N] [--until NS] [--sample-ns NS]\n"
+		"                     [--deadlock-ns NS]\n"
 		"                     [--quiet] [--captures all|none] [--capture-only P ...] [--capture-...]\n"
 		"\n"
 		"Replays captures on virtual time through the switch of config F, or through the\n"
@@ -71,6 +72,8 @@ static void usage(FILE *f)
 		"                   zone uses N + i)\n"
 		"  --until NS       stop at this virtual time (ns); what is queued then counts as queued\n"
 		"  --sample-ns NS   queue-depth sampling period of the event log (default 1000)\n"
+		"  --deadlock-ns NS a PFC deadlock (a cycle of paused queues each waiting on the\n"
+		"                   next) held this long is reported (default 500000: 500 us)\n"
 		"  --quiet          no progress line (there is none unless stderr is a terminal)\n"
 		RSW_TEXT_USAGE RSW_CAPTURE_USAGE);
 }
@@ -265,7 +268,7 @@ struct replay_args {
 	char *in_arg[MAX_INPUTS], *fault_arg[MAX_FAULTS];
 	int fault_up[MAX_FAULTS];
 	unsigned n_in, n_fault;
-	unsigned long long seed, until, sample;
+	unsigned long long seed, until, sample, deadlock;
 	int ignore_pfc, quiet;
 	struct rsw_replay_capture cap;
 	struct rsw_text_opts text; /* what the summary on stdout shows */
@@ -302,6 +305,14 @@ static int take_option(struct replay_args *a, int c)
 	case 's': return number("seed", optarg, &a->seed) < 0 ? 2 : -1;
 	case 'S': return number("sample-ns", optarg, &a->sample) < 0 ? 2 : -1;
 	case 'u': return number("until", optarg, &a->until) < 0 ? 2 : -1;
+	case 'K':
+		if (number("deadlock-ns", optarg, &a->deadlock) < 0)
+			return 2;
+		if (!a->deadlock) {
+			fprintf(stderr, "rocesw replay: --deadlock-ns must be at least 1\n");
+			return 2;
+		}
+		return -1;
 	case 'h': usage(stdout); return 0;
 	default:
 		switch (rsw_capture_opt(c, optarg, &a->cap) ?: rsw_text_opt(c, optarg, &a->text)) {
@@ -321,6 +332,7 @@ static int parse_args(int argc, char **argv, struct replay_args *a)
 		{"in", required_argument, NULL, 'i'}, {"in-dir", required_argument, NULL, 'D'},
 		{"seed", required_argument, NULL, 's'}, {"until", required_argument, NULL, 'u'},
 		{"sample-ns", required_argument, NULL, 'S'}, {"quiet", no_argument, NULL, 'q'},
+		{"deadlock-ns", required_argument, NULL, 'K'},
 		{"hash-policy", required_argument, NULL, 'P'},
 		{"collective", required_argument, NULL, 'C'},
 		{"fail", required_argument, NULL, 'F'}, {"recover", required_argument, NULL, 'R'},
@@ -448,7 +460,8 @@ static int run(struct replay_args *a, const struct rsw_zone *z, const struct rsw
 	/* a progress line rewritten with \r is for a person watching; in a log it reads like loss */
 	FILE *progress = !a->quiet && isatty(STDERR_FILENO) ? stderr : NULL;
 	struct rsw_replay_opts ro = {.until_ns = a->until, .progress = progress, .events = ev,
-				     .sample_ns = a->sample, .capture = &a->cap};
+				     .sample_ns = a->sample, .capture = &a->cap,
+				     .deadlock_ns = a->deadlock};
 	struct rsw_replay_result res;
 	int rc = rsw_replay_run(m, a->out, &ro, &res, err, sizeof(err));
 	if (rc < 0)

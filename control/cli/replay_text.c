@@ -270,5 +270,6 @@ void rsw_replay_text_print(FILE *f, const struct rsw_zone *z, int zone,
 		rsw_replay_text_digest(f, sum, o->top ? o->top : TOP_DEFAULT);
 		json_decref(sum);
 	}
+	rsw_replay_deadlocks_print(f, z, r);
 	rsw_replay_cut_print(f, r, z->n_host);
 }

@@ -23,6 +23,10 @@ json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
 				const struct rsw_replay_result *r, const struct rsw_coll *coll);
 /* A line saying that --until cut the run and what was left undone then; nothing otherwise. */
 void rsw_replay_cut_print(FILE *f, const struct rsw_replay_result *r, unsigned n_host);
+/* The PFC deadlocks found (replay_deadlocks.c): summary.json's `deadlocks`, and a line each. */
+json_t *rsw_replay_deadlocks_json(const struct rsw_zone *z, const struct rsw_replay_result *r);
+void rsw_replay_deadlocks_print(FILE *f, const struct rsw_zone *z,
+				const struct rsw_replay_result *r);
 void rsw_replay_summary_print(FILE *f, const struct rsw_zone *z, int zone,
 			      const struct rsw_replay_result *r, const struct rsw_coll *coll);
 

@@ -553,6 +553,11 @@ void rsw_replay_result_free(struct rsw_replay_result *res, unsigned n_sw)
 	}
 	free(res->coll);
 	free(res->link_lost);
+	for (unsigned i = 0; i < res->n_deadlock; i++) {
+		free(res->deadlock[i].member);
+		free(res->deadlock[i].flow);
+	}
+	free(res->deadlock);
 	memset(res, 0, sizeof(*res));
 }
 
@@ -560,6 +565,7 @@ static void finish(struct replay *r)
 {
 	const struct rsw_replay_model *md = r->model;
 	struct rsw_replay_result *res = r->res;
+	rp_deadlock_check(r, res->cut_ns ? res->cut_ns : res->end_ns); /* held to the end? */
 	for (unsigned s = 0; s < md->n_sw; s++) {
 		struct sw_node *n = &r->sw[s];
 		n->res->queued = rsw_tm_queued(n->tm);
@@ -612,6 +618,7 @@ static void cleanup(struct replay *r)
 		free(l->q);
 	}
 	loop_free(r);
+	rp_deadlock_free(r);
 	rsw_event_heap_free(&r->q);
 	/* (on success finish() handed the flows to the result and r->fl is NULL) */
 	for (size_t i = 0; r->fl && i < r->flows.n; i++)
@@ -708,6 +715,7 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 			   .last_flow = NO_FLOW, .capture = opts->capture};
 	int rc = -1;
 	memset(res, 0, sizeof(*res));
+	res->deadlock_hold_ns = opts->deadlock_ns ? opts->deadlock_ns : RSW_REPLAY_DEADLOCK_NS;
 	if (r.capture) {
 		r.capture->files = 0;
 		r.capture->bytes = 0;

@@ -85,6 +85,27 @@ struct rsw_replay_flow {
 	uint32_t n_hop;
 };
 
+/* A cyclic buffer dependency the run held (replay_deadlock.c, docs/replay.md "PFC deadlock"):
+ * members in order, each a paused egress queue of a switch whose peer's ingress PG (of the same
+ * priority) is over XOFF because of frames queued on the next member. */
+struct rsw_replay_deadlock {
+	uint64_t formed_ns;           /* the last member's pause began: the cycle was closed */
+	uint64_t found_ns;            /* the check that found it held for the hold time */
+	uint64_t broken_ns;           /* the first check that no longer found it; 0: held to the
+				       * end of the run */
+	struct rsw_replay_dl_member {
+		uint16_t sw, port;
+		uint8_t prio;
+		uint64_t frames, bytes; /* queued on it when found */
+	} *member;
+	unsigned n_member;
+	struct rsw_replay_dl_flow {
+		uint32_t flow;        /* index in the result's flows */
+		uint64_t frames;      /* of its frames, queued in the cycle's queues when found */
+	} *flow;
+	unsigned n_flow;
+};
+
 struct rsw_replay_result {
 	uint64_t start_ns;            /* the first frame entered */
 	uint64_t end_ns;              /* start of the last frame sent anywhere */
@@ -106,6 +127,9 @@ struct rsw_replay_result {
 	struct rsw_coll_result *coll; /* closed loop: what the collective did, or NULL */
 	uint64_t *link_lost;          /* with faults: per link direction, frames put on it while
 				       * it was down (lost, counted in dropped); else NULL */
+	struct rsw_replay_deadlock *deadlock; /* PFC deadlocks, in the order found */
+	unsigned n_deadlock;
+	uint64_t deadlock_hold_ns;    /* how long a cycle was held before it was reported */
 };
 
 /* Frees what a result holds. */
@@ -133,7 +157,14 @@ struct rsw_replay_opts {
 	FILE *events;        /* JSON-lines event log, or NULL */
 	uint64_t sample_ns;  /* queue-depth sampling period of the event log */
 	struct rsw_replay_capture *capture; /* NULL: every port and host captured whole */
+	uint64_t deadlock_ns; /* a cyclic buffer dependency held this long is reported (0:
+			       * RSW_REPLAY_DEADLOCK_NS) */
 };
+
+/* The default hold time of a PFC deadlock before it is reported: 500 us, about six pauses of a
+ * 400G port's XOFF (65535 quanta = 83.9 us), so a cycle that PFC's refreshes sustain is told
+ * from a transient one that drains as soon as a pause runs out. */
+#define RSW_REPLAY_DEADLOCK_NS 500000ull
 
 /* Runs the model, writing the captures into out_dir. Returns 0, or -1 with a message. */
 int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,

@@ -158,6 +158,8 @@ struct replay {
 	size_t errlen;
 	int failed;
 	struct loop *loop;           /* closed-loop hosts running a collective, or NULL */
+	struct rp_deadlock *dl;      /* the deadlock detector's graph (replay_deadlock.c) */
+	uint64_t dl_next_ns;         /* a PFC frame sent from then on runs the next check */
 	unsigned settle_sw;          /* switch and time of the sw_settle running (watchdog log) */
 	uint64_t settle_t;
 };
@@ -186,6 +188,18 @@ void rp_event(struct replay *r, uint64_t t, const char *kind, const char *node_k
 	      const char *node, const char *port, json_t *fields);
 void rp_event_pfc(struct replay *r, uint64_t t, const char *kind, const char *node_key,
 		  const char *node, const char *port, uint8_t enable, const uint16_t time[8]);
+
+/* replay_deadlock.c */
+/* Looks for a cycle of paused queues each waiting on the next, at t; reports each held for the
+ * hold time once (result, event log) and marks the end of those no longer found. */
+void rp_deadlock_check(struct replay *r, uint64_t t);
+void rp_deadlock_free(struct replay *r);
+/* A PFC frame was sent at t: a check, if the last one is older than an eighth of the hold time. */
+static inline void rp_deadlock_poke(struct replay *r, uint64_t t)
+{
+	if (t >= r->dl_next_ns)
+		rp_deadlock_check(r, t);
+}
 
 /* replay_fault.c */
 void rp_fault_start(struct replay *r);

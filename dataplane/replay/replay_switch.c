@@ -176,8 +176,10 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 	struct rsw_tm_port *tp = &n->tm->port[p];
 	uint8_t enable;
 	uint16_t times[8];
-	if (rsw_tm_watchdog(n->tm, &n->fib->tm, p, t))
+	if (rsw_tm_watchdog(n->tm, &n->fib->tm, p, t)) {
 		rp_ports_add(&n->dirty_tx, p);
+		rp_deadlock_check(r, t); /* a flush may have broken a cycle: when, exactly */
+	}
 	if (rsw_tm_pfc_due(n->tm, &n->fib->tm, p, t, &enable, times)) {
 		uint8_t f[RSW_PFC_FRAME_LEN];
 		unsigned len = rsw_pfc_build(f, n->fib->ports[p].mac, enable, times);
@@ -192,6 +194,7 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 				     port_name(n, p), enable, times);
 		n->res->port[p].pfc_tx_frames++;
 		r->res->generated++;
+		rp_deadlock_poke(r, t);
 		if (n->tx_link[p] >= 0) {
 			struct rte_mbuf *m = rp_mbuf(r, f, len, NO_FLOW);
 			if (m)
