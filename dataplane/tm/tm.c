@@ -489,12 +489,12 @@ void rsw_tm_config_finish(struct rsw_tm_config *c)
 		 * XON */
 		b->refresh_ns = c->speed_mbps[p] ?
 			rsw_pause_ns(c->port[p].pfc_pause_quanta, c->speed_mbps[p]) / 2 : 0;
+		/* saturated: a PG above 4 GiB only gets the full check */
+		for (unsigned pg = 0; pg < RSW_TM_PGS; pg++) {
+			uint64_t r = c->port[p].pg[pg].reserved;
+			b->pg_reserved[pg] = r < UINT32_MAX ? (uint32_t)r : UINT32_MAX;
+		}
 	}
-}
-
-static uint64_t refresh_ns(const struct rsw_tm_config *tc, uint16_t port)
-{
-	return tc->brief[port].refresh_ns;
 }
 
 uint64_t rsw_tm_ctrl_next(const struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
@@ -525,25 +525,27 @@ uint64_t rsw_tm_ctrl_next(const struct rsw_tm *tm, const struct rsw_tm_config *t
 int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 		   uint64_t now_ns, uint8_t *class_enable, uint16_t time[8])
 {
-	const struct rsw_tm_port_cfg *cfg = &tc->port[port];
+	const struct rsw_tm_port_brief *b = &tc->brief[port];
 	struct rsw_tm_port *ip = &tm->port[port];
 	const struct rsw_buf_pool_cfg *pools = tc->pools.pool;
 	*class_enable = 0;
-	if (!cfg->pfc_enable || tc->pools.n_pools == 0)
+	if (!b->pfc_enable || tc->pools.n_pools == 0)
 		return 0;
-	uint64_t refresh = refresh_ns(tc, port);
+	const struct rsw_tm_port_cfg *cfg = &tc->port[port];
+	uint64_t refresh = b->refresh_ns;
 	memset(time, 0, RSW_TM_PGS * sizeof(time[0]));
 	/* only the lossless PGs, in order: most of a port's eight are not */
-	for (unsigned bits = cfg->pfc_enable; bits; bits &= bits - 1) {
+	for (unsigned bits = b->pfc_enable; bits; bits &= bits - 1) {
 		unsigned pg = (unsigned)__builtin_ctz(bits);
-		const struct rsw_buf_profile_cfg *gp = &cfg->pg[pg];
-		/* an idle PG with no XOFF in force has nothing to say: skip the threshold math */
-		if (!ip->gen[pg].xoff &&
-		    __atomic_load_n(&ip->pg[pg].bytes, __ATOMIC_RELAXED) <= gp->reserved &&
+		/* an idle PG with no XOFF in force has nothing to say: skip the threshold math
+		 * (and the profile's settings) */
+		if (!(ip->xoff_pgs & (1u << pg)) &&
+		    __atomic_load_n(&ip->pg[pg].bytes, __ATOMIC_RELAXED) <= b->pg_reserved[pg] &&
 		    __atomic_load_n(&ip->pg[pg].hdrm, __ATOMIC_RELAXED) == 0 &&
 		    __atomic_load_n(&ip->pg[pg].hdrm_pkts, __ATOMIC_RELAXED) == 0 &&
 		    (!tm->desc.size || __atomic_load_n(&ip->pg[pg].pkts, __ATOMIC_RELAXED) == 0))
 			continue;
+		const struct rsw_buf_profile_cfg *gp = &cfg->pg[pg];
 		int over = rsw_buf_pg_over_xoff(&ip->pg[pg], gp, &pools[gp->pool],
 						&tm->pool_used[gp->pool], &tm->desc);
 		int below = rsw_buf_pg_below_xon(&ip->pg[pg], gp, &pools[gp->pool],

@@ -64,6 +64,9 @@ struct rsw_tm_config {
 		uint8_t pfc_enable;   /* port[p].pfc_enable */
 		uint8_t wd_enable;    /* queues whose watchdog is enabled */
 		uint64_t refresh_ns;  /* XOFF refresh: half the pause its frames carry */
+		/* port[p].pg[].reserved: a PG within it has nothing to say (one line per port for
+		 * the check after every arrival and departure, not the profile's) */
+		uint32_t pg_reserved[RSW_TM_PGS];
 	} brief[RSW_TM_MAX_PORTS];
 };
 
