@@ -224,5 +224,8 @@ void rsw_tm_pfcwd_stats(const struct rsw_tm *tm, uint16_t port, unsigned queue,
 uint64_t rsw_tm_queued(const struct rsw_tm *tm);
 /* Bytes queued on (port, queue). */
 uint64_t rsw_tm_queue_bytes(const struct rsw_tm *tm, uint16_t port, unsigned queue);
+/* Bytes port has transmitted since it started, and bytes queued on it now, over its queues
+ * (what ARS samples for a port's quality, docs/ars.md). */
+void rsw_tm_port_bytes(const struct rsw_tm *tm, uint16_t port, uint64_t *sent, uint64_t *queued);
 
 #endif
