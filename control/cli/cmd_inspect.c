@@ -215,7 +215,7 @@ static int inspect_frames(pcap_t *pc, const char *path, const struct rsw_fib *fi
 	const u_char *data;
 	unsigned long frame = 0;
 	int rc, status = 0;
-	uint64_t rnd = 0x9E3779B97F4A7C15ull;
+	struct rsw_ingress_ctx ictx = {.rnd = 0x9E3779B97F4A7C15ull};
 	uint8_t *buf = malloc(65536);
 	if (!json)
 		print_text_header(fib != NULL);
@@ -228,7 +228,7 @@ static int inspect_frames(pcap_t *pc, const char *path, const struct rsw_fib *fi
 		m.in_port = port;
 		int ic = icrc ? rsw_icrc_check(buf, &m) : -2;
 		if (fib)
-			rsw_ingress(fib, buf, &m, &rnd);
+			rsw_ingress(fib, buf, &m, &ictx);
 		json_t *o = record(frame, &m, prc, ic, fib);
 		if (json) {
 			char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);

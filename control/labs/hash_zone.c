@@ -134,7 +134,7 @@ int rsw_lab_zone(const struct rsw_lab_traffic *t, const struct rsw_zone *z, stru
 		first[f] = SIZE_MAX;
 	for (size_t i = t->n_pkts; i-- > 0;)
 		first[t->flow[i]] = i;
-	uint64_t rnd = 0x9E3779B97F4A7C15ull;
+	struct rsw_ingress_ctx ictx = {.rnd = 0x9E3779B97F4A7C15ull};
 	for (size_t f = 0; f < t->n_flows; f++) {
 		if (first[f] == SIZE_MAX)
 			continue;
@@ -160,7 +160,7 @@ int rsw_lab_zone(const struct rsw_lab_traffic *t, const struct rsw_zone *z, stru
 			const struct rsw_fib *fib = rsw_switch_fib(z->sw[s].sw);
 			if (rsw_parse(buf, m0->frame_len, &m) == 0) {
 				m.in_port = p;
-				rsw_ingress(fib, buf, &m, &rnd);
+				rsw_ingress(fib, buf, &m, &ictx);
 			}
 			if (m.drop) {
 				r->flows_dropped++;

@@ -409,6 +409,7 @@ static int cc_finish(struct cc *c, int rc)
 		ydoc_errors_flush(&c->y);
 		rc = -1;
 	}
+	free(c->ars);
 	for (size_t i = 0; i < c->n_warned; i++)
 		free(c->warned[i]);
 	free(c->warned);
@@ -464,6 +465,7 @@ int rsw_config_compile_opts(int fd, const char *name, const struct rsw_config_op
 	if (!c->y.n_err)
 		rsw_cc_tm(c);
 	rsw_cc_hash(c);
+	rsw_cc_ars(c);
 	struct rsw_table_write w = {.op = RSW_W_SET, .table = RSW_T_SWITCH};
 	w.u.sw = c->sw;
 	rsw_cc_add(c, &w);

@@ -10,7 +10,7 @@
 /* Index of each table in struct cc.tables (the order of the modelled tables in config_schema.c). */
 enum { T_DEVICE, T_PORT, T_CABLE, T_DSCP, T_TCPG, T_TCQ, T_PFCQ, T_PQOS, T_INTF, T_SWHASH, T_HASHPOL,
        T_NEIGH, T_NHG, T_ROUTE, T_PBR, T_CLASSIFIER, T_BUFPOOL, T_BUFPROF, T_BUFPG, T_BUFQ,
-       T_WRED, T_SCHED, T_QUEUE, T_PFCWD, T_ROCESWD, T_COUNT };
+       T_WRED, T_SCHED, T_QUEUE, T_PFCWD, T_ROCESWD, T_ARSPROF, T_ARSOBJ, T_COUNT };
 
 struct cc {
 	struct ydoc y;
@@ -27,6 +27,9 @@ struct cc {
 	/* how BUFFER_PROFILE and BUFFER_POOL are read (c->sw.tm.convention), and what chose it,
 	 * for messages: "DEVICE_METADATA buffer_convention", "platform x86_64-arista_7060..." */
 	char buf_conv_why[128];
+	/* ARS_OBJECT entries, for NEXTHOP_GROUP.ars_object (config_ars.c) */
+	unsigned n_ars;
+	struct rsw_ars_obj *ars;
 	FILE *warn;       /* where warnings go (NULL: dropped) */
 	char **warned;    /* each warning once */
 	size_t n_warned;
@@ -80,5 +83,9 @@ int rsw_cc_interface(struct cc *c, yaml_node_t *t);
 void rsw_cc_hash(struct cc *c);
 /* NEIGH, NEXTHOP_GROUP, STATIC_ROUTE, POLICY_ROUTE (config_l3.c). Runs after the ports. */
 void rsw_cc_l3(struct cc *c);
+/* ARS_PROFILE into c->sw.ars and ARS_OBJECT into c->ars (before the SWITCH write and groups). */
+void rsw_cc_ars(struct cc *c);
+/* NEXTHOP_GROUP key's ars_object value v: its object into *out, or an error (-1). */
+int rsw_cc_ars_object(struct cc *c, yaml_node_t *v, const char *key, struct rsw_ars_obj *out);
 
 #endif

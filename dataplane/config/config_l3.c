@@ -115,7 +115,7 @@ static void parse_nhg(struct cc *c, yaml_node_t *t)
 		strcpy(g->policy, RSW_DEFAULT_POLICY);
 		g->n_buckets = RSW_DEFAULT_BUCKETS;
 		g->resilient = 1;
-		struct rsw_fval f[NHG_RESILIENT + 1];
+		struct rsw_fval f[NHG_ARS + 1];
 		if (rsw_cc_fields(c, rsw_schema_tables[T_NHG].fields, key, k, v, f) ||
 		    parse_members(c, f[NHG_NEXTHOP].v, key, g) < 0)
 			continue;
@@ -125,6 +125,8 @@ static void parse_nhg(struct cc *c, yaml_node_t *t)
 			g->n_buckets = (uint32_t)f[NHG_BUCKETS].u;
 		if (f[NHG_RESILIENT].v)
 			g->resilient = (uint8_t)f[NHG_RESILIENT].b;
+		if (f[NHG_ARS].v && rsw_cc_ars_object(c, f[NHG_ARS].v, key, &g->ars) < 0)
+			continue;
 		rsw_cc_add(c, w);
 	}
 	free(w);

@@ -237,6 +237,77 @@ static const struct rsw_field_schema nhg_fields[] = {
 	[NHG_BUCKETS] = F("buckets", UINT, .lo = 1, .hi = 65536, .dflt = "4096"),
 	[NHG_RESILIENT] = F("resilient", BOOL, .dflt = "true",
 			    .help = "a named group keeps its bucket table across changes"),
+	[NHG_ARS] = F("ars_object", NAME, .dflt = "none",
+		      .help = "an ARS_OBJECT: adaptive routing on this group (docs/ars.md)"),
+	END,
+};
+
+/* SONiC's ARS_PROFILE (sonic-swss arsorch) = SAI_OBJECT_TYPE_ARS_PROFILE; FBOSS's
+ * FlowletSwitchingConfig fields map onto it (docs/ars.md). */
+static const struct rsw_field_schema ars_profile_fields[] = {
+	[AP_ALGO] = F("algorithm", ENUM, .words = "ewma", .dflt = "ewma",
+		      .help = "SAI_ARS_PROFILE_ALGO_EWMA, the only one SAI defines"),
+	[AP_SAMPLE] = F("sampling_interval", UINT, .lo = 1, .hi = 1000000, .dflt = "16",
+			.units = "us", .help = "how often port load and queue are sampled "
+					       "(FBOSS dynamicSampleRate)"),
+	[AP_SEED] = F("random_seed", UINT, .lo = 0, .hi = 0xFFFFFFFFll, .dflt = "0",
+		      .help = "SAI_ARS_PROFILE_ATTR_ARS_RANDOM_SEED: ties and random modes"),
+	[AP_PAST_MIN] = F("past_load_min_value", UINT, .lo = 0, .hi = 1ll << 40, .dflt = "0",
+			  .units = "bytes", .help = "port load (bytes sent in a sampling interval, "
+						    "averaged) at or below which it is band 0 "
+						    "(FBOSS dynamicEgressMinThresholdBytes)"),
+	[AP_PAST_MAX] = F("past_load_max_value", UINT, .lo = 1, .hi = 1ll << 40, .dflt = "200000",
+			  .units = "bytes", .help = "port load at or above which it is band 7 "
+						    "(default: 100 Gb/s for 16 us; FBOSS "
+						    "dynamicEgressMaxThresholdBytes)"),
+	[AP_PAST_WEIGHT] = F("past_load_weight", UINT, .lo = 0, .hi = 16, .dflt = "2",
+			     .help = "EWMA exponent of the port load: avg += (x - avg) / 2^w "
+				     "(FBOSS dynamicEgressLoadExponent)"),
+	[AP_FUT_MIN] = F("future_load_min_value", UINT, .lo = 0, .hi = 1ll << 40, .dflt = "0",
+			 .units = "bytes", .help = "queued bytes (averaged) at or below which the "
+						   "queue is band 0 (FBOSS "
+						   "dynamicQueueMinThresholdBytes)"),
+	[AP_FUT_MAX] = F("future_load_max_value", UINT, .lo = 1, .hi = 1ll << 40,
+			 .dflt = "1048576", .units = "bytes",
+			 .help = "queued bytes at or above which it is band 7 (FBOSS "
+				 "dynamicQueueMaxThresholdBytes)"),
+	[AP_FUT_WEIGHT] = F("future_load_weight", UINT, .lo = 0, .hi = 16, .dflt = "2",
+			    .help = "EWMA exponent of the queue size (FBOSS dynamicQueueExponent)"),
+	[AP_LOAD_PCT] = F("port_load_weight", UINT, .lo = 0, .hi = 100, .dflt = "50",
+			  .units = "%", .help = "rocesw (FBOSS portLoadWeight): the load band's "
+						"share of a port's quality band"),
+	[AP_QUEUE_PCT] = F("port_queue_weight", UINT, .lo = 0, .hi = 100, .dflt = "50",
+			   .units = "%", .help = "rocesw (FBOSS portQueueWeight): the queue band's "
+						 "share"),
+	[AP_V4] = F("ipv4_enable", BOOL, .dflt = "true", .help = "SAI_ARS_PROFILE_ATTR_ENABLE_IPV4"),
+	[AP_V6] = F("ipv6_enable", BOOL, .dflt = "true", .help = "SAI_ARS_PROFILE_ATTR_ENABLE_IPV6"),
+	IGN("max_flows", "each ARS_OBJECT's max_flows sizes its groups' flowlet tables"),
+	IGN("current_load_min_value", "no current-load term: load and queue averages only"),
+	IGN("current_load_max_value", "no current-load term"),
+	IGN("ars_nhg_path_selector_mode", "a NEXTHOP_GROUP names its ARS_OBJECT"),
+	IGN("default_ars_object", "a NEXTHOP_GROUP names its ARS_OBJECT"),
+	END,
+};
+
+/* SONiC's ARS_OBJECT = SAI_OBJECT_TYPE_ARS. */
+static const struct rsw_field_schema ars_object_fields[] = {
+	[AO_MODE] = F("assign_mode", ENUM,
+		      .words = "per_flowlet_quality|per_flowlet_random|per_packet_quality|"
+			       "per_packet_random|fixed|FLOWLET_QUALITY|PER_PACKET_QUALITY|"
+			       "PER_PACKET_RANDOM|FIXED_ASSIGNMENT",
+		      .dflt = "per_flowlet_quality",
+		      .help = "SAI_ARS_MODE_*; FBOSS's switchingMode names are accepted"),
+	[AO_IDLE] = F("flowlet_idle_time", UINT, .lo = 1, .hi = 10000000, .dflt = "256",
+		      .units = "us", .help = "SAI_ARS_ATTR_IDLE_TIME: a flow idle this long may "
+					     "move (FBOSS inactivityIntervalUsecs)"),
+	[AO_MAXFLOWS] = F("max_flows", UINT, .lo = 1, .hi = 65536, .dflt = "512",
+			  .help = "SAI_ARS_ATTR_MAX_FLOWS: flowlet table entries, indexed by the "
+				  "flow hash (FBOSS flowletTableSize)"),
+	[AO_DPORT] = F("match_l4_dst_port", UINT, .lo = 0, .hi = 65535, .dflt = "any",
+		       .help = "rocesw: only UDP packets to this port take ARS (4791: RoCEv2, as "
+			       "FBOSS's tests select it with an ACL); others keep the hash"),
+	IGN("primary_path_threshold", "one member set: no primary/alternate paths"),
+	IGN("alternative_path_cost", "one member set: no primary/alternate paths"),
 	END,
 };
 
@@ -450,6 +521,12 @@ const struct rsw_table_schema rsw_schema_tables[] = {
 	T("PFC_WD", "port, or GLOBAL", pfcwd_fields, "the PFC watchdog"),
 	T("ROCESWD", "GLOBAL", roceswd_fields, "how roceswd runs the dataplane (docs/roceswd.md)",
 	  .rocesw_only = 1),
+	T("ARS_PROFILE", "profile name", ars_profile_fields,
+	  "the switch's one ARS profile (SAI_SWITCH_ATTR_ARS_PROFILE): how port quality is "
+	  "measured and banded (docs/ars.md)"),
+	T("ARS_OBJECT", "object name", ars_object_fields,
+	  "ARS objects (SAI_OBJECT_TYPE_ARS): mode, idle time, flowlet table; a NEXTHOP_GROUP "
+	  "names one in ars_object (docs/ars.md)"),
 	/* SONiC tables a config_db.json carries that rocesw does not model */
 	UNMODELLED("BUFFER_PORT_INGRESS_PROFILE_LIST", "ingress accounting is per PG"),
 	UNMODELLED("BUFFER_PORT_EGRESS_PROFILE_LIST", "egress accounting is per queue"),

@@ -398,8 +398,8 @@ static json_t *hash_explain(struct rsw_ctl *c, json_t *req, char *err, size_t er
 		return NULL;
 	}
 	m.in_port = (uint16_t)port;
-	uint64_t rnd = 0x9E3779B97F4A7C15ull;
-	rsw_ingress(fib, frame, &m, &rnd);
+	struct rsw_ingress_ctx ictx = {.rnd = 0x9E3779B97F4A7C15ull};
+	rsw_ingress(fib, frame, &m, &ictx);
 	json_t *o = json_object();
 	json_object_set_new(o, "in_port", json_string(fib->ports[port].name));
 	if (m.drop && !m.via_group) {

@@ -8,6 +8,7 @@
 #include <rte_ring.h>
 
 #include "dataplane/pkt/drop_reason.h"
+#include "dataplane/tables/ingress.h"
 #include "dataplane/tables/switch.h"
 #include "dataplane/tm/clock.h"
 #include "dataplane/tm/tm.h"
@@ -85,7 +86,7 @@ struct rsw_dp_port {
 struct rsw_dp_worker {
 	unsigned index;
 	unsigned lcore;
-	uint64_t rnd;
+	struct rsw_ingress_ctx ictx; /* RANDOM hash state; the burst's arrival time */
 	struct rsw_dp_counters *cnt;
 };
 

@@ -16,6 +16,7 @@
 
 #include "dataplane/pkt/icrc.h"
 #include "dataplane/pkt/parse.h"
+#include "dataplane/tables/ars.h"
 #include "dataplane/tables/ingress.h"
 #include "dataplane/tm/pfc.h"
 #include "dp_link.h"
@@ -137,6 +138,15 @@ static void pause_take(struct rsw_dp *dp, const struct rsw_fib *fib, uint16_t po
 	}
 }
 
+/* ARS's port quality sample (one worker claims each): bytes sent and queued, from the TM. */
+static void ars_sample(struct rsw_dp *dp, const struct rsw_fib *fib, uint64_t now)
+{
+	struct rsw_ars_sample s[RSW_MAX_PORTS];
+	for (uint16_t p = 0; p < fib->n_ports; p++)
+		rsw_tm_port_bytes(dp->tm, p, &s[p].tx_bytes, &s[p].queue_bytes);
+	rsw_ars_sample(fib, now, s);
+}
+
 static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_port,
 			uint16_t queue, const struct rsw_fib *fib, uint64_t now)
 {
@@ -199,7 +209,10 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 		keep[n_keep++] = i;
 	}
 	_Static_assert(RSW_DP_BURST <= RSW_INGRESS_BURST_MAX, "a burst fits rsw_ingress_burst");
-	rsw_ingress_burst(fib, frame, meta, keep, n_keep, &w->rnd);
+	w->ictx.now_ns = now;
+	if (fib && fib->ars && rsw_ars_sample_due(fib, now))
+		ars_sample(dp, fib, now);
+	rsw_ingress_burst(fib, frame, meta, keep, n_keep, &w->ictx);
 	for (uint16_t k = 0; k < n_keep; k++)
 		if (!meta[keep[k]].drop)
 			rsw_tm_prefetch(dp->tm, &fib->tm, &meta[keep[k]]);

@@ -50,7 +50,7 @@ static struct rsw_dp *new_switch(struct rsw_dp_zone *z, const char *name, struct
 	for (unsigned w = 0; w < z->n_workers; w++) {
 		dp->workers[w].index = w;
 		dp->workers[w].lcore = z->lc[w].lcore;
-		dp->workers[w].rnd = 0x9E3779B97F4A7C15ull * (w + 1) + z->n_sw;
+		dp->workers[w].ictx.rnd = 0x9E3779B97F4A7C15ull * (w + 1) + z->n_sw;
 		dp->workers[w].cnt = rte_zmalloc("rsw_cnt", sizeof(struct rsw_dp_counters),
 						 RTE_CACHE_LINE_SIZE);
 		if (!dp->workers[w].cnt) {

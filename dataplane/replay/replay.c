@@ -469,7 +469,7 @@ static int build(struct replay *r, char *err, size_t errlen)
 		struct sw_node *n = &r->sw[s];
 		n->name = md->sw[s].name;
 		n->fib = rsw_switch_fib(md->sw[s].sw);
-		n->rnd = 0x9E3779B97F4A7C15ull;
+		n->ictx.rnd = 0x9E3779B97F4A7C15ull;
 		n->res = &r->res->sw[s];
 		for (unsigned p = 0; p < RSW_MAX_PORTS; p++)
 			n->tx_link[p] = -1;

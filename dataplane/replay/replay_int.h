@@ -8,6 +8,7 @@
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
 
+#include "dataplane/tables/ingress.h"
 #include "dataplane/tm/pfc.h"
 #include "dataplane/tm/shaper.h"
 #include "event_heap.h"
@@ -98,7 +99,7 @@ struct sw_node {
 	int capturing;                /* some port's capture is open: out[] is worth reading */
 	struct rp_cap out[RSW_MAX_PORTS];
 	int tx_link[RSW_MAX_PORTS];   /* link direction a port transmits on, or -1 */
-	uint64_t rnd;
+	struct rsw_ingress_ctx ictx; /* RANDOM hash state, and the arrival time for ARS */
 	struct rsw_replay_switch_result *res;
 	struct rp_ports xoff_ports;   /* ports with an XOFF in force at their peer */
 	struct rp_ports dirty_ctrl, dirty_tx; /* ports to poll for PFC / to reschedule after this event */

@@ -5,6 +5,7 @@
 
 #include "dataplane/pkt/drop_reason.h"
 #include "dataplane/pkt/parse.h"
+#include "dataplane/tables/ars.h"
 #include "dataplane/tables/ingress.h"
 #include "dataplane/tm/tm.h"
 #include "replay_int.h"
@@ -57,6 +58,15 @@ void sw_lost(struct replay *r, unsigned s, uint16_t port, uint64_t t, uint32_t l
 	drop(r, s, RSW_DROP_NO_MBUF, port, t, NULL);
 }
 
+/* ARS's port quality sample: each port's bytes sent and queued, from the TM. */
+static void ars_sample(struct sw_node *n, uint64_t t)
+{
+	struct rsw_ars_sample s[RSW_MAX_PORTS];
+	for (uint16_t p = 0; p < n->fib->n_ports; p++)
+		rsw_tm_port_bytes(n->tm, p, &s[p].tx_bytes, &s[p].queue_bytes);
+	rsw_ars_sample(n->fib, t, s);
+}
+
 void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *mb,
 	       int entering)
 {
@@ -95,7 +105,10 @@ void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct r
 		rp_flow_enter(r, fi, t, len);
 	}
 	m.in_port = port;
-	rsw_ingress(n->fib, buf, &m, &n->rnd);
+	n->ictx.now_ns = t;
+	if (n->fib->ars && rsw_ars_sample_due(n->fib, t))
+		ars_sample(n, t);
+	rsw_ingress(n->fib, buf, &m, &n->ictx);
 	if (m.drop) {
 		drop(r, s, m.drop, port, t, mb);
 		return;

@@ -10,6 +10,7 @@
 #include <rte_rib.h>
 #include <rte_rib6.h>
 
+#include "ars.h"
 #include "fib.h"
 #include "state.h"
 
@@ -431,6 +432,8 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 			goto oom;
 		f->n_groups++;
 	}
+	if (rsw_ars_build(f, s) < 0)
+		goto oom;
 	unsigned n4 = 0, n6 = 0;
 	for (size_t i = 0; i < s->n_routes; i++) {
 		if (s->routes[i].in_port >= 0)
@@ -506,6 +509,7 @@ void rsw_fib_free(struct rsw_fib *f)
 		}
 	}
 	free(f->long4.slot);
+	rsw_ars_free(f);
 	for (uint32_t g = 0; f->groups && g < f->n_groups; g++) {
 		free(f->groups[g].bucket_slot);
 		free(f->groups[g].active_nh);

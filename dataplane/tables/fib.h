@@ -13,6 +13,8 @@ struct rte_lpm6;
 struct rte_rib;
 struct rte_rib6;
 struct rsw_state;
+struct rsw_ars_group;
+struct rsw_ars_switch;
 
 /* LPM next-hop values: kind in the top bits, index below (rte_lpm6 keeps 21 bits). */
 #define RSW_LPM_KIND_SHIFT 19
@@ -50,6 +52,7 @@ struct rsw_fib_group {
 	uint32_t slot_nh[RSW_ECMP_MAX_MEMBERS];
 	uint32_t *active_nh;    /* non-resilient: hash % n_active → next-hop index */
 	uint8_t *active_slot;
+	struct rsw_ars_group *ars; /* NULL: plain ECMP (docs/ars.md); mutable, carried by commits */
 	char name[RSW_NAME_MAX];
 };
 
@@ -139,6 +142,8 @@ struct rsw_fib {
 	/* classifier rules, highest priority first */
 	uint32_t n_cls;
 	struct rsw_classifier_rule *cls;
+	/* ARS: the profile and each port's quality (NULL when no group uses ARS) */
+	struct rsw_ars_switch *ars;
 	/* the traffic manager's own settings (it reads nothing else of these tables) */
 	struct rsw_tm_config tm;
 };

@@ -7,6 +7,7 @@
 
 #include "../pkt/drop_reason.h"
 #include "../pkt/rewrite.h"
+#include "ars.h"
 #include "ingress.h"
 
 static inline uint32_t dst4(const struct rsw_pkt_meta *m)
@@ -181,7 +182,7 @@ static inline int lpm4_answer(const struct rsw_fib *fib, struct rsw_pkt_meta *m,
 
 /* From the route's value to the next hop: blackhole, ECMP group (hash, buckets), neighbour. */
 static inline void ingress_route(const struct rsw_fib *fib, const uint8_t *frame,
-				 struct rsw_pkt_meta *m, uint32_t val, uint64_t *rnd)
+				 struct rsw_pkt_meta *m, uint32_t val, struct rsw_ingress_ctx *ctx)
 {
 	uint32_t kind = val >> RSW_LPM_KIND_SHIFT, idx = val & RSW_LPM_INDEX_MASK;
 	if (kind == RSW_LPM_BLACKHOLE) {
@@ -193,10 +194,12 @@ static inline void ingress_route(const struct rsw_fib *fib, const uint8_t *frame
 		m->via_group = 1;
 		m->group = idx;
 		if (g->n_active == 0) {
+			if (g->ars)
+				rsw_ars_count_drop(g);
 			m->drop = RSW_DROP_ECMP_GROUP_EMPTY;
 			return;
 		}
-		m->hash = rsw_hash_packet(&fib->policies[g->policy], frame, m, rnd);
+		m->hash = rsw_hash_packet(&fib->policies[g->policy], frame, m, ctx ? &ctx->rnd : NULL);
 		if (g->resilient && g->bucket_slot) {
 			m->bucket = rsw_fastmod(m->hash, g->bucket_m, g->n_buckets);
 			m->member = g->bucket_slot[m->bucket];
@@ -206,6 +209,8 @@ static inline void ingress_route(const struct rsw_fib *fib, const uint8_t *frame
 			m->member = g->active_slot[m->bucket];
 			idx = g->active_nh[m->bucket];
 		}
+		if (g->ars) /* adaptive routing may move the flow off its static member */
+			idx = rsw_ars_member(fib, g, m, idx, ctx ? ctx->now_ns : 0);
 	}
 	m->nexthop = idx;
 	const struct rsw_fib_nh *nh = &fib->nh[idx];
@@ -221,7 +226,7 @@ static inline void ingress_route(const struct rsw_fib *fib, const uint8_t *frame
 }
 
 void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt_meta *m,
-		 uint64_t *rnd)
+		 struct rsw_ingress_ctx *ctx)
 {
 	uint32_t val;
 	int r = ingress_checks(fib, frame, m, &val);
@@ -234,11 +239,12 @@ void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt
 		if (lpm4_answer(fib, m, nh, &val) != 0)
 			return;
 	}
-	ingress_route(fib, frame, m, val, rnd);
+	ingress_route(fib, frame, m, val, ctx);
 }
 
 void rsw_ingress_burst(const struct rsw_fib *fib, const uint8_t *const frame[],
-		       struct rsw_pkt_meta meta[], const uint16_t idx[], unsigned n, uint64_t *rnd)
+		       struct rsw_pkt_meta meta[], const uint16_t idx[], unsigned n,
+		       struct rsw_ingress_ctx *ctx)
 {
 	uint32_t val[RSW_INGRESS_BURST_MAX], ip[RSW_INGRESS_BURST_MAX];
 	uint64_t nh[RSW_INGRESS_BURST_MAX];
@@ -258,7 +264,7 @@ void rsw_ingress_burst(const struct rsw_fib *fib, const uint8_t *const frame[],
 		struct rsw_pkt_meta *m = &meta[idx[k]];
 		if (step[k] < 0 || (step[k] == 1 && lpm4_answer(fib, m, nh[n4++], &val[k]) != 0))
 			continue;
-		ingress_route(fib, frame[idx[k]], m, val[k], rnd);
+		ingress_route(fib, frame[idx[k]], m, val[k], ctx);
 	}
 }
 

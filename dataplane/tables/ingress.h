@@ -8,17 +8,26 @@
 #include "../pkt/pkt_meta.h"
 #include "fib.h"
 
+/* What the thread running the ingress brings to it: the state of the RANDOM hash algorithm,
+ * and the time the packets arrive, on the front end's clock (replay's virtual time, the live
+ * switch's rsw_clock), in ns: ARS's idle time and quality samples are measured on it. */
+struct rsw_ingress_ctx {
+	uint64_t rnd;
+	uint64_t now_ns;
+};
+
 /* m comes from rsw_parse with m->in_port set. Sets tc, pg, egress_port, nexthop, group, hash,
- * bucket, member, or m->drop. PFC/PAUSE frames are left to the caller (m->l2_kind). rnd is the
- * per-worker state of the RANDOM hash algorithm. */
+ * bucket, member, or m->drop. PFC/PAUSE frames are left to the caller (m->l2_kind). ctx may be
+ * NULL (no RANDOM hash, ARS at time 0). */
 void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt_meta *m,
-		 uint64_t *rnd);
+		 struct rsw_ingress_ctx *ctx);
 
 /* rsw_ingress for packets frame[idx[k]] / meta[idx[k]], k < n (at most RSW_INGRESS_BURST_MAX),
  * of one fib: the same decisions in the same order, the IPv4 main table asked once for all. */
 #define RSW_INGRESS_BURST_MAX 64
 void rsw_ingress_burst(const struct rsw_fib *fib, const uint8_t *const frame[],
-		       struct rsw_pkt_meta meta[], const uint16_t idx[], unsigned n, uint64_t *rnd);
+		       struct rsw_pkt_meta meta[], const uint16_t idx[], unsigned n,
+		       struct rsw_ingress_ctx *ctx);
 
 /* QoS classification of a parsed data packet entering m->in_port: the classifier rules, else
  * the port's DSCP-to-TC map, then the TC-to-PG map. Sets m->tc and m->pg. */

@@ -302,6 +302,11 @@ static int nhg_set(struct rsw_state *s, const void *entry, long idx, char *err, 
 	if (in->n_buckets == 0 || in->n_buckets > RSW_RBT_MAX_BUCKETS)
 		return fail(err, errlen, in->origin, "next-hop group '%s': buckets must be 1..%u, got %u",
 			    in->name, RSW_RBT_MAX_BUCKETS, in->n_buckets);
+	if (in->ars.mode >= RSW_ARS_MODES ||
+	    (in->ars.mode && (in->ars.max_flows == 0 || in->ars.max_flows > RSW_ARS_MAX_FLOWS)))
+		return fail(err, errlen, in->origin,
+			    "next-hop group '%s': ARS max_flows must be 1..%u, got %u", in->name,
+			    RSW_ARS_MAX_FLOWS, in->ars.max_flows);
 	for (unsigned i = 0; i < in->n_members; i++)
 		for (unsigned j = 0; j < i; j++)
 			if (rsw_ip_eq(&in->members[i].ip, &in->members[j].ip))
@@ -365,6 +370,7 @@ static int nhg_set(struct rsw_state *s, const void *entry, long idx, char *err, 
 	memcpy(g->policy, in->policy, sizeof(g->policy));
 	g->n_buckets = in->n_buckets;
 	g->resilient = in->resilient;
+	g->ars = in->ars;
 	memcpy(g->origin, in->origin, sizeof(g->origin));
 	return 0;
 }

@@ -76,7 +76,8 @@ static const struct rsw_classifier_rule *cls_in(const struct rsw_state *s, const
 static int nhg_same(const struct rsw_nhg *a, const struct rsw_nhg *b)
 {
 	if (strcmp(a->policy, b->policy) || a->n_buckets != b->n_buckets ||
-	    a->resilient != b->resilient || a->n_members != b->n_members)
+	    a->resilient != b->resilient || a->n_members != b->n_members ||
+	    memcmp(&a->ars, &b->ars, sizeof(a->ars)))
 		return 0;
 	for (unsigned i = 0; i < a->n_members; i++)
 		if (!rsw_ip_eq(&a->members[i].ip, &b->members[i].ip))
@@ -96,6 +97,7 @@ static int add_nhg(struct rsw_txn *t, uint8_t op, const struct rsw_nhg *g)
 		memcpy(w.u.nhg.policy, g->policy, sizeof(g->policy));
 		w.u.nhg.n_buckets = g->n_buckets;
 		w.u.nhg.resilient = g->resilient;
+		w.u.nhg.ars = g->ars;
 		w.u.nhg.n_members = g->n_members;
 		for (unsigned i = 0; i < g->n_members; i++)
 			w.u.nhg.members[i].ip = g->members[i].ip;

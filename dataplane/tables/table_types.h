@@ -19,6 +19,44 @@
 
 enum rsw_port_role { RSW_ROLE_HOST = 0, RSW_ROLE_UPLINK, RSW_ROLE_DOWNLINK, RSW_ROLE_COUNT };
 
+/* ARS (adaptive routing and switching, SAI 1.14's saiars.h / saiarsprofile.h; docs/ars.md). */
+enum rsw_ars_mode {
+	RSW_ARS_OFF = 0,
+	RSW_ARS_FLOWLET_QUALITY,
+	RSW_ARS_FLOWLET_RANDOM,
+	RSW_ARS_PER_PACKET_QUALITY,
+	RSW_ARS_PER_PACKET_RANDOM,
+	RSW_ARS_FIXED,
+	RSW_ARS_MODES
+};
+#define RSW_ARS_BANDS 8
+#define RSW_ARS_MAX_FLOWS 65536 /* the hash is 16 bits: one entry per value at most */
+
+/* The switch's one ARS profile (SAI_SWITCH_ATTR_ARS_PROFILE): how port quality is measured. */
+struct rsw_ars_profile {
+	uint8_t present;         /* an ARS_PROFILE was configured */
+	uint8_t ipv4, ipv6;      /* SAI_ARS_PROFILE_ATTR_ENABLE_IPV4/6 */
+	uint8_t load_exp;        /* EWMA exponent of the port load (past_load_weight) */
+	uint8_t queue_exp;       /* EWMA exponent of the queue size (future_load_weight) */
+	uint8_t load_weight;     /* percent of the load band in the quality (FBOSS portLoadWeight) */
+	uint8_t queue_weight;    /* percent of the queue band (FBOSS portQueueWeight) */
+	uint32_t sample_us;      /* SAI_ARS_PROFILE_ATTR_SAMPLING_INTERVAL */
+	uint32_t seed;           /* SAI_ARS_PROFILE_ATTR_ARS_RANDOM_SEED */
+	uint64_t load_min, load_max;   /* bytes sent in a sampling interval: bands 0 and 7 */
+	uint64_t queue_min, queue_max; /* bytes queued: bands 0 and 7 */
+	char name[RSW_NAME_MAX];
+};
+
+/* An ARS object (SAI_OBJECT_TYPE_ARS, SONiC's ARS_OBJECT) as a group uses it. */
+struct rsw_ars_obj {
+	uint8_t mode;            /* enum rsw_ars_mode; RSW_ARS_OFF: plain ECMP */
+	uint8_t match_udp;       /* only UDP packets to match_dport take ARS */
+	uint16_t match_dport;
+	uint32_t idle_us;        /* SAI_ARS_ATTR_IDLE_TIME */
+	uint32_t max_flows;      /* SAI_ARS_ATTR_MAX_FLOWS: flowlet table entries */
+	char name[RSW_NAME_MAX];
+};
+
 struct rsw_switch_cfg {
 	char hostname[RSW_NAME_MAX];
 	uint8_t router_mac[6];
@@ -26,6 +64,7 @@ struct rsw_switch_cfg {
 	 * destination MAC is accepted, for replaying captures taken elsewhere. */
 	uint8_t dmac_check;
 	struct rsw_tm_pools tm;  /* BUFFER_POOL, PFC_WD|GLOBAL */
+	struct rsw_ars_profile ars; /* ARS_PROFILE */
 };
 
 struct rsw_port_cfg {
@@ -92,6 +131,7 @@ struct rsw_nhg {
 	uint16_t n_members;
 	struct rsw_nhg_member members[RSW_ECMP_MAX_MEMBERS];
 	struct rsw_rbt rbt;     /* valid once the group had an active member */
+	struct rsw_ars_obj ars; /* NEXTHOP_GROUP.ars_object resolved */
 	char origin[RSW_ORIGIN_MAX];
 };
 

@@ -653,3 +653,14 @@ uint64_t rsw_tm_queue_bytes(const struct rsw_tm *tm, uint16_t port, unsigned que
 {
 	return __atomic_load_n(&tm->port[port].q[queue].bytes, __ATOMIC_RELAXED);
 }
+
+void rsw_tm_port_bytes(const struct rsw_tm *tm, uint16_t port, uint64_t *sent, uint64_t *queued)
+{
+	uint64_t s = 0, q = 0;
+	for (unsigned i = 0; i < RSW_TM_QUEUES; i++) {
+		s += __atomic_load_n(&tm->port[port].qs[i].bytes, __ATOMIC_RELAXED);
+		q += rsw_tm_queue_bytes(tm, port, i);
+	}
+	*sent = s;
+	*queued = q;
+}

@@ -229,4 +229,8 @@ uint64_t rsw_tm_queue_bytes(const struct rsw_tm *tm, uint16_t port, unsigned que
 unsigned rsw_tm_queue_walk(const struct rsw_tm *tm, uint16_t port, unsigned q,
 			   int (*fn)(void *arg, struct rte_mbuf *m), void *arg);
 
+/* Bytes port has transmitted since it started, and bytes queued on it now, over its queues
+ * (what ARS samples for a port's quality, docs/ars.md). */
+void rsw_tm_port_bytes(const struct rsw_tm *tm, uint16_t port, uint64_t *sent, uint64_t *queued);
+
 #endif

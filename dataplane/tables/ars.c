@@ -1,0 +1,248 @@
+/* ARS in the ECMP stage: flowlet table, port quality bands, the member choice (docs/ars.md). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ars.h"
+#include "fib.h"
+#include "state.h"
+
+const char *const rsw_ars_stat_names[RSW_ARS_STATS] = {
+	"SAI_ARS_STAT_PACKETS",
+	"SAI_NEXT_HOP_GROUP_ATTR_ARS_NEXT_HOP_REASSIGNMENTS",
+	"SAI_NEXT_HOP_GROUP_ATTR_ARS_PORT_REASSIGNMENTS",
+	"SAI_NEXT_HOP_GROUP_ATTR_ARS_PACKET_DROPS",
+	"RSW_ARS_FLOWLET_TABLE_FULL",
+};
+
+static const char *const mode_names[RSW_ARS_MODES] = {
+	"off", "per_flowlet_quality", "per_flowlet_random", "per_packet_quality",
+	"per_packet_random", "fixed",
+};
+
+const char *rsw_ars_mode_name(unsigned mode)
+{
+	return mode < RSW_ARS_MODES ? mode_names[mode] : "?";
+}
+
+/* Several live workers may decide for one group: counters add atomically, the flowlet entries
+ * and the tie-break state are written without locks (a lost update moves one flowlet early, as
+ * two pipes of a chip sharing a flowset table may). Replay has one thread. */
+#define COUNT(a, field) __atomic_fetch_add(&(a)->st.field, 1, __ATOMIC_RELAXED)
+
+unsigned rsw_ars_combine(const struct rsw_ars_profile *p, unsigned load_band, unsigned queue_band)
+{
+	unsigned w = (unsigned)p->load_weight + p->queue_weight;
+	if (!w)
+		return 0;
+	return (p->load_weight * load_band + p->queue_weight * queue_band) / w;
+}
+
+int rsw_ars_sample_due(const struct rsw_fib *fib, uint64_t now)
+{
+	struct rsw_ars_switch *sw = fib ? fib->ars : NULL;
+	if (!sw)
+		return 0;
+	uint64_t next = __atomic_load_n(&sw->next_sample_ns, __ATOMIC_RELAXED);
+	if (now < next)
+		return 0;
+	/* the next grid point after now */
+	uint64_t after = now - now % sw->sample_ns + sw->sample_ns;
+	return __atomic_compare_exchange_n(&sw->next_sample_ns, &next, after, 0, __ATOMIC_RELAXED,
+					   __ATOMIC_RELAXED);
+}
+
+/* More intervals than this since the last sample change an average no more than this many
+ * would (at exponent 4, 0.6 % of the old value is left after 64). */
+#define MAX_STEPS 64
+
+void rsw_ars_sample(const struct rsw_fib *fib, uint64_t now, const struct rsw_ars_sample *s)
+{
+	struct rsw_ars_switch *sw = fib->ars;
+	if (!sw)
+		return;
+	const struct rsw_ars_profile *p = &sw->prof;
+	uint64_t grid = now - now % sw->sample_ns;
+	if (!sw->samples++) {
+		/* the first sample is the baseline: averages start at zero */
+		for (unsigned i = 0; i < sw->n_ports; i++) {
+			sw->port[i].last_tx = s[i].tx_bytes;
+			sw->port[i].last_ns = grid;
+		}
+		sw->next_sample_ns = grid + sw->sample_ns;
+		return;
+	}
+	for (unsigned i = 0; i < sw->n_ports; i++) {
+		struct rsw_ars_port *pt = &sw->port[i];
+		uint64_t sent = s[i].tx_bytes - pt->last_tx;
+		/* intervals since this port's last sample: at least one */
+		uint64_t k = pt->last_ns && grid > pt->last_ns ? (grid - pt->last_ns) / sw->sample_ns
+							       : 1;
+		if (!k)
+			k = 1;
+		uint64_t per = sent / k;
+		for (uint64_t j = 0; j < (k < MAX_STEPS ? k : MAX_STEPS); j++) {
+			pt->load_avg = rsw_ars_ewma(pt->load_avg, per, p->load_exp);
+			pt->queue_avg = rsw_ars_ewma(pt->queue_avg, s[i].queue_bytes, p->queue_exp);
+		}
+		pt->last_tx = s[i].tx_bytes;
+		pt->last_ns = grid;
+		pt->load_band = (uint8_t)rsw_ars_band(pt->load_avg, p->load_min, p->load_max);
+		pt->queue_band = (uint8_t)rsw_ars_band(pt->queue_avg, p->queue_min, p->queue_max);
+		pt->band = (uint8_t)rsw_ars_combine(p, pt->load_band, pt->queue_band);
+	}
+}
+
+static uint64_t next_rand(struct rsw_ars_group *a)
+{
+	uint64_t x = a->rng;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	a->rng = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* Index into the group's active members: a random one, or (quality) the one of the lowest band,
+ * ties broken by the group's seeded generator. */
+static unsigned pick(const struct rsw_fib *fib, const struct rsw_fib_group *g,
+		     struct rsw_ars_group *a, int quality)
+{
+	if (!quality || !fib->ars)
+		return (unsigned)((next_rand(a) >> 32) % g->n_active);
+	uint16_t tie[RSW_ECMP_MAX_MEMBERS];
+	unsigned n = 0, best = RSW_ARS_BANDS;
+	for (unsigned k = 0; k < g->n_active; k++) {
+		unsigned b = fib->ars->port[fib->nh[g->active_nh[k]].port].band;
+		if (b < best) {
+			best = b;
+			n = 0;
+		}
+		if (b == best)
+			tie[n++] = (uint16_t)k;
+	}
+	return n == 1 ? tie[0] : tie[(next_rand(a) >> 32) % n];
+}
+
+/* The index of slot among the group's active members, or -1 (the member is down or gone). */
+static int active_index(const struct rsw_fib_group *g, unsigned slot)
+{
+	for (unsigned k = 0; k < g->n_active; k++)
+		if (g->active_slot[k] == slot)
+			return (int)k;
+	return -1;
+}
+
+uint32_t rsw_ars_member(const struct rsw_fib *fib, const struct rsw_fib_group *g,
+			struct rsw_pkt_meta *m, uint32_t nh, uint64_t now)
+{
+	struct rsw_ars_group *a = g->ars;
+	const struct rsw_ars_profile *p = &fib->ars->prof;
+	if ((a->cfg.match_udp && (!(m->flags & RSW_META_F_UDP) || m->dport != a->cfg.match_dport)) ||
+	    !(m->l3 == RSW_L3_IPV4 ? p->ipv4 : p->ipv6))
+		return nh; /* not ARS traffic: the static choice */
+	COUNT(a, packets);
+	unsigned mode = a->cfg.mode;
+	int per_packet = mode == RSW_ARS_PER_PACKET_QUALITY || mode == RSW_ARS_PER_PACKET_RANDOM;
+	int quality = mode != RSW_ARS_FLOWLET_RANDOM && mode != RSW_ARS_PER_PACKET_RANDOM;
+	uint16_t h = (uint16_t)m->hash;
+	struct rsw_flowlet *e = &a->flow[rsw_fastmod(m->hash, a->flows_m, a->cfg.max_flows)];
+	int own = e->valid && e->hash == h;
+	int idle = !e->valid || (now > e->last_ns && now - e->last_ns > a->idle_ns);
+	if (!own && !idle && !per_packet) {
+		COUNT(a, table_full); /* another active flow holds the entry */
+		return nh;
+	}
+	int prev = own ? active_index(g, e->slot) : -1;
+	unsigned k;
+	if (!per_packet && prev >= 0 && (mode == RSW_ARS_FIXED || !idle))
+		k = (unsigned)prev;
+	else
+		k = pick(fib, g, a, quality);
+	uint32_t to = g->active_nh[k];
+	uint16_t port = fib->nh[to].port;
+	if (own && e->slot != g->active_slot[k]) {
+		COUNT(a, nexthop_reassignments);
+		if (e->port != port)
+			COUNT(a, port_reassignments);
+	}
+	if (own || idle) {
+		e->hash = h;
+		e->slot = g->active_slot[k];
+		e->port = port;
+		e->valid = 1;
+		e->last_ns = now;
+	}
+	m->member = g->active_slot[k];
+	return to;
+}
+
+void rsw_ars_count_drop(const struct rsw_fib_group *g)
+{
+	COUNT(g->ars, packet_drops);
+}
+
+int rsw_ars_build(struct rsw_fib *f, const struct rsw_state *s)
+{
+	int any = 0;
+	for (uint32_t i = 0; i < f->n_groups; i++) {
+		const struct rsw_ars_obj *o = &s->nhg[i]->ars;
+		if (o->mode == RSW_ARS_OFF || !o->max_flows)
+			continue;
+		struct rsw_ars_group *a = calloc(1, sizeof(*a) + o->max_flows *
+							      sizeof(struct rsw_flowlet));
+		if (!a)
+			return -1;
+		a->cfg = *o;
+		a->idle_ns = (uint64_t)o->idle_us * 1000;
+		a->flows_m = UINT64_MAX / o->max_flows + 1;
+		/* one stream per group, from the profile's seed: reruns decide alike */
+		a->rng = (s->sw.ars.seed + 1ull) * 0x9E3779B97F4A7C15ull + i;
+		if (!a->rng)
+			a->rng = 1;
+		f->groups[i].ars = a;
+		any = 1;
+	}
+	if (!any)
+		return 0;
+	f->ars = calloc(1, sizeof(*f->ars) + f->n_ports * sizeof(struct rsw_ars_port));
+	if (!f->ars)
+		return -1;
+	f->ars->prof = s->sw.ars;
+	f->ars->n_ports = f->n_ports;
+	f->ars->sample_ns = (s->sw.ars.sample_us ? s->sw.ars.sample_us : 16) * 1000ull;
+	return 0;
+}
+
+void rsw_ars_free(struct rsw_fib *f)
+{
+	for (uint32_t g = 0; f->groups && g < f->n_groups; g++)
+		free(f->groups[g].ars);
+	free(f->ars);
+}
+
+void rsw_ars_carry(struct rsw_fib *next, const struct rsw_fib *prev)
+{
+	if (!next || !prev || !prev->ars || !next->ars)
+		return;
+	struct rsw_ars_switch *n = next->ars;
+	const struct rsw_ars_switch *o = prev->ars;
+	unsigned np = n->n_ports < o->n_ports ? n->n_ports : o->n_ports;
+	memcpy(n->port, o->port, np * sizeof(n->port[0]));
+	n->samples = o->samples;
+	n->next_sample_ns = o->next_sample_ns;
+	for (uint32_t i = 0; i < next->n_groups; i++) {
+		struct rsw_ars_group *a = next->groups[i].ars;
+		for (uint32_t j = 0; a && j < prev->n_groups; j++) {
+			const struct rsw_ars_group *b = prev->groups[j].ars;
+			if (!b || strcmp(next->groups[i].name, prev->groups[j].name))
+				continue;
+			a->st = b->st;
+			a->rng = b->rng;
+			if (a->cfg.max_flows == b->cfg.max_flows)
+				memcpy(a->flow, b->flow, a->cfg.max_flows * sizeof(a->flow[0]));
+			break;
+		}
+	}
+	for (unsigned p = np; p < n->n_ports; p++)
+		n->port[p].last_ns = 0;
+}

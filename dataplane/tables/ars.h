@@ -1,0 +1,112 @@
+/* ARS in the ECMP stage (docs/ars.md): a flowlet table per group indexed by the flow hash, and
+ * each port's quality (EWMA of bytes sent and of bytes queued, quantised into bands) that the
+ * front ends sample from their traffic manager through struct rsw_ars_sample: the tables never
+ * read the TM. The mutable state hangs off the compiled tables and is carried from one commit's
+ * tables to the next (rsw_ars_carry), so flowlets and averages survive table changes. */
+#ifndef RSW_ARS_H
+#define RSW_ARS_H
+
+#include <stdint.h>
+
+#include "../pkt/pkt_meta.h"
+#include "table_types.h"
+
+struct rsw_fib;
+struct rsw_fib_group;
+struct rsw_state;
+
+/* Counters of an ARS group, named as SAI names them (SAI_NEXT_HOP_GROUP_ATTR_ARS_*). */
+struct rsw_ars_stats {
+	uint64_t packets;                /* packets ARS decided */
+	uint64_t nexthop_reassignments;  /* ARS_NEXT_HOP_REASSIGNMENTS: a flow's member changed */
+	uint64_t port_reassignments;     /* ARS_PORT_REASSIGNMENTS: ... and its egress port */
+	uint64_t packet_drops;           /* ARS_PACKET_DROPS: no usable member */
+	uint64_t table_full;             /* rocesw: entry held by another active flow (static path) */
+};
+#define RSW_ARS_STATS 5
+extern const char *const rsw_ars_stat_names[RSW_ARS_STATS]; /* SAI's names, in struct order */
+
+struct rsw_flowlet {
+	uint64_t last_ns;  /* the flow's last packet */
+	uint16_t hash;     /* the flow holding the entry */
+	uint16_t port;     /* its member's egress port */
+	uint8_t slot;      /* its member slot */
+	uint8_t valid;
+};
+
+struct rsw_ars_group {
+	struct rsw_ars_obj cfg;
+	uint64_t idle_ns;
+	uint64_t flows_m;           /* rsw_fastmod constant of cfg.max_flows */
+	uint64_t rng;               /* ties and random modes: xorshift64 from the profile's seed */
+	struct rsw_ars_stats st;
+	struct rsw_flowlet flow[];  /* cfg.max_flows */
+};
+
+/* One port's quality as sampled (written by the sampler, read by every decision). */
+struct rsw_ars_port {
+	uint64_t load_avg;   /* EWMA of bytes sent per sampling interval */
+	uint64_t queue_avg;  /* EWMA of bytes queued */
+	uint64_t last_tx;    /* bytes sent at the last sample */
+	uint64_t last_ns;    /* the sampling interval of the last sample */
+	uint8_t load_band, queue_band, band; /* 0 (least loaded) .. RSW_ARS_BANDS - 1 */
+};
+
+struct rsw_ars_switch {
+	struct rsw_ars_profile prof;
+	uint64_t sample_ns;
+	uint64_t next_sample_ns;    /* claimed atomically by the thread that samples */
+	uint64_t samples;
+	uint16_t n_ports;
+	struct rsw_ars_port port[];
+};
+
+/* What the front end reads from its TM for each port at a sample. */
+struct rsw_ars_sample {
+	uint64_t tx_bytes;     /* bytes the port has sent since it started (monotonic) */
+	uint64_t queue_bytes;  /* bytes queued on the port now, all queues */
+};
+
+/* The band of v between lo (band 0 at or below) and hi (the top band at or above), in
+ * RSW_ARS_BANDS equal steps. */
+static inline unsigned rsw_ars_band(uint64_t v, uint64_t lo, uint64_t hi)
+{
+	if (v <= lo)
+		return 0;
+	if (v >= hi)
+		return RSW_ARS_BANDS - 1;
+	return (unsigned)((v - lo) * RSW_ARS_BANDS / (hi - lo));
+}
+
+/* One EWMA step as the hardware's shift register does it: avg = (avg * (2^e - 1) + x) / 2^e. */
+static inline uint64_t rsw_ars_ewma(uint64_t avg, uint64_t x, unsigned e)
+{
+	return (avg * ((1ull << e) - 1) + x) >> e;
+}
+
+/* The quality band of a port: the load and queue bands combined with the profile's weights. */
+unsigned rsw_ars_combine(const struct rsw_ars_profile *p, unsigned load_band, unsigned queue_band);
+
+/* Is a sample due at now? Claims it (one thread of many gets true). */
+int rsw_ars_sample_due(const struct rsw_fib *fib, uint64_t now);
+/* Update every port's averages and bands from s[0 .. fib->n_ports - 1], for the sampling
+ * intervals elapsed since the last sample (the bytes sent spread evenly over them). */
+void rsw_ars_sample(const struct rsw_fib *fib, uint64_t now, const struct rsw_ars_sample *s);
+
+/* The ECMP stage's ARS step for a packet of group g (g->ars set) whose static choice is
+ * m->member / nh: returns the next-hop index to use, m->member updated. */
+uint32_t rsw_ars_member(const struct rsw_fib *fib, const struct rsw_fib_group *g,
+			struct rsw_pkt_meta *m, uint32_t nh, uint64_t now);
+/* A packet of ARS group g dropped for want of a member. */
+void rsw_ars_count_drop(const struct rsw_fib_group *g);
+
+/* Build the ARS state of fib from its state (profile, groups); free it. 0 or -1 (memory). */
+int rsw_ars_build(struct rsw_fib *fib, const struct rsw_state *s);
+void rsw_ars_free(struct rsw_fib *fib);
+/* Carry the mutable state (averages, flowlets of same-named groups of the same size, counters)
+ * from the tables being replaced to the new ones, before they are published. */
+void rsw_ars_carry(struct rsw_fib *next, const struct rsw_fib *prev);
+
+const char *rsw_ars_mode_name(unsigned mode);
+
+#endif
