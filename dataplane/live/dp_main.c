@@ -34,7 +34,7 @@ static struct rsw_dp_zone g_zone;
 static void on_signal(int sig)
 {
 	(void)sig;
-	g_zone.stop = 1;
+	__atomic_store_n(&g_zone.stop, 1, __ATOMIC_RELAXED);
 }
 
 static void usage(FILE *f)
@@ -291,7 +291,7 @@ static void serve(struct rsw_dp_zone *z, struct rsw_ctl *ctl, const struct dp_ar
 {
 	double t0 = now_s(), last = t0;
 	sum_all(z, prev, 0);
-	while (!z->stop) {
+	while (!__atomic_load_n(&z->stop, __ATOMIC_RELAXED)) {
 		/* 10 ms: how long an ARP/ND request or a ping to the switch waits at most */
 		if (ctl->listen_fd >= 0)
 			rsw_ctl_poll(ctl, 10);
@@ -303,7 +303,7 @@ static void serve(struct rsw_dp_zone *z, struct rsw_ctl *ctl, const struct dp_ar
 			rsw_switch_reap(z->dp[s]->sw); /* after the reply: freeing old tables is slow */
 		double t = now_s();
 		if (a->duration > 0 && t - t0 >= a->duration)
-			z->stop = 1;
+			__atomic_store_n(&z->stop, 1, __ATOMIC_RELAXED);
 		if (a->period > 0 && t - last >= a->period) {
 			sum_all(z, cur, 0);
 			print_rates(z, cur, prev, t - last);
@@ -316,7 +316,7 @@ static void serve(struct rsw_dp_zone *z, struct rsw_ctl *ctl, const struct dp_ar
 /* Waits for the workers and prints the final counters. Returns the exit status. */
 static int finish(struct rsw_dp_zone *z, struct rsw_ctl *ctl, const struct dp_args *a)
 {
-	rte_eal_mp_wait_lcore();
+	rsw_dp_zone_wait(z);
 	rsw_ctl_close(ctl);
 	/* the queues are drained by the workers' last rounds; what is left counts as queued */
 	sum_all(z, cur, 1);

@@ -8,14 +8,18 @@
 
 #include "dataplane/pkt/drop_reason.h"
 #include "dataplane/pkt/rewrite.h"
+#include "counter.h"
 #include "tm.h"
+#include "tsan.h"
 
 /* ---- VOQs ---- */
 
 static unsigned voq_enqueue(struct rsw_voq *v, struct rte_mbuf **pkts, unsigned n)
 {
-	if (v->ring)
+	if (v->ring) {
+		RSW_TSAN_RELEASE(v->ring); /* the packets' contents, for voq_dequeue (tsan.h) */
 		return rte_ring_enqueue_burst(v->ring, (void **)pkts, n, NULL);
+	}
 	if (v->n + n > v->cap) {
 		uint32_t cap = v->cap ? v->cap : 64;
 		while (cap < v->n + n)
@@ -40,8 +44,11 @@ static unsigned voq_enqueue(struct rsw_voq *v, struct rte_mbuf **pkts, unsigned 
 
 static unsigned voq_dequeue(struct rsw_voq *v, struct rte_mbuf **out, unsigned max)
 {
-	if (v->ring)
-		return rte_ring_sc_dequeue_burst(v->ring, (void **)out, max, NULL);
+	if (v->ring) {
+		unsigned n = rte_ring_sc_dequeue_burst(v->ring, (void **)out, max, NULL);
+		RSW_TSAN_ACQUIRE(v->ring);
+		return n;
+	}
 	unsigned n = v->n < max ? v->n : max;
 	for (unsigned i = 0; i < n; i++)
 		out[i] = v->fifo[(v->head + i) & (v->cap - 1)];
@@ -162,10 +169,10 @@ void rsw_tm_free(struct rsw_tm *tm)
 		struct rsw_tm_port *tp = &tm->port[p];
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
 			for (unsigned i = tp->c_head[q]; i < tp->c_n[q]; i++)
-				rte_pktmbuf_free(tp->cache[q][i]);
+				rsw_mbuf_free(tp->cache[q][i]);
 			struct rte_mbuf *m;
 			while (voq_dequeue(&tp->voq[q], &m, 1) == 1)
-				rte_pktmbuf_free(m);
+				rsw_mbuf_free(m);
 			rte_ring_free(tp->voq[q].ring);
 			free(tp->voq[q].fifo);
 		}
@@ -338,6 +345,15 @@ unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_tm_config *tc,
 	return k;
 }
 
+/* What the owner's cache holds, for rsw_tm_queued on another thread. */
+static void publish_cached(struct rsw_tm_port *ep)
+{
+	uint32_t n = 0;
+	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
+		n += (uint32_t)(ep->c_n[q] - ep->c_head[q]);
+	RSW_CNT_SET(ep->cached, n);
+}
+
 static inline struct rte_mbuf *peek(struct rsw_tm *tm, struct rsw_tm_port *ep, unsigned q)
 {
 	if (ep->c_head[q] != ep->c_n[q])
@@ -411,7 +427,7 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint1
 			t->marked = (uint8_t)rsw_rewrite_ecn_ce_at(rte_pktmbuf_mtod(m, uint8_t *), t->l3,
 								   t->l3_off);
 		if (t->marked)
-			ep->qs[q].ecn_marked_packets++;
+			RSW_CNT_ADD(ep->qs[q].ecn_marked_packets, 1);
 		uint32_t len = m->pkt_len;
 		if (run_len && (run_in != t->in_port || run_pg != t->pg)) {
 			release_pg(tm, tc, run_in, run_pg, run_len, run_n);
@@ -430,8 +446,8 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint1
 			nonempty &= (uint8_t)~(1u << q);
 		rsw_sched_charge(&ep->sched, q, len, next == NULL);
 		rsw_shaper_send(&ep->shaper, now_ns, len);
-		ep->qs[q].packets++;
-		ep->qs[q].bytes += len;
+		RSW_CNT_ADD(ep->qs[q].packets, 1);
+		RSW_CNT_ADD(ep->qs[q].bytes, len);
 		out[n++] = m;
 	}
 	if (run_len)
@@ -439,6 +455,7 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint1
 	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
 		if (q_rel[q])
 			release_q(tm, tc, port, q, q_rel[q], q_reln[q]);
+	publish_cached(ep);
 	return n;
 }
 
@@ -541,7 +558,7 @@ int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t p
 			ip->xoff_pgs &= (uint8_t)~(1u << pg);
 		*class_enable |= (uint8_t)(1u << pg);
 		time[pg] = a == RSW_PFC_SEND_XOFF ? cfg->pfc_pause_quanta : 0;
-		ip->gen[pg].tx_frames++;
+		RSW_CNT_ADD(ip->gen[pg].tx_frames, 1);
 	}
 	return *class_enable != 0;
 }
@@ -568,10 +585,11 @@ static uint64_t flush_queue(struct rsw_tm *tm, const struct rsw_tm_config *tc, u
 	while ((m = peek(tm, ep, q)) != NULL) {
 		ep->c_head[q]++;
 		release(tm, tc, port, m);
-		ep->qs[q].pfcwd_flushed++;
-		rte_pktmbuf_free(m);
+		RSW_CNT_ADD(ep->qs[q].pfcwd_flushed, 1);
+		rsw_mbuf_free(m);
 		n++;
 	}
+	publish_cached(ep);
 	return n;
 }
 
@@ -606,12 +624,45 @@ uint64_t rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint
 	return flushed;
 }
 
+void rsw_tm_port_stats(const struct rsw_tm *tm, uint16_t port, uint64_t now_ns,
+		       struct rsw_tm_port_stats *s)
+{
+	const struct rsw_tm_port *tp = &tm->port[port];
+	for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
+		const struct rsw_tm_queue_stats *qs = &tp->qs[q];
+		s->qs[q] = (struct rsw_tm_queue_stats){
+			.packets = RSW_CNT_GET(qs->packets), .bytes = RSW_CNT_GET(qs->bytes),
+			.dropped_packets = RSW_CNT_GET(qs->dropped_packets),
+			.dropped_bytes = RSW_CNT_GET(qs->dropped_bytes),
+			.ecn_marked_packets = RSW_CNT_GET(qs->ecn_marked_packets),
+			.pfcwd_dropped = RSW_CNT_GET(qs->pfcwd_dropped),
+			.pfcwd_flushed = RSW_CNT_GET(qs->pfcwd_flushed)};
+		s->q_peak[q] = RSW_CNT_GET(tp->q[q].peak);
+		s->q_bytes[q] = RSW_CNT_GET(tp->q[q].bytes);
+		s->wd_detected[q] = RSW_CNT_GET(tp->wd[q].storms_detected);
+		s->wd_restored[q] = RSW_CNT_GET(tp->wd[q].storms_restored);
+	}
+	for (unsigned g = 0; g < RSW_TM_PGS; g++) {
+		s->pg_peak[g] = RSW_CNT_GET(tp->pg[g].peak);
+		s->pg_dropped[g] = RSW_CNT_GET(tp->pg[g].dropped_packets);
+		s->pfc_tx[g] = RSW_CNT_GET(tp->gen[g].tx_frames);
+		s->xoff[g] = RSW_CNT_GET(tp->gen[g].xoff_transitions);
+		s->xon[g] = RSW_CNT_GET(tp->gen[g].xon_transitions);
+	}
+	for (unsigned i = 0; i < RSW_PFC_PRIOS; i++) {
+		s->pfc_rx[i] = RSW_CNT_GET(tp->pause.rx_frames[i]);
+		s->paused_ns[i] = rsw_pause_total_ns(&tp->pause, i, now_ns);
+	}
+}
+
 uint64_t rsw_tm_queued(const struct rsw_tm *tm)
 {
 	uint64_t n = 0;
 	for (uint16_t p = 0; p < tm->n_ports; p++)
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
-			n += voq_count(&tm->port[p].voq[q]) + tm->port[p].c_n[q] - tm->port[p].c_head[q];
+			n += voq_count(&tm->port[p].voq[q]);
+	for (uint16_t p = 0; p < tm->n_ports; p++)
+		n += RSW_CNT_GET(tm->port[p].cached);
 	return n;
 }
 
