@@ -38,9 +38,9 @@ def main():
     script = os.path.abspath(sys.argv[1])
     logs = tempfile.mkdtemp(prefix="rocesw-tsan-")
     env = dict(os.environ)
-    # history_size: enough memory of old accesses that both stacks of a report can be restored
+    # history_size: the most memory of old accesses, so that both stacks of a report are restored
     env["ROCESW_TSAN"] = "1"  # a test may allow for the slowdown (never for a race)
-    env["TSAN_OPTIONS"] = (f"log_path={logs}/report suppressions={SUPP} history_size=4 "
+    env["TSAN_OPTIONS"] = (f"log_path={logs}/report suppressions={SUPP} history_size=7 "
                            "halt_on_error=0 second_deadlock_stack=1")
     cmd = [sys.executable, script, *sys.argv[2:]]
     if needs_setarch():

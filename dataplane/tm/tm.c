@@ -57,9 +57,16 @@ static unsigned voq_dequeue(struct rsw_voq *v, struct rte_mbuf **out, unsigned m
 	return n;
 }
 
+/* Packets in a VOQ, also read by other threads than the ring's users (the stats): what
+ * rte_ring_count() computes, with the tails loaded atomically (it reads them plainly). */
 static uint64_t voq_count(const struct rsw_voq *v)
 {
-	return v->ring ? rte_ring_count(v->ring) : v->n;
+	if (!v->ring)
+		return v->n;
+	const struct rte_ring *r = v->ring;
+	uint32_t n = (__atomic_load_n(&r->prod.tail, __ATOMIC_RELAXED) -
+		      __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED)) & r->mask;
+	return n > r->capacity ? r->capacity : n;
 }
 
 /* ---- set-up ---- */
