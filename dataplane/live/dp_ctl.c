@@ -35,7 +35,7 @@ int rsw_ctl_open(struct rsw_ctl *c, struct rsw_dp *dp, const char *path, const c
 	memset(c, 0, sizeof(*c));
 	c->listen_fd = -1;
 	c->dp = dp;
-	c->group = (gid_t)-1;
+	c->group = c->ro_group = (gid_t)-1;
 	c->idle_s = RSW_CTL_IDLE_S;
 	for (unsigned i = 0; i < RSW_CTL_MAX_CLIENTS; i++)
 		c->client[i] = -1;
@@ -92,6 +92,15 @@ int rsw_ctl_open(struct rsw_ctl *c, struct rsw_dp *dp, const char *path, const c
 	return 0;
 }
 
+int rsw_ctl_readonly_group(struct rsw_ctl *c, const char *group, char *err, size_t errlen)
+{
+	if (resolve_group(group, &c->ro_group) < 0) {
+		snprintf(err, errlen, "--control-readonly-group %s: no such group", group);
+		return -1;
+	}
+	return 0;
+}
+
 void rsw_ctl_close(struct rsw_ctl *c)
 {
 	for (unsigned i = 0; i < RSW_CTL_MAX_CLIENTS; i++)
@@ -106,7 +115,25 @@ void rsw_ctl_close(struct rsw_ctl *c)
 	c->listen_fd = -1;
 }
 
-/* Root, our own user, or a member (primary or supplementary) of the control group. */
+/* Is the peer a member (primary or supplementary, as the user database says) of group g? */
+static int peer_in_group(const struct ucred *cr, gid_t g)
+{
+	if (g == (gid_t)-1)
+		return 0;
+	if (cr->gid == g)
+		return 1;
+	struct passwd *pw = getpwuid(cr->uid);
+	gid_t groups[256];
+	int n = 256;
+	if (pw && getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) >= 0)
+		for (int i = 0; i < n; i++)
+			if (groups[i] == g)
+				return 1;
+	return 0;
+}
+
+/* Root, our own user, or a member of the control group; else, read-only, a member of the
+ * read-only group. */
 static int peer_allowed(const struct rsw_ctl *c, int fd, struct rsw_ctl_peer *peer, char *why,
 			size_t len)
 {
@@ -117,20 +144,14 @@ static int peer_allowed(const struct rsw_ctl *c, int fd, struct rsw_ctl_peer *pe
 		return 0;
 	}
 	*peer = (struct rsw_ctl_peer){.uid = cr.uid, .gid = cr.gid, .pid = cr.pid};
-	if (cr.uid == 0 || cr.uid == geteuid())
+	if (cr.uid == 0 || cr.uid == geteuid() || peer_in_group(&cr, c->group))
 		return 1;
-	if (c->group != (gid_t)-1) {
-		if (cr.gid == c->group)
-			return 1;
-		struct passwd *pw = getpwuid(cr.uid);
-		gid_t groups[256];
-		int n = 256;
-		if (pw && getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) >= 0)
-			for (int i = 0; i < n; i++)
-				if (groups[i] == c->group)
-					return 1;
+	if (peer_in_group(&cr, c->ro_group)) {
+		peer->readonly = 1;
+		return 1;
 	}
-	snprintf(why, len, "peer uid %u is not root and not in the control group", (unsigned)cr.uid);
+	snprintf(why, len, "peer uid %u is not root and not in the control group%s",
+		 (unsigned)cr.uid, c->ro_group != (gid_t)-1 ? " nor the read-only group" : "");
 	return 0;
 }
 
@@ -247,7 +268,19 @@ static json_t *handle_message(struct rsw_ctl *c, unsigned i, ssize_t n)
 		static char err[RSW_CTL_MAX_ERROR]; /* the main lcore's alone */
 		err[0] = 0;
 		c->req_peer = &c->peer[i];
-		json_t *result = rsw_ctl_dispatch(c, op, req, err, sizeof(err));
+		json_t *result = NULL;
+		if (c->peer[i].readonly && rsw_ctl_op_changes(op)) {
+			snprintf(err, sizeof(err), "%.64s changes the switch: uid %u is in the "
+				 "read-only control group (hello, show and hash_explain only)", op,
+				 (unsigned)c->peer[i].uid);
+			rsw_ctl_log_change(c, op, req, NULL, err);
+		} else {
+			result = rsw_ctl_dispatch(c, op, req, err, sizeof(err));
+		}
+		if (result && !strcmp(op, "hello") && json_is_object(result))
+			json_object_set_new(result, "access", json_string(c->peer[i].readonly
+									  ? "read-only"
+									  : "read-write"));
 		c->req_peer = NULL;
 		reply = result ? json_pack("{s:i, s:O?, s:b, s:o}", "v", RSW_CTL_PROTOCOL, "id", id,
 					   "ok", 1, "result", result)
