@@ -12,6 +12,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <sys/acl.h>
+
 #include "dp_ctl.h"
 
 static int resolve_group(const char *g, gid_t *out)
@@ -29,8 +31,21 @@ static int resolve_group(const char *g, gid_t *out)
 	return 0;
 }
 
+/* The read-only group may connect too: a POSIX ACL entry beside the file's own group (a socket
+ * is connected to by whoever may write it). */
+static int allow_readonly_group(const char *file, gid_t g)
+{
+	char text[128];
+	snprintf(text, sizeof(text), "u::rw-,g::rw-,g:%u:rw-,m::rw-,o::---", (unsigned)g);
+	acl_t acl = acl_from_text(text);
+	int rc = acl ? acl_set_file(file, ACL_TYPE_ACCESS, acl) : -1;
+	if (acl)
+		acl_free(acl);
+	return rc;
+}
+
 int rsw_ctl_open(struct rsw_ctl *c, struct rsw_dp *dp, const char *path, const char *group,
-		 char *err, size_t errlen)
+		 const char *ro_group, char *err, size_t errlen)
 {
 	memset(c, 0, sizeof(*c));
 	c->listen_fd = -1;
@@ -47,6 +62,10 @@ int rsw_ctl_open(struct rsw_ctl *c, struct rsw_dp *dp, const char *path, const c
 	}
 	if (group && resolve_group(group, &c->group) < 0) {
 		snprintf(err, errlen, "--control-group %s: no such group", group);
+		return -1;
+	}
+	if (ro_group && resolve_group(ro_group, &c->ro_group) < 0) {
+		snprintf(err, errlen, "--control-readonly-group %s: no such group", ro_group);
 		return -1;
 	}
 	c->buf = malloc(RSW_CTL_MAX_REQUEST + 1);
@@ -80,22 +99,24 @@ int rsw_ctl_open(struct rsw_ctl *c, struct rsw_dp *dp, const char *path, const c
 	mode_t old = umask(0117);
 	int rc = c->listen_fd < 0 ? -1 : bind(c->listen_fd, (struct sockaddr *)&a, sizeof(a));
 	umask(old);
-	if (rc < 0 || listen(c->listen_fd, RSW_CTL_BACKLOG) < 0 ||
-	    (c->group != (gid_t)-1 && chown(bound, (uid_t)-1, c->group) < 0) ||
-	    (bound != path && rename(bound, path) < 0)) {
-		snprintf(err, errlen, "--control-socket %s: %s", path, strerror(errno));
-		if (rc == 0 && bound != path)
-			unlink(bound);
-		rsw_ctl_close(c);
-		return -1;
+	int made = rc == 0; /* the file exists: removed if a later step fails */
+	const char *why = "";
+	if (rc == 0)
+		rc = listen(c->listen_fd, RSW_CTL_BACKLOG);
+	if (rc == 0 && c->group != (gid_t)-1)
+		rc = chown(bound, (uid_t)-1, c->group);
+	if (rc == 0 && c->ro_group != (gid_t)-1) {
+		rc = allow_readonly_group(bound, c->ro_group);
+		why = rc ? " (giving the read-only group access needs POSIX ACLs on its file system)"
+			 : "";
 	}
-	return 0;
-}
-
-int rsw_ctl_readonly_group(struct rsw_ctl *c, const char *group, char *err, size_t errlen)
-{
-	if (resolve_group(group, &c->ro_group) < 0) {
-		snprintf(err, errlen, "--control-readonly-group %s: no such group", group);
+	if (rc == 0 && bound != path)
+		rc = rename(bound, path);
+	if (rc < 0) {
+		snprintf(err, errlen, "--control-socket %s: %s%s", path, strerror(errno), why);
+		if (made && bound != path)
+			unlink(bound); /* the temporary name (rsw_ctl_close removes path) */
+		rsw_ctl_close(c);
 		return -1;
 	}
 	return 0;

@@ -64,12 +64,11 @@ struct rsw_ctl {
 };
 
 /* Creates the socket at path (replacing a stale one), mode 0660, group `group` if given (a name
- * or number). Returns 0, or -1 with a message. */
+ * or number), and read-write for ro_group too if given (an ACL entry): its members may connect,
+ * but every op marked as a change (dp_ctl_ops.c) is refused to them. Returns 0, or -1 with a
+ * message. */
 int rsw_ctl_open(struct rsw_ctl *c, struct rsw_dp *dp, const char *path, const char *group,
-		 char *err, size_t errlen);
-/* Members of `group` (a name or number) may connect but not change the switch: every op marked
- * as a change (dp_ctl_ops.c) is refused to them. Returns 0, or -1 with a message. */
-int rsw_ctl_readonly_group(struct rsw_ctl *c, const char *group, char *err, size_t errlen);
+		 const char *ro_group, char *err, size_t errlen);
 /* Does op change the switch (dp_ctl_ops.c)? */
 int rsw_ctl_op_changes(const char *op);
 /* Serves whatever is ready, waiting at most timeout_ms. */

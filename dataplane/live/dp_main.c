@@ -287,8 +287,8 @@ static int start(struct rsw_dp_zone *z, struct rsw_ctl *ctl, const struct dp_arg
 	if ((a->user && rsw_dp_user_lookup(a->user, &user, err, sizeof(err)) < 0) ||
 	    rsw_dp_zone_open(z, &a->zo, err, sizeof(err)) < 0 ||
 	    (a->ctl_path &&
-	     rsw_ctl_open(ctl, z->dp[0], a->ctl_path, a->ctl_group, err, sizeof(err)) < 0) ||
-	    (a->ctl_ro_group && rsw_ctl_readonly_group(ctl, a->ctl_ro_group, err, sizeof(err)) < 0)) {
+	     rsw_ctl_open(ctl, z->dp[0], a->ctl_path, a->ctl_group, a->ctl_ro_group, err,
+			  sizeof(err)) < 0)) {
 		fprintf(stderr, "rocesw-dataplane: %s\n", err);
 		return -1;
 	}
