@@ -52,9 +52,9 @@ static int drop_bound(uint64_t keep)
 
 int rsw_dp_priv_early(char *err, size_t errlen)
 {
-	/* the bounding set before no_new_privs: both limit only what an execve could gain, and
-	 * EAL's threads, made next, inherit them */
-	if (drop_bound(KEEP_AT_MOST | 1ull << CAP_SETPCAP) < 0 ||
+	/* both limit only what an execve could gain (CAP_SETPCAP, which shrinks the bounding set
+	 * again later, stays effective), and EAL's threads, made next, inherit them */
+	if (drop_bound(KEEP_AT_MOST) < 0 ||
 	    prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L) < 0) {
 		snprintf(err, errlen, "--user: limiting privileges before the start: %s",
 			 strerror(errno));
