@@ -16,7 +16,9 @@ its memory and its control socket, then runs as nobody:
 - an af_xdp port keeps CAP_NET_ADMIN in the main thread only, with which the dataplane detaches
   its XDP program at exit (without it the program stays on the interface);
 - roceswd (root) with ROCESWD.GLOBAL user and control_readonly_group starts its dataplane so,
-  restarts it so after a kill -9, and reloads it (the running copy passed open)."""
+  restarts it so after a kill -9, and reloads it (the running copy passed open), itself confined
+  as config/roceswd.service confines it where the test can: the unit's CapabilityBoundingSet,
+  NoNewPrivileges and UMask (the rest of its sandbox needs systemd: docs/security.md)."""
 import json
 import os
 import signal
@@ -300,8 +302,31 @@ class LeastPrivilegeEdges(unittest.TestCase):
         self.assertNotIn("xdp", link, "detached at exit")
 
 
+UNIT = os.path.join(os.path.dirname(os.path.dirname(HERE)), "config", "roceswd.service")
+
+
+def unit_confinement():
+    """setpriv and sh arguments that apply the unit's CapabilityBoundingSet, NoNewPrivileges
+    and UMask to the command that follows."""
+    caps, umask, nnp = [], None, False
+    with open(UNIT) as f:
+        for line in f:
+            key, _, value = line.strip().partition("=")
+            if key == "CapabilityBoundingSet":
+                caps += value.split()
+            elif key == "UMask":
+                umask = value
+            elif key == "NoNewPrivileges":
+                nnp = value == "yes"
+    assert caps and umask and nnp, "the unit sets all three"
+    bounding = "-all," + ",".join("+" + c.removeprefix("CAP_").lower() for c in caps)
+    return ["setpriv", "--bounding-set", bounding, "--inh-caps", "-all", "--no-new-privs",
+            "sh", "-c", f'umask {umask} && exec "$@"', "roceswd"]
+
+
 class RoceswdUser(unittest.TestCase):
-    """roceswd runs its dataplane as ROCESWD.GLOBAL.user, after every (re)start."""
+    """roceswd, confined as its unit confines it, runs its dataplane as ROCESWD.GLOBAL.user,
+    after every (re)start."""
 
     def setUp(self):
         require_root()
@@ -323,7 +348,8 @@ class RoceswdUser(unittest.TestCase):
             self.lab.host(f"u{i}", f"rswr-u{i}", UPLINK_MACS[i])
         self.log = os.path.join(self.dir, "roceswd.log")
         with open(self.log, "w") as log:
-            self.daemon = self.lab.start([os.path.join(BUILD, "roceswd"), "--config", self.cfg,
+            self.daemon = self.lab.start(unit_confinement() +
+                                         [os.path.join(BUILD, "roceswd"), "--config", self.cfg,
                                           "--foreground"], stdout=log, stderr=log)
 
     def tearDown(self):
@@ -349,6 +375,10 @@ class RoceswdUser(unittest.TestCase):
         wait_in_file(self.log, "running as nobody (uid 65534, gid 65534)")
         pid, uids, caps = self.dataplane()
         self.assertEqual((uids, caps), (["65534"] * 4, 0))
+        with open(f"/proc/{self.daemon.pid}/status") as f:
+            st = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+        self.assertEqual(st["NoNewPrivs"], "1", "roceswd confined")
+        self.assertEqual(int(st["CapBnd"], 16) & (1 << 21), 0, "no CAP_SYS_ADMIN")
         os.kill(pid, signal.SIGKILL)
         wait_in_file(self.log, "dataplane answers on", count=2)
         wait_in_file(self.log, "running as nobody (uid 65534, gid 65534)", count=2)
