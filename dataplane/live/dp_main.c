@@ -355,8 +355,9 @@ static int finish(struct rsw_dp_zone *z, struct rsw_ctl *ctl, const struct dp_ar
 	sum_all(z, cur, 1);
 	uint64_t in_flight = rsw_dp_zone_in_flight(z);
 	int status = print_final(z, cur, in_flight) ? 3 : 0;
-	if (a->json && rsw_dp_zone_stats_write_json(z, cur, a->json) < 0) {
-		fprintf(stderr, "rocesw-dataplane: cannot write %s\n", a->json);
+	char err[1024];
+	if (a->json && rsw_dp_zone_stats_write_json(z, cur, a->json, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocesw-dataplane: %s\n", err);
 		if (!status)
 			status = 1;
 	}
