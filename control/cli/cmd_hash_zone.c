@@ -385,7 +385,8 @@ int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const c
 	if (page) {
 		rsw_lab_share_y(json_object_get(page, "blocks"));
 		if (rc == 0 && rsw_page_write(html, page) < 0) {
-			fprintf(stderr, "rocesw hash: cannot write %s: %s\n", html, strerror(errno));
+			fprintf(stderr, "rocesw hash: cannot write %s: %s\n", html,
+				strerror(errno));
 			rc = 1;
 		}
 		json_decref(page);

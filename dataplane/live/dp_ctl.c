@@ -107,8 +107,8 @@ int rsw_ctl_open(struct rsw_ctl *c, struct rsw_dp *dp, const char *path, const c
 		rc = chown(bound, (uid_t)-1, c->group);
 	if (rc == 0 && c->ro_group != (gid_t)-1) {
 		rc = allow_readonly_group(bound, c->ro_group);
-		why = rc ? " (giving the read-only group access needs POSIX ACLs on its file system)"
-			 : "";
+		if (rc)
+			why = " (the read-only group's access needs POSIX ACLs on its file system)";
 	}
 	if (rc == 0 && bound != path)
 		rc = rename(bound, path);

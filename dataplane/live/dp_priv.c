@@ -24,7 +24,8 @@ int rsw_dp_user_lookup(const char *name, struct rsw_dp_user *u, char *err, size_
 		return -1;
 	}
 	if (pw->pw_uid == 0) {
-		snprintf(err, errlen, "--user %s: is uid 0, which would keep every privilege", name);
+		snprintf(err, errlen, "--user %s: is uid 0, which would keep every privilege",
+			 name);
 		return -1;
 	}
 	snprintf(u->name, sizeof(u->name), "%s", pw->pw_name);
@@ -76,11 +77,12 @@ uint64_t rsw_dp_priv_needed(const struct rsw_dp_zone *z, char *why, size_t whyle
 				continue;
 			/* what start did to the kernel's interfaces and exit undoes: the XDP
 			 * program af_xdp attached, the interface tap created */
-			if (strcmp(info.driver_name, "net_af_xdp") && strcmp(info.driver_name, "net_tap"))
+			const char *drv = info.driver_name;
+			if (strcmp(drv, "net_af_xdp") && strcmp(drv, "net_tap"))
 				continue;
 			if (!keep)
-				snprintf(why, whylen, " (for %s, %s)", port->devargs ? port->devargs : "",
-					 info.driver_name);
+				snprintf(why, whylen, " (for %s, %s)",
+					 port->devargs ? port->devargs : "", drv);
 			keep |= 1ull << CAP_NET_ADMIN;
 		}
 	return keep;
@@ -93,7 +95,8 @@ void rsw_dp_priv_names(uint64_t keep, char *out, size_t len)
 	for (cap_value_t c = 0; c < 64 && n < len; c++)
 		if (keep >> c & 1) {
 			char *name = cap_to_name(c);
-			n += (size_t)snprintf(out + n, len - n, "%s%s", n ? "," : "", name ? name : "?");
+			n += (size_t)snprintf(out + n, len - n, "%s%s", n ? "," : "",
+					      name ? name : "?");
 			cap_free(name);
 		}
 	if (!out[0])
