@@ -194,17 +194,38 @@ static json_t *error_reply(json_t *id, const char *fmt, ...)
 			 msg);
 }
 
+static char *dump_and_free(json_t *j)
+{
+	char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	json_decref(j);
+	return text;
+}
+
 /* Sends a reply without waiting: a client that does not read its replies is dropped. */
 static void send_reply(struct rsw_ctl *c, unsigned i, json_t *reply)
 {
+	json_t *id = json_object_get(reply, "id");
 	char *text = json_dumps(reply, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	if (text && strlen(text) > RSW_CTL_MAX_REPLY) {
 		free(text);
-		json_t *e = error_reply(json_object_get(reply, "id"), "reply larger than the 4 MiB limit");
-		text = e ? json_dumps(e, JSON_COMPACT) : NULL;
-		json_decref(e);
+		text = dump_and_free(error_reply(id, "reply larger than the 4 MiB limit"));
 	}
-	if (!text || send(c->client[i], text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+	ssize_t rc = text ? send(c->client[i], text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL) : -1;
+	if (rc < 0 && text && errno == EMSGSIZE) {
+		/* more than this connection's send buffer can ever hold: said, not a silent hang-up
+		 * (without CAP_NET_ADMIN, as with --user, the buffer cannot be forced above
+		 * net.core.wmem_max) */
+		int sb = 0;
+		socklen_t sl = sizeof(sb);
+		getsockopt(c->client[i], SOL_SOCKET, SO_SNDBUF, &sb, &sl);
+		size_t len = strlen(text);
+		free(text);
+		text = dump_and_free(error_reply(id, "reply of %zu bytes is larger than this "
+						 "connection's send buffer (%d bytes; raise "
+						 "net.core.wmem_max)", len, sb));
+		rc = text ? send(c->client[i], text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL) : -1;
+	}
+	if (rc < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EMSGSIZE)
 			c->stats.slow_clients++;
 		drop_client(c, i);
@@ -406,9 +427,11 @@ static void accept_clients(struct rsw_ctl *c)
 			turn_away(fd, msg);
 			continue;
 		}
-		/* replies up to the limit fit in one message (root may raise the buffer) */
+		/* replies up to the limit fit in one message: CAP_NET_ADMIN may force the buffer
+		 * there; without it (--user), it goes as far as net.core.wmem_max allows */
 		int sz = (int)RSW_CTL_MAX_REPLY + 4096;
-		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz));
+		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)) < 0)
+			(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 		c->client[i] = fd;
 		c->peer[i] = peer;
 		c->last_seen[i] = time(NULL);

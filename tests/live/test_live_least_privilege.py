@@ -44,6 +44,7 @@ NOBODY = 65534
 CONTROL_GID, READONLY_GID = 4200, 4201
 WRITER, READER, STRANGER = (4300, CONTROL_GID), (4301, READONLY_GID), (4302, 4302)
 CAP_NET_ADMIN = 1 << 12
+BIG_ROUTES = 8000  # `show routes` then answers more than a default socket buffer holds
 CHANGES = [
     {"op": "set_port", "port": "Ethernet8", "admin": "down"},
     {"op": "set_route", "prefix": "10.9.0.0/16", "nexthop": "10.255.0.1"},
@@ -92,7 +93,9 @@ class LeastPrivilege(unittest.TestCase):
         cls.stats = os.path.join(cls.out, "stats.json")
         cls.cfg = os.path.join(cls.dir, "switch.yaml")
         with open(cls.cfg, "w") as f:
-            f.write(four_uplink_config("rswp", "live-priv", "", "hash_policy: default"))
+            f.write(four_uplink_config("rswp", "live-priv", "", "hash_policy: default") +
+                    "".join(f'  "172.16.{i // 256}.{i % 256}/32": {{blackhole: true}}\n'
+                            for i in range(BIG_ROUTES)))
         cls.sock = os.path.join(cls.dir, "dp.sock")
         cls.lab = Lab("rswp")
         try:
@@ -231,6 +234,26 @@ class LeastPrivilege(unittest.TestCase):
         got = self.as_peer(STRANGER, [{"v": 1, "op": "hello"}])
         # the file's mode and ACL stop it first (EACCES); SO_PEERCRED would refuse it next
         self.assertEqual(got, {"connect": 13})
+
+    def test_6_large_reply_after_the_drop(self):
+        """Without CAP_NET_ADMIN the reply buffer is not forced to 4 MiB: it grows as far as
+        net.core.wmem_max lets it (the kernel doubles SO_SNDBUF), and a reply beyond that is
+        answered with an error naming the limit, never a silent hang-up."""
+        with open("/proc/sys/net/core/wmem_max") as f:
+            wmem_max = int(f.read())
+        with open("/proc/sys/net/core/wmem_default") as f:
+            wmem_default = int(f.read())
+        r = self.ctl.request({"v": 1, "op": "show", "what": "routes"})
+        size = len(json.dumps(r, separators=(",", ":")))
+        if r["ok"]:
+            self.assertGreater(size, 2 * wmem_default, "more than a default buffer holds")
+            self.assertLessEqual(size, 2 * wmem_max)
+            routes = r["result"]["routes"] if isinstance(r["result"], dict) else r["result"]
+            self.assertEqual(sum(x["prefix"].startswith("172.16.") for x in routes), BIG_ROUTES)
+        else:
+            self.assertRegex(r["error"], r"^reply of \d+ bytes is larger than this connection's "
+                             r"send buffer \(\d+ bytes; raise net\.core\.wmem_max\)$")
+            self.assertGreater(4 << 20, 2 * wmem_max)
 
     def test_9_stats_json_written_as_nobody(self):
         rc = Lab.stop(self.dp, signal.SIGTERM)
