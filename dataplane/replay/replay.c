@@ -709,7 +709,7 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 	struct replay r = {.model = model, .res = res, .events = opts->events,
 			   .sample_ns = opts->sample_ns, .err = err, .errlen = errlen,
 			   .last_flow = NO_FLOW, .capture = opts->capture};
-	int rc = -1;
+	int rc = -1, finished = 0;
 	memset(res, 0, sizeof(*res));
 	if (r.capture) {
 		r.capture->files = 0;
@@ -774,7 +774,8 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 		snprintf(err, errlen, "out of memory");
 	if (r.failed || r.oom || r.werr.err)
 		goto out;
-	finish(&r);
+	finish(&r); /* hands each switch's traffic manager to res */
+	finished = 1;
 	rc = 0;
 out:
 	cleanup(&r);
@@ -785,7 +786,7 @@ out:
 	}
 	if (r.capture && r.capture->filter)
 		pcap_freecode(&r.capture->prog);
-	if (rc < 0)
-		rsw_replay_result_free(res, 0);
+	if (rc < 0) /* a capture found incomplete only at its close fails a finished run */
+		rsw_replay_result_free(res, finished ? model->n_sw : 0);
 	return rc;
 }
