@@ -10,6 +10,8 @@ PKGS=(
   clang llvm linux-libc-dev       # rocesw send's XDP program: clang -target bpf, kernel UAPI headers
   libcmocka-dev libpcap-dev libyaml-dev libjansson-dev zlib1g-dev
   libmicrohttpd-dev libsystemd-dev # roceswd: /metrics server, sd_notify
+  libcap-dev                      # the dataplane's privilege drop (--user): capabilities kept
+  libacl1-dev                     # its control socket's read-only group (a POSIX ACL entry)
   prometheus                      # promtool checks roceswd's metrics in the live test
   python3 python3-scapy python3-yaml tshark tcpdump iproute2 procps ethtool util-linux
   iputils-ping                    # ping across the lab and to the switch (test_live_arp)

@@ -1,4 +1,5 @@
 /* `rocesw hash --zone Z`: the hash lab over a zone's two hash stages (hash_zone.h). */
+#include <errno.h>
 #include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
@@ -384,7 +385,8 @@ int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const c
 	if (page) {
 		rsw_lab_share_y(json_object_get(page, "blocks"));
 		if (rc == 0 && rsw_page_write(html, page) < 0) {
-			fprintf(stderr, "rocesw hash: cannot write %s\n", html);
+			fprintf(stderr, "rocesw hash: cannot write %s: %s\n", html,
+				strerror(errno));
 			rc = 1;
 		}
 		json_decref(page);

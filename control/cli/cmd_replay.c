@@ -1,4 +1,5 @@
 /* `rocesw replay`: captures through one switch or a zone on virtual time (dataplane/replay). */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "cmd.h"
 #include "collective_spec.h"
 #include "dataplane/config/config.h"
+#include "dataplane/config/whole_file.h"
 #include "dataplane/replay/replay.h"
 #include "capture_opts.h"
 #include "eal_quiet.h"
@@ -249,10 +251,11 @@ static int write_outputs(const char *out, const struct rsw_zone *z, int zone,
 	char path[4096];
 	json_t *sum = rsw_replay_summary_json(z, zone, res, coll);
 	snprintf(path, sizeof(path), "%s/summary.json", out);
-	int rc = json_dump_file(sum, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	if (rc < 0)
-		fprintf(stderr, "rocesw replay: cannot write %s\n", path);
 	char err[1024];
+	int rc = rsw_json_write_whole(sum, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER, err,
+				      sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "rocesw replay: %s\n", err);
 	snprintf(path, sizeof(path), "%s/report.html", out);
 	if (rc == 0 && rsw_replay_report(out, path, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rocesw replay: %s\n", err);
@@ -466,13 +469,15 @@ static int run(struct replay_args *a, const struct rsw_zone *z, const struct rsw
 	int rc = rsw_replay_run(m, a->out, &ro, &res, err, sizeof(err));
 	if (rc < 0)
 		fprintf(stderr, "rocesw replay: %s\n", err);
-	if (fclose(ev) != 0 && rc == 0) {
-		fprintf(stderr, "rocesw replay: cannot write %s\n", evpath);
+	if ((ferror(ev) | fclose(ev)) != 0 && rc == 0) {
+		fprintf(stderr, "rocesw replay: cannot write %s: %s\n", evpath, strerror(errno));
 		rsw_replay_result_free(&res, z->n_sw);
 		rc = -1;
 	}
-	if (rc < 0)
+	if (rc < 0) {
+		unlink(evpath); /* the log of a run that did not finish, or cut short */
 		return 1;
+	}
 	rc = write_outputs(a->out, z, m->zone, &res, m->coll) < 0;
 	rsw_replay_text_print(stdout, z, m->zone, &res, m->coll, &a->text);
 	rsw_capture_print(stdout, &a->cap, a->out);

@@ -20,6 +20,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "dataplane/config/config.h"
+#include "dataplane/config/whole_file.h"
 #include "ctl_client.h"
 #include "daemon_log.h"
 #include "dataplane/tables/state_diff.h"
@@ -76,29 +77,6 @@ int rsw_validate(const char *path, const char *name, char *err, size_t errlen)
 	rsw_txn_free(txn);
 	close(fd);
 	return ok ? 0 : -1;
-}
-
-int rsw_copy_file(const char *from, const char *to)
-{
-	char tmp[PATH_MAX + 8], buf[65536];
-	snprintf(tmp, sizeof(tmp), "%s.tmp", to);
-	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = -1;
-	if (in >= 0)
-		out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	ssize_t n;
-	while (out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)n) != n)
-			goto done;
-	if (out >= 0 && n == 0 && fsync(out) == 0 && rename(tmp, to) == 0)
-		rc = 0;
-done:
-	if (in >= 0)
-		close(in);
-	if (out >= 0)
-		close(out);
-	if (rc < 0 && out >= 0)
-		unlink(tmp); /* no half-written copy left behind */
-	return rc;
 }
 
 static void set_stat(struct roceswd *d, uint64_t *field, uint64_t value)
@@ -227,10 +205,9 @@ static void reload_send(struct roceswd *d)
 		}
 		goto sent;
 	}
-	if (rsw_copy_file(d->config, d->next) < 0) {
+	if (rsw_file_copy_whole(d->config, d->next, 0600, err, sizeof(err)) < 0) {
 		reload_done(d, 0);
-		rsw_log(LOG_ERR, "reload refused, the running config stays: cannot read %s: %s",
-			d->config, strerror(errno));
+		rsw_log(LOG_ERR, "reload refused, the running config stays: %s", err);
 		return;
 	}
 	if (rsw_validate(d->next, d->next, err, sizeof(err)) < 0) {
@@ -466,8 +443,9 @@ static int first_dataplane(struct roceswd *d)
 		rsw_child_start(d);
 		return 0;
 	}
-	if (rsw_copy_file(d->config, d->running) < 0) {
-		rsw_log(LOG_ERR, "cannot write %s: %s", d->running, strerror(errno));
+	char err[1024];
+	if (rsw_file_copy_whole(d->config, d->running, 0600, err, sizeof(err)) < 0) {
+		rsw_log(LOG_ERR, "%s", err);
 		return -1;
 	}
 	rsw_child_start(d);

@@ -80,6 +80,6 @@ int rsw_validate(const char *path, const char *name, char *err, size_t errlen);
 void rsw_reload_request(struct roceswd *d, const char *why);
 void rsw_dataplane_ready(struct roceswd *d);
 void rsw_reload_abort(struct roceswd *d, const char *why);
-int rsw_copy_file(const char *from, const char *to);
+
 
 #endif

@@ -48,7 +48,7 @@ static void schedule_restart(struct roceswd *d)
 
 void rsw_child_start(struct roceswd *d)
 {
-	char *argv[MAX_ARGS + 8], eal[sizeof(d->cfg.eal_args)];
+	char *argv[MAX_ARGS + 12], eal[sizeof(d->cfg.eal_args)];
 	int n = 0;
 	argv[n++] = d->dataplane;
 	snprintf(eal, sizeof(eal), "%s", d->cfg.eal_args);
@@ -64,6 +64,14 @@ void rsw_child_start(struct roceswd *d)
 	if (d->cfg.control_group[0]) {
 		argv[n++] = "--control-group";
 		argv[n++] = d->cfg.control_group;
+	}
+	if (d->cfg.control_ro_group[0]) {
+		argv[n++] = "--control-readonly-group";
+		argv[n++] = d->cfg.control_ro_group;
+	}
+	if (d->cfg.user[0]) {
+		argv[n++] = "--user";
+		argv[n++] = d->cfg.user;
 	}
 	argv[n] = NULL;
 	pid_t pid = fork();

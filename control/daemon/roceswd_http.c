@@ -3,8 +3,10 @@
  * idle). So the front thread here accepts, hands each connection to MHD and keeps a duplicate of
  * its descriptor: past metrics_timeout it shuts the connection down through that duplicate
  * (MHD's thread then sees the end of the stream). The duplicate is ours, so its number is never
- * another socket's, whenever MHD closes its own. Every response closes its connection, which
- * makes the deadline one per request. */
+ * another socket's, whenever MHD closes its own; MHD's own descriptor is never touched once
+ * handed over (another thread closes it, and its number may then be reused): MHD's connection
+ * notices (MHD_OPTION_NOTIFY_CONNECTION) say when it is done with a connection. Every response
+ * closes its connection, which makes the deadline one per request. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,10 +29,12 @@
 #define MEMORY_LIMIT (32u << 10) /* per connection: request line, headers, buffers */
 #define TICK_MS 100
 
+/* One connection, from accept() until MHD's CLOSED notice; under rsw_http.lock. */
 struct conn_slot {
-	int fd;        /* MHD's descriptor number, -1: free slot */
+	int fd;        /* MHD's descriptor number, -1: free slot; matched only by STARTED */
 	int dup;       /* ours, on the same socket */
-	ino_t ino;     /* the socket's inode: tells whether `fd` still is it */
+	uint8_t started; /* MHD's STARTED notice came: its CLOSED notice frees the slot */
+	uint8_t cut;     /* shut down at the deadline */
 	double opened;
 };
 
@@ -42,7 +45,7 @@ struct rsw_http {
 	double deadline;
 	int listen_fd, wake[2];
 	pthread_t front;
-	pthread_mutex_t lock; /* cut */
+	pthread_mutex_t lock; /* cut, slot[] */
 	uint64_t cut;
 	struct conn_slot slot[MAX_CONNECTIONS];
 };
@@ -54,47 +57,73 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static void free_slot(struct conn_slot *s)
+{
+	close(s->dup);
+	s->fd = -1;
+}
+
 static void take(struct rsw_http *h, int fd, struct sockaddr *sa, socklen_t salen)
 {
 	struct conn_slot *s = NULL;
-	struct stat st;
+	pthread_mutex_lock(&h->lock);
 	for (size_t i = 0; i < MAX_CONNECTIONS && !s; i++)
 		if (h->slot[i].fd < 0)
 			s = &h->slot[i];
 	int dup = s ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
-	if (dup < 0 || fstat(fd, &st) < 0) {
+	if (dup < 0) {
+		pthread_mutex_unlock(&h->lock);
 		close(fd); /* every slot taken: the connection limit */
-		if (dup >= 0)
-			close(dup);
 		return;
 	}
-	*s = (struct conn_slot){.fd = fd, .dup = dup, .ino = st.st_ino, .opened = now_s()};
+	*s = (struct conn_slot){.fd = fd, .dup = dup, .opened = now_s()};
+	pthread_mutex_unlock(&h->lock);
 	if (MHD_add_connection(h->mhd, fd, sa, salen) != MHD_YES) {
-		close(dup); /* MHD closed fd */
-		s->fd = -1;
+		/* MHD closed fd; a connection it had started is freed by its CLOSED notice */
+		pthread_mutex_lock(&h->lock);
+		if (!s->started)
+			free_slot(s);
+		pthread_mutex_unlock(&h->lock);
 	}
 }
 
-/* Frees the slots of connections MHD closed; shuts down those past the deadline. */
+/* MHD's notices: a connection it took (the slot of its descriptor that has not started yet),
+ * and one it is done with. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct rsw_http *h = cls;
+	pthread_mutex_lock(&h->lock);
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		for (size_t i = 0; ci && i < MAX_CONNECTIONS; i++)
+			if (h->slot[i].fd == ci->connect_fd && !h->slot[i].started) {
+				h->slot[i].started = 1;
+				*socket_context = &h->slot[i];
+				break;
+			}
+	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+		free_slot(*socket_context);
+		*socket_context = NULL;
+	}
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* Shuts down the connections past the deadline (through our duplicate). */
 static void reap(struct rsw_http *h)
 {
 	double now = now_s();
+	pthread_mutex_lock(&h->lock);
 	for (size_t i = 0; i < MAX_CONNECTIONS; i++) {
 		struct conn_slot *s = &h->slot[i];
-		struct stat st;
-		if (s->fd < 0)
+		if (s->fd < 0 || s->cut || now - s->opened <= h->deadline)
 			continue;
-		if (fstat(s->fd, &st) == 0 && st.st_ino == s->ino && now - s->opened <= h->deadline)
-			continue;
-		if (fstat(s->fd, &st) == 0 && st.st_ino == s->ino) {
-			shutdown(s->dup, SHUT_RDWR);
-			pthread_mutex_lock(&h->lock);
-			h->cut++;
-			pthread_mutex_unlock(&h->lock);
-		}
-		close(s->dup);
-		s->fd = -1;
+		shutdown(s->dup, SHUT_RDWR);
+		s->cut = 1;
+		h->cut++;
 	}
+	pthread_mutex_unlock(&h->lock);
 }
 
 static void *front(void *arg)
@@ -223,7 +252,8 @@ struct rsw_http *rsw_http_start(const struct rsw_daemon_cfg *cfg, rsw_http_rende
 			MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ITC | MHD_USE_POLL,
 		0, NULL, NULL, on_request, h, MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MEMORY_LIMIT,
-		MHD_OPTION_CONNECTION_TIMEOUT, cfg->metrics_timeout, MHD_OPTION_END);
+		MHD_OPTION_CONNECTION_TIMEOUT, cfg->metrics_timeout, MHD_OPTION_NOTIFY_CONNECTION,
+		on_connection, h, MHD_OPTION_END);
 	if (!h->mhd || pipe2(h->wake, O_CLOEXEC) < 0 || pthread_create(&h->front, NULL, front, h)) {
 		rsw_log(LOG_ERR, "metrics: cannot start the HTTP server");
 		if (h->wake[0] >= 0)
@@ -250,10 +280,10 @@ void rsw_http_stop(struct rsw_http *h)
 		close(h->wake[1]);
 	}
 	if (h->mhd)
-		MHD_stop_daemon(h->mhd);
+		MHD_stop_daemon(h->mhd); /* its CLOSED notices free the slots of its connections */
 	for (size_t i = 0; i < MAX_CONNECTIONS; i++)
 		if (h->slot[i].fd >= 0)
-			close(h->slot[i].dup);
+			free_slot(&h->slot[i]);
 	if (h->listen_fd >= 0)
 		close(h->listen_fd);
 	pthread_mutex_destroy(&h->lock);

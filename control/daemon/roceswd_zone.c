@@ -16,6 +16,7 @@
 #include <yaml.h>
 
 #include "ctl_client.h"
+#include "dataplane/config/whole_file.h"
 #include "daemon_log.h"
 #include "roceswd.h"
 #include "roceswd_zone.h"
@@ -214,10 +215,10 @@ int rsw_zsnap_take(const char *zone, const char *dir, struct rsw_zsnap *s, char 
 		yaml_document_delete(&doc);
 		goto fail;
 	}
+	char why[1024];
 	for (unsigned i = 0; i < s->n; i++)
-		if (rsw_copy_file(s->src[i], s->copy[i]) < 0) {
-			snprintf(err, errlen, "switch %s: cannot read %s: %s", s->name[i], s->src[i],
-				 strerror(errno));
+		if (rsw_file_copy_whole(s->src[i], s->copy[i], 0600, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "switch %s: %s", s->name[i], why);
 			yaml_document_delete(&doc);
 			goto fail;
 		}

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "dataplane/pkt/roce_build.h"
 #include "dataplane/tm/shaper.h"
@@ -279,9 +280,25 @@ int rsw_gen_write(const struct rsw_gen_cfg *c, const char *dir, uint64_t *packet
 	*packets = g.packets;
 	rc = 0;
 out:
-	for (unsigned h = 0; g.out && h < c->hosts; h++)
+	/* pcap_dump reports no failed write: a flush does. A set of captures with one cut short (a
+	 * full disk) is removed whole, never left as if complete. */
+	for (unsigned h = 0; g.out && h < c->hosts; h++) {
+		if (!g.out[h])
+			continue;
+		FILE *f = pcap_dump_file(g.out[h]);
+		if ((fflush(f) != 0 || ferror(f)) && rc == 0) {
+			snprintf(err, errlen, "cannot write %s/h%u.pcap: %s (this run's captures "
+				 "removed)", dir, h, strerror(errno ? errno : EIO));
+			rc = -1;
+		}
+		pcap_dump_close(g.out[h]);
+	}
+	for (unsigned h = 0; rc < 0 && g.out && h < c->hosts; h++) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/h%u.pcap", dir, h);
 		if (g.out[h])
-			pcap_dump_close(g.out[h]);
+			unlink(path);
+	}
 	for (unsigned h = 0; g.psn && h < c->hosts; h++)
 		free(g.psn[h]);
 	for (unsigned h = 0; g.msgs && h < c->hosts; h++)

@@ -1,7 +1,10 @@
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "dataplane/config/whole_file.h"
 #include "html.h"
 
 /* Generated from the files in control/report at build time (control/labs/report/embed.py). */
@@ -31,7 +34,10 @@ static int dump_cb(const char *buf, size_t size, void *data)
 
 int rsw_page_write(const char *path, const json_t *spec)
 {
-	FILE *f = fopen(path, "w");
+	/* built in memory, then written whole (never a page cut short by a full disk) */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
 	if (!f)
 		return -1;
 	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>", f);
@@ -43,7 +49,12 @@ int rsw_page_write(const char *path, const json_t *spec)
 	json_dump_callback(spec, dump_cb, f, JSON_COMPACT | JSON_ESCAPE_SLASH | JSON_REAL_PRECISION(10));
 	fprintf(f, "</script>\n<script>%s</script>\n<script>%s</script>\n</body></html>\n",
 		rsw_asset_uplot_js, rsw_asset_page_js);
-	return fclose(f) == 0 ? 0 : -1;
+	char err[256];
+	int rc = fclose(f) == 0 ? rsw_file_write_whole(path, buf, len, 0666, err, sizeof(err)) : -1;
+	int e = errno;
+	free(buf);
+	errno = e; /* the reason, for the caller's message */
+	return rc;
 }
 
 json_t *rsw_block_section(const char *title, const char *text)

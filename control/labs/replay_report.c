@@ -1,5 +1,6 @@
 /* The blocks of a replay's page, built from its summary.json and events.jsonl; report.html lays
  * them out for one run, `rocesw report compare` side by side for several (report_compare.c). */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -928,7 +929,7 @@ int rsw_replay_report(const char *dir, const char *path, char *err, size_t errle
 	rsw_block_add(page, json_incref(json_object_get(v, "conservation")));
 	int rc = rsw_page_write(path, page);
 	if (rc < 0)
-		snprintf(err, errlen, "%s: cannot write", path);
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
 	json_decref(page);
 	json_decref(v);
 	return rc;

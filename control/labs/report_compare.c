@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,7 +251,7 @@ int rsw_report_compare(const char *const *dirs, const char *const *names, unsign
 	}
 	rc = rsw_page_write(path, page);
 	if (rc < 0)
-		snprintf(err, errlen, "%s: cannot write", path);
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
 	json_decref(page);
 out:
 	for (unsigned i = 0; i < got; i++)

@@ -41,7 +41,7 @@ int rsw_daemon_cfg_parse(struct cc *c, yaml_node_t *t, struct rsw_daemon_cfg *d)
 			continue;
 		}
 		/* the schema checks names, types and ranges (config_schema.c's roceswd_fields) */
-		struct rsw_fval f[RD_DATAPLANE + 1];
+		struct rsw_fval f[RD_USER + 1];
 		rsw_cc_fields(c, rsw_schema_tables[T_ROCESWD].fields, "ROCESWD|GLOBAL", k, v, f);
 		copy(c, &f[RD_EAL_ARGS], "eal_args", d->eal_args, sizeof(d->eal_args));
 		copy(c, &f[RD_CONTROL_SOCKET], "control_socket", d->control_socket,
@@ -49,6 +49,9 @@ int rsw_daemon_cfg_parse(struct cc *c, yaml_node_t *t, struct rsw_daemon_cfg *d)
 		copy(c, &f[RD_CONTROL_GROUP], "control_group", d->control_group,
 		     sizeof(d->control_group));
 		copy(c, &f[RD_DATAPLANE], "dataplane", d->dataplane, sizeof(d->dataplane));
+		copy(c, &f[RD_CONTROL_RO_GROUP], "control_readonly_group", d->control_ro_group,
+		     sizeof(d->control_ro_group));
+		copy(c, &f[RD_USER], "user", d->user, sizeof(d->user));
 		if (f[RD_METRICS_PORT].v)
 			d->metrics_port = (unsigned)f[RD_METRICS_PORT].u;
 		if (f[RD_METRICS_TIMEOUT].v)

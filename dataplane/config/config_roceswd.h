@@ -2,7 +2,8 @@
  *   ROCESWD:
  *     GLOBAL: {eal_args: "--no-huge -m 1024 -l 0-1", control_socket: PATH,
  *              control_group: NAME, metrics_port: 9101, metrics_address: 127.0.0.1,
- *              metrics_timeout: 10, dataplane: PATH}
+ *              metrics_timeout: 10, dataplane: PATH, control_readonly_group: NAME,
+ *              user: NAME}
  * Every field is optional (docs/roceswd.md gives the defaults). */
 #ifndef RSW_CONFIG_ROCESWD_H
 #define RSW_CONFIG_ROCESWD_H
@@ -15,6 +16,8 @@ struct rsw_daemon_cfg {
 	char eal_args[1024];
 	char control_socket[108];
 	char control_group[64];
+	char control_ro_group[64]; /* the dataplane's --control-readonly-group */
+	char user[64];             /* the dataplane's --user */
 	char dataplane[1024];
 	unsigned metrics_port;   /* 0: no metrics */
 	char metrics_address[64]; /* numeric IPv4 or IPv6 address to bind */

@@ -462,6 +462,8 @@ static const struct rsw_field_schema roceswd_fields[] = {
 	F("metrics_timeout", UINT, .lo = 1, .hi = 3600, .dflt = "10", .units = "s",
 	  .help = "time a metrics connection may take"),
 	F("dataplane", TEXT, .help = "binary path"),
+	F("control_readonly_group", TEXT, .help = "members may only read"),
+	F("user", TEXT, .help = "the dataplane runs as it once started"),
 	END,
 };
 

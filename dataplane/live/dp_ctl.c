@@ -12,6 +12,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <sys/acl.h>
+
 #include "dp_ctl.h"
 
 static int resolve_group(const char *g, gid_t *out)
@@ -29,13 +31,26 @@ static int resolve_group(const char *g, gid_t *out)
 	return 0;
 }
 
+/* The read-only group may connect too: a POSIX ACL entry beside the file's own group (a socket
+ * is connected to by whoever may write it). */
+static int allow_readonly_group(const char *file, gid_t g)
+{
+	char text[128];
+	snprintf(text, sizeof(text), "u::rw-,g::rw-,g:%u:rw-,m::rw-,o::---", (unsigned)g);
+	acl_t acl = acl_from_text(text);
+	int rc = acl ? acl_set_file(file, ACL_TYPE_ACCESS, acl) : -1;
+	if (acl)
+		acl_free(acl);
+	return rc;
+}
+
 int rsw_ctl_open(struct rsw_ctl *c, struct rsw_dp *dp, const char *path, const char *group,
-		 char *err, size_t errlen)
+		 const char *ro_group, char *err, size_t errlen)
 {
 	memset(c, 0, sizeof(*c));
 	c->listen_fd = -1;
 	c->dp = dp;
-	c->group = (gid_t)-1;
+	c->group = c->ro_group = (gid_t)-1;
 	c->idle_s = RSW_CTL_IDLE_S;
 	for (unsigned i = 0; i < RSW_CTL_MAX_CLIENTS; i++)
 		c->client[i] = -1;
@@ -47,6 +62,10 @@ int rsw_ctl_open(struct rsw_ctl *c, struct rsw_dp *dp, const char *path, const c
 	}
 	if (group && resolve_group(group, &c->group) < 0) {
 		snprintf(err, errlen, "--control-group %s: no such group", group);
+		return -1;
+	}
+	if (ro_group && resolve_group(ro_group, &c->ro_group) < 0) {
+		snprintf(err, errlen, "--control-readonly-group %s: no such group", ro_group);
 		return -1;
 	}
 	c->buf = malloc(RSW_CTL_MAX_REQUEST + 1);
@@ -80,12 +99,23 @@ int rsw_ctl_open(struct rsw_ctl *c, struct rsw_dp *dp, const char *path, const c
 	mode_t old = umask(0117);
 	int rc = c->listen_fd < 0 ? -1 : bind(c->listen_fd, (struct sockaddr *)&a, sizeof(a));
 	umask(old);
-	if (rc < 0 || listen(c->listen_fd, RSW_CTL_BACKLOG) < 0 ||
-	    (c->group != (gid_t)-1 && chown(bound, (uid_t)-1, c->group) < 0) ||
-	    (bound != path && rename(bound, path) < 0)) {
-		snprintf(err, errlen, "--control-socket %s: %s", path, strerror(errno));
-		if (rc == 0 && bound != path)
-			unlink(bound);
+	int made = rc == 0; /* the file exists: removed if a later step fails */
+	const char *why = "";
+	if (rc == 0)
+		rc = listen(c->listen_fd, RSW_CTL_BACKLOG);
+	if (rc == 0 && c->group != (gid_t)-1)
+		rc = chown(bound, (uid_t)-1, c->group);
+	if (rc == 0 && c->ro_group != (gid_t)-1) {
+		rc = allow_readonly_group(bound, c->ro_group);
+		if (rc)
+			why = " (the read-only group's access needs POSIX ACLs on its file system)";
+	}
+	if (rc == 0 && bound != path)
+		rc = rename(bound, path);
+	if (rc < 0) {
+		snprintf(err, errlen, "--control-socket %s: %s%s", path, strerror(errno), why);
+		if (made && bound != path)
+			unlink(bound); /* the temporary name (rsw_ctl_close removes path) */
 		rsw_ctl_close(c);
 		return -1;
 	}
@@ -106,7 +136,25 @@ void rsw_ctl_close(struct rsw_ctl *c)
 	c->listen_fd = -1;
 }
 
-/* Root, our own user, or a member (primary or supplementary) of the control group. */
+/* Is the peer a member (primary or supplementary, as the user database says) of group g? */
+static int peer_in_group(const struct ucred *cr, gid_t g)
+{
+	if (g == (gid_t)-1)
+		return 0;
+	if (cr->gid == g)
+		return 1;
+	struct passwd *pw = getpwuid(cr->uid);
+	gid_t groups[256];
+	int n = 256;
+	if (pw && getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) >= 0)
+		for (int i = 0; i < n; i++)
+			if (groups[i] == g)
+				return 1;
+	return 0;
+}
+
+/* Root, our own user, or a member of the control group; else, read-only, a member of the
+ * read-only group. */
 static int peer_allowed(const struct rsw_ctl *c, int fd, struct rsw_ctl_peer *peer, char *why,
 			size_t len)
 {
@@ -117,20 +165,14 @@ static int peer_allowed(const struct rsw_ctl *c, int fd, struct rsw_ctl_peer *pe
 		return 0;
 	}
 	*peer = (struct rsw_ctl_peer){.uid = cr.uid, .gid = cr.gid, .pid = cr.pid};
-	if (cr.uid == 0 || cr.uid == geteuid())
+	if (cr.uid == 0 || cr.uid == geteuid() || peer_in_group(&cr, c->group))
 		return 1;
-	if (c->group != (gid_t)-1) {
-		if (cr.gid == c->group)
-			return 1;
-		struct passwd *pw = getpwuid(cr.uid);
-		gid_t groups[256];
-		int n = 256;
-		if (pw && getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) >= 0)
-			for (int i = 0; i < n; i++)
-				if (groups[i] == c->group)
-					return 1;
+	if (peer_in_group(&cr, c->ro_group)) {
+		peer->readonly = 1;
+		return 1;
 	}
-	snprintf(why, len, "peer uid %u is not root and not in the control group", (unsigned)cr.uid);
+	snprintf(why, len, "peer uid %u is not root and not in the control group%s",
+		 (unsigned)cr.uid, c->ro_group != (gid_t)-1 ? " nor the read-only group" : "");
 	return 0;
 }
 
@@ -152,17 +194,38 @@ static json_t *error_reply(json_t *id, const char *fmt, ...)
 			 msg);
 }
 
+static char *dump_and_free(json_t *j)
+{
+	char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	json_decref(j);
+	return text;
+}
+
 /* Sends a reply without waiting: a client that does not read its replies is dropped. */
 static void send_reply(struct rsw_ctl *c, unsigned i, json_t *reply)
 {
+	json_t *id = json_object_get(reply, "id");
 	char *text = json_dumps(reply, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	if (text && strlen(text) > RSW_CTL_MAX_REPLY) {
 		free(text);
-		json_t *e = error_reply(json_object_get(reply, "id"), "reply larger than the 4 MiB limit");
-		text = e ? json_dumps(e, JSON_COMPACT) : NULL;
-		json_decref(e);
+		text = dump_and_free(error_reply(id, "reply larger than the 4 MiB limit"));
 	}
-	if (!text || send(c->client[i], text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+	ssize_t rc = text ? send(c->client[i], text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL) : -1;
+	if (rc < 0 && text && errno == EMSGSIZE) {
+		/* more than this connection's send buffer can ever hold: said, not a silent hang-up
+		 * (without CAP_NET_ADMIN, as with --user, the buffer cannot be forced above
+		 * net.core.wmem_max) */
+		int sb = 0;
+		socklen_t sl = sizeof(sb);
+		getsockopt(c->client[i], SOL_SOCKET, SO_SNDBUF, &sb, &sl);
+		size_t len = strlen(text);
+		free(text);
+		text = dump_and_free(error_reply(id, "reply of %zu bytes is larger than this "
+						 "connection's send buffer (%d bytes; raise "
+						 "net.core.wmem_max)", len, sb));
+		rc = text ? send(c->client[i], text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL) : -1;
+	}
+	if (rc < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EMSGSIZE)
 			c->stats.slow_clients++;
 		drop_client(c, i);
@@ -247,7 +310,19 @@ static json_t *handle_message(struct rsw_ctl *c, unsigned i, ssize_t n)
 		static char err[RSW_CTL_MAX_ERROR]; /* the main lcore's alone */
 		err[0] = 0;
 		c->req_peer = &c->peer[i];
-		json_t *result = rsw_ctl_dispatch(c, op, req, err, sizeof(err));
+		json_t *result = NULL;
+		if (c->peer[i].readonly && rsw_ctl_op_changes(op)) {
+			snprintf(err, sizeof(err), "%.64s changes the switch: uid %u is in the "
+				 "read-only control group (hello, show and hash_explain only)", op,
+				 (unsigned)c->peer[i].uid);
+			rsw_ctl_log_change(c, op, req, NULL, err);
+		} else {
+			result = rsw_ctl_dispatch(c, op, req, err, sizeof(err));
+		}
+		if (result && !strcmp(op, "hello") && json_is_object(result))
+			json_object_set_new(result, "access", json_string(c->peer[i].readonly
+									  ? "read-only"
+									  : "read-write"));
 		c->req_peer = NULL;
 		reply = result ? json_pack("{s:i, s:O?, s:b, s:o}", "v", RSW_CTL_PROTOCOL, "id", id,
 					   "ok", 1, "result", result)
@@ -352,9 +427,11 @@ static void accept_clients(struct rsw_ctl *c)
 			turn_away(fd, msg);
 			continue;
 		}
-		/* replies up to the limit fit in one message (root may raise the buffer) */
+		/* replies up to the limit fit in one message: CAP_NET_ADMIN may force the buffer
+		 * there; without it (--user), it goes as far as net.core.wmem_max allows */
 		int sz = (int)RSW_CTL_MAX_REPLY + 4096;
-		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz));
+		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)) < 0)
+			(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 		c->client[i] = fd;
 		c->peer[i] = peer;
 		c->last_seen[i] = time(NULL);

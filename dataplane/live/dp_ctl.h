@@ -1,7 +1,7 @@
 /* The dataplane's control socket (docs/control.md): a Unix SOCK_SEQPACKET socket, one JSON
  * request per message and one JSON reply, served from the main lcore between its other duties so
  * workers never wait on a client. Peers are checked with SO_PEERCRED: root, the dataplane's own
- * user, or members of the control group. */
+ * user, or members of the control group; members of the read-only group may only read. */
 #ifndef RSW_DP_CTL_H
 #define RSW_DP_CTL_H
 
@@ -34,6 +34,7 @@ struct rsw_ctl_stats {
 struct rsw_ctl_peer {
 	uint32_t uid, gid;
 	int32_t pid;
+	uint8_t readonly; /* only in the read-only group: requests that change nothing */
 };
 
 struct rsw_ctl {
@@ -43,6 +44,7 @@ struct rsw_ctl {
 	struct rsw_ctl_peer peer[RSW_CTL_MAX_CLIENTS]; /* SO_PEERCRED at accept */
 	char path[108];
 	gid_t group;                       /* (gid_t)-1: none */
+	gid_t ro_group;                    /* read-only members; (gid_t)-1: none */
 	unsigned idle_s;                   /* silent clients are let go after this */
 	struct rsw_ctl_stats stats;
 	struct rsw_dp *dp;                 /* the switch a request is for */
@@ -62,9 +64,13 @@ struct rsw_ctl {
 };
 
 /* Creates the socket at path (replacing a stale one), mode 0660, group `group` if given (a name
- * or number). Returns 0, or -1 with a message. */
+ * or number), and read-write for ro_group too if given (an ACL entry): its members may connect,
+ * but every op marked as a change (dp_ctl_ops.c) is refused to them. Returns 0, or -1 with a
+ * message. */
 int rsw_ctl_open(struct rsw_ctl *c, struct rsw_dp *dp, const char *path, const char *group,
-		 char *err, size_t errlen);
+		 const char *ro_group, char *err, size_t errlen);
+/* Does op change the switch (dp_ctl_ops.c)? */
+int rsw_ctl_op_changes(const char *op);
 /* Serves whatever is ready, waiting at most timeout_ms. */
 void rsw_ctl_poll(struct rsw_ctl *c, int timeout_ms);
 void rsw_ctl_close(struct rsw_ctl *c);

@@ -533,6 +533,12 @@ static const struct ctl_op *ctl_op(const char *name)
 	return NULL;
 }
 
+int rsw_ctl_op_changes(const char *op)
+{
+	const struct ctl_op *o = ctl_op(op);
+	return o && o->changes;
+}
+
 /* "files" names the descriptors that came with the request, one each, in order; only ops that
  * read files take them. */
 int rsw_ctl_check_files(struct rsw_ctl *c, const char *op, json_t *req, char *err, size_t errlen)

@@ -4,6 +4,7 @@
 #include <rte_errno.h>
 #include <rte_mbuf_dyn.h>
 
+#include "dataplane/tm/tsan.h"
 #include "dp_link.h"
 
 /* When a frame's last bit reaches the far end: a dynamic mbuf field, since the 8 bytes the
@@ -96,11 +97,11 @@ uint64_t rsw_dp_link_free(struct rsw_dp_link *l)
 	uint64_t n = 0;
 	struct rte_mbuf *m;
 	for (uint16_t i = 0; i < l->h_n; i++)
-		rte_pktmbuf_free(l->held[l->h_head + i]);
+		rsw_mbuf_free(l->held[l->h_head + i]);
 	n += l->h_n;
 	l->h_n = 0;
 	while (l->ring && rte_ring_sc_dequeue(l->ring, (void **)&m) == 0) {
-		rte_pktmbuf_free(m);
+		rsw_mbuf_free(m);
 		n++;
 	}
 	rte_ring_free(l->ring);

@@ -24,6 +24,7 @@
 #include "dp_ctx.h"
 #include "dp_neigh.h"
 #include "dp_ports.h"
+#include "dp_priv.h"
 #include "dp_stats.h"
 #include "dp_telemetry.h"
 #include "dp_worker.h"
@@ -34,7 +35,7 @@ static struct rsw_dp_zone g_zone;
 static void on_signal(int sig)
 {
 	(void)sig;
-	g_zone.stop = 1;
+	__atomic_store_n(&g_zone.stop, 1, __ATOMIC_RELAXED);
 }
 
 static void usage(FILE *f)
@@ -44,7 +45,8 @@ static void usage(FILE *f)
 		"                        [--stats-json FILE] [--duration S] [--verify-icrc]\n"
 		"                        [--mbufs N] [--neigh-timeout S] [--rxq N]\n"
 		"                        [--control-socket PATH [--control-group G]\n"
-		"                        [--control-idle S]]\n"
+		"                        [--control-readonly-group G] [--control-idle S]]\n"
+		"                        [--user NAME]\n"
 		"\n"
 		"The live switch. Ports come from the devargs of each PORT in F (af_packet, af_xdp,\n"
 		"pcap, null, ring, tap, PCI...); every EAL worker lcore (-l) runs one worker, ports\n"
@@ -79,8 +81,15 @@ static void usage(FILE *f)
 		"                     socket, mode 0660: rocesw show/set and roceswd talk to it\n"
 		"  --control-group G  group (name or number) allowed on the control socket besides\n"
 		"                     root and the dataplane's own user\n"
+		"  --control-readonly-group G  group whose members may only read (hello, show,\n"
+		"                     hash_explain): a request that changes the switch is refused\n"
 		"  --control-idle S   disconnect control clients silent for S seconds (default 60;\n"
 		"                     16 clients at most)\n"
+		"  --user NAME        once ports, memory and the control socket are open, run as\n"
+		"                     NAME (not root) for good: no capability kept but\n"
+		"                     CAP_NET_ADMIN for af_xdp/tap ports, in the main thread only\n"
+		"                     (to undo at exit what they did to the interfaces);\n"
+		"                     --stats-json is then written as NAME (docs/security.md)\n"
 		"\n"
 		"DPDK telemetry (dpdk-telemetry.py) has /rocesw/ports, /rocesw/counters,\n"
 		"/rocesw/port_stats,PORT and /rocesw/queue_stats,PORT,Q.\n"
@@ -153,7 +162,7 @@ static int print_final(const struct rsw_dp_zone *z, const struct rsw_dp_totals *
 /* What the command line asked for after the EAL's arguments. */
 struct dp_args {
 	struct rsw_dp_zone_opts zo; /* with --config or --zone */
-	const char *json, *ctl_path, *ctl_group;
+	const char *json, *ctl_path, *ctl_group, *ctl_ro_group, *user;
 	double period, duration;
 	long idle;
 };
@@ -214,6 +223,8 @@ static int parse_args(int argc, char **argv, struct dp_args *a)
 		{"control-socket", required_argument, NULL, 'S'},
 		{"control-group", required_argument, NULL, 'G'},
 		{"control-idle", required_argument, NULL, 'I'},
+		{"control-readonly-group", required_argument, NULL, 'R'},
+		{"user", required_argument, NULL, 'u'},
 		{"rxq", required_argument, NULL, 'Q'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
@@ -239,6 +250,8 @@ static int parse_args(int argc, char **argv, struct dp_args *a)
 		case 'S': a->ctl_path = optarg; break;
 		case 'G': a->ctl_group = optarg; break;
 		case 'I': a->idle = atol(optarg); break;
+		case 'R': a->ctl_ro_group = optarg; break;
+		case 'u': a->user = optarg; break;
 		default: usage(stderr); return -1;
 		}
 	}
@@ -250,14 +263,32 @@ static int parse_args(int argc, char **argv, struct dp_args *a)
 	return 0;
 }
 
+/* Everything that needs root is open: from here on the process is `u` (dp_priv.h). */
+static int drop(const struct rsw_dp_zone *z, const struct rsw_dp_user *u)
+{
+	char err[512], why[256], names[128];
+	uint64_t keep = rsw_dp_priv_needed(z, why, sizeof(why));
+	if (rsw_dp_priv_drop(u, keep, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocesw-dataplane: %s\n", err);
+		return -1;
+	}
+	rsw_dp_priv_names(keep, names, sizeof(names));
+	fprintf(stderr, "rocesw-dataplane: running as %s (uid %u, gid %u); capabilities kept: "
+		"%s%s\n", u->name, (unsigned)u->uid, (unsigned)u->gid, names, why);
+	return 0;
+}
+
 /* The switches, their ports and the control socket, then the workers. Returns 0, or -1 after
  * saying what failed. */
 static int start(struct rsw_dp_zone *z, struct rsw_ctl *ctl, const struct dp_args *a)
 {
 	char err[1024];
-	if (rsw_dp_zone_open(z, &a->zo, err, sizeof(err)) < 0 ||
+	struct rsw_dp_user user;
+	if ((a->user && rsw_dp_user_lookup(a->user, &user, err, sizeof(err)) < 0) ||
+	    rsw_dp_zone_open(z, &a->zo, err, sizeof(err)) < 0 ||
 	    (a->ctl_path &&
-	     rsw_ctl_open(ctl, z->dp[0], a->ctl_path, a->ctl_group, err, sizeof(err)) < 0)) {
+	     rsw_ctl_open(ctl, z->dp[0], a->ctl_path, a->ctl_group, a->ctl_ro_group, err,
+			  sizeof(err)) < 0)) {
 		fprintf(stderr, "rocesw-dataplane: %s\n", err);
 		return -1;
 	}
@@ -269,6 +300,8 @@ static int start(struct rsw_dp_zone *z, struct rsw_ctl *ctl, const struct dp_arg
 	rsw_dp_telemetry_register(z);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	if (a->user && drop(z, &user) < 0)
+		return -1;
 	rsw_dp_zone_launch(z);
 	unsigned n_ports = 0;
 	for (unsigned s = 0; s < z->n_sw; s++)
@@ -291,7 +324,7 @@ static void serve(struct rsw_dp_zone *z, struct rsw_ctl *ctl, const struct dp_ar
 {
 	double t0 = now_s(), last = t0;
 	sum_all(z, prev, 0);
-	while (!z->stop) {
+	while (!__atomic_load_n(&z->stop, __ATOMIC_RELAXED)) {
 		/* 10 ms: how long an ARP/ND request or a ping to the switch waits at most */
 		if (ctl->listen_fd >= 0)
 			rsw_ctl_poll(ctl, 10);
@@ -303,7 +336,7 @@ static void serve(struct rsw_dp_zone *z, struct rsw_ctl *ctl, const struct dp_ar
 			rsw_switch_reap(z->dp[s]->sw); /* after the reply: freeing old tables is slow */
 		double t = now_s();
 		if (a->duration > 0 && t - t0 >= a->duration)
-			z->stop = 1;
+			__atomic_store_n(&z->stop, 1, __ATOMIC_RELAXED);
 		if (a->period > 0 && t - last >= a->period) {
 			sum_all(z, cur, 0);
 			print_rates(z, cur, prev, t - last);
@@ -316,14 +349,15 @@ static void serve(struct rsw_dp_zone *z, struct rsw_ctl *ctl, const struct dp_ar
 /* Waits for the workers and prints the final counters. Returns the exit status. */
 static int finish(struct rsw_dp_zone *z, struct rsw_ctl *ctl, const struct dp_args *a)
 {
-	rte_eal_mp_wait_lcore();
+	rsw_dp_zone_wait(z);
 	rsw_ctl_close(ctl);
 	/* the queues are drained by the workers' last rounds; what is left counts as queued */
 	sum_all(z, cur, 1);
 	uint64_t in_flight = rsw_dp_zone_in_flight(z);
 	int status = print_final(z, cur, in_flight) ? 3 : 0;
-	if (a->json && rsw_dp_zone_stats_write_json(z, cur, a->json) < 0) {
-		fprintf(stderr, "rocesw-dataplane: cannot write %s\n", a->json);
+	char err[1024];
+	if (a->json && rsw_dp_zone_stats_write_json(z, cur, a->json, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocesw-dataplane: %s\n", err);
 		if (!status)
 			status = 1;
 	}
@@ -346,6 +380,15 @@ int main(int argc, char **argv)
 			printf("rocesw-dataplane %s (%s)\n", RSW_VERSION, rte_version());
 			return 0;
 		}
+	/* --user: limits that EAL's threads, started next, inherit (dp_priv.h) */
+	for (int i = 1, app = 0; i < argc; i++) {
+		app |= !strcmp(argv[i], "--");
+		char err[256];
+		if (app && !strcmp(argv[i], "--user") && rsw_dp_priv_early(err, sizeof(err)) < 0) {
+			fprintf(stderr, "rocesw-dataplane: %s\n", err);
+			return 1;
+		}
+	}
 	int n = rte_eal_init(argc, argv);
 	if (n < 0) {
 		fprintf(stderr, "rocesw-dataplane: EAL: %s\n%s", rte_strerror(rte_errno),

@@ -5,6 +5,7 @@
 #include <rte_malloc.h>
 
 #include "dataplane/pkt/arp_nd.h"
+#include "dataplane/tm/tsan.h"
 #include "dp_neigh.h"
 
 #define J(v) json_integer((json_int_t)(v))
@@ -49,12 +50,12 @@ void rsw_dp_neigh_free(struct rsw_dp_neigh *n)
 	if (!n)
 		return;
 	while (n->punt && rte_ring_dequeue(n->punt, (void **)&m) == 0)
-		rte_pktmbuf_free(m);
+		rsw_mbuf_free(m);
 	rte_ring_free(n->punt);
 	rte_ring_free(n->miss);
 	for (unsigned p = 0; p < RSW_MAX_PORTS; p++) {
 		while (n->inject[p] && rte_ring_dequeue(n->inject[p], (void **)&m) == 0)
-			rte_pktmbuf_free(m);
+			rsw_mbuf_free(m);
 		rte_ring_free(n->inject[p]);
 	}
 	rte_free(n);
@@ -72,7 +73,7 @@ static void inject(struct rsw_dp *dp, uint16_t port, struct rte_mbuf *m, uint32_
 	m->pkt_len = len;
 	if (port >= dp->n_ports || rte_ring_sp_enqueue(dp->neigh->inject[port], m) != 0) {
 		dp->neigh->st.inject_full++;
-		rte_pktmbuf_free(m);
+		rsw_mbuf_free(m);
 	}
 }
 
@@ -114,7 +115,7 @@ static int solicit(struct rsw_dp *dp, const struct rsw_ip *ip, const uint8_t *dm
 		n->st.resolve_no_interface++;
 		return -1;
 	}
-	struct rte_mbuf *m = rte_pktmbuf_alloc(dp->pool);
+	struct rte_mbuf *m = rsw_mbuf_alloc(dp->pool);
 	if (!m) {
 		n->st.no_mbuf++;
 		return -1;
@@ -183,7 +184,7 @@ static void handle(struct rsw_dp *dp, struct rte_mbuf *m, uint64_t now)
 	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
 	if (port >= dp->n_ports || rsw_nd_parse(d, m->data_len, &msg) < 0) {
 		n->st.other_rx++;
-		rte_pktmbuf_free(m);
+		rsw_mbuf_free(m);
 		return;
 	}
 	const uint8_t *smac = port_mac(s, port);
@@ -246,7 +247,7 @@ static void handle(struct rsw_dp *dp, struct rte_mbuf *m, uint64_t now)
 		}
 		break;
 	}
-	rte_pktmbuf_free(m);
+	rsw_mbuf_free(m);
 }
 
 static void add_write(struct rsw_txn *t, uint8_t op, uint16_t port, const struct rsw_ip *ip,
@@ -355,9 +356,11 @@ void rsw_dp_neigh_poll(struct rsw_dp *dp)
 	uint64_t now = rsw_clock_now(&dp->clock);
 	struct rte_mbuf *m[64];
 	unsigned got, dirty = 0;
-	while ((got = rte_ring_sc_dequeue_burst(n->punt, (void **)m, RTE_DIM(m), NULL)) > 0)
+	while ((got = rte_ring_sc_dequeue_burst(n->punt, (void **)m, RTE_DIM(m), NULL)) > 0) {
+		RSW_TSAN_ACQUIRE(n->punt);
 		for (unsigned i = 0; i < got; i++)
 			handle(dp, m[i], now);
+	}
 	for (unsigned i = 0; i < n->n_learnt; i++)
 		dirty |= n->learnt[i].dirty;
 	if (dirty || (n->timeout_ns && now >= n->next_age_ns)) {

@@ -13,6 +13,7 @@
 #include <rte_lcore.h>
 #include <rte_mempool.h>
 
+#include "dataplane/tm/tsan.h"
 #include "dp_ports.h"
 
 #define RX_DESC 1024
@@ -341,7 +342,7 @@ uint64_t rsw_dp_ports_stop(struct rsw_dp *dp)
 	for (unsigned i = 0; i < dp->n_ports; i++) {
 		struct rsw_dp_port *p = &dp->ports[i];
 		for (unsigned k = 0; k < p->n_pending; k++)
-			rte_pktmbuf_free(p->pending[k]);
+			rsw_mbuf_free(p->pending[k]);
 		queued += p->n_pending;
 		p->n_pending = 0;
 		if (p->kind == RSW_DP_PORT_ETH && p->port_id < RTE_MAX_ETHPORTS) {

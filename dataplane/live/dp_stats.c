@@ -190,11 +190,3 @@ json_t *rsw_dp_stats_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t
 	return root;
 }
 
-int rsw_dp_stats_write_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t,
-			    const char *path)
-{
-	json_t *root = rsw_dp_stats_json(dp, t);
-	int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	json_decref(root);
-	return rc;
-}

@@ -24,9 +24,6 @@ void rsw_dp_stats_print_final(const struct rsw_dp *dp, const struct rsw_dp_total
 /* The counters as one JSON document (docs/dataplane.md): ports with their TM counters, drops,
  * ECMP groups, conservation. */
 json_t *rsw_dp_stats_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t);
-/* Final counters as JSON (docs/dataplane.md). Returns -1 if the file cannot be written. */
-int rsw_dp_stats_write_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t,
-			    const char *path);
 
 /* Traffic-manager counters (dp_stats_tm.c). */
 uint64_t rsw_dp_stats_tm_flushed(const struct rsw_dp *dp, uint64_t *lossless);

@@ -29,21 +29,22 @@ uint64_t rsw_dp_stats_tm_flushed(const struct rsw_dp *dp, uint64_t *lossless)
 void rsw_dp_stats_tm_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t, unsigned p,
 			  json_t *port, uint64_t now_ns)
 {
-	const struct rsw_tm_port *tp = &dp->tm->port[p];
+	struct rsw_tm_port_stats ps;
+	rsw_tm_port_stats(dp->tm, (uint16_t)p, now_ns, &ps);
 	json_t *pfc = json_object(), *queues = json_array(), *pgs = json_array();
 	char k[64];
 	for (unsigned i = 0; i < RSW_PFC_PRIOS; i++) {
 		snprintf(k, sizeof(k), "SAI_PORT_STAT_PFC_%u_RX_PKTS", i);
-		json_object_set_new(pfc, k, num(tp->pause.rx_frames[i]));
+		json_object_set_new(pfc, k, num(ps.pfc_rx[i]));
 		snprintf(k, sizeof(k), "SAI_PORT_STAT_PFC_%u_TX_PKTS", i);
-		json_object_set_new(pfc, k, num(tp->gen[i].tx_frames));
+		json_object_set_new(pfc, k, num(ps.pfc_tx[i]));
 		snprintf(k, sizeof(k), "SAI_PORT_STAT_PFC_%u_RX_PAUSE_DURATION_US", i);
-		json_object_set_new(pfc, k, num(rsw_pause_total_ns(&tp->pause, i, now_ns) / 1000));
+		json_object_set_new(pfc, k, num(ps.paused_ns[i] / 1000));
 	}
 	json_object_set_new(pfc, "pfc_tx_frames", num(t->c.pfc_tx_frames[p]));
 	json_object_set_new(pfc, "pfc_tx_failed", num(t->c.pfc_tx_failed[p]));
 	for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
-		const struct rsw_tm_queue_stats *s = &tp->qs[q];
+		const struct rsw_tm_queue_stats *s = &ps.qs[q];
 		json_t *o = json_object();
 		json_object_set_new(o, "queue", json_integer(q));
 		json_object_set_new(o, "SAI_QUEUE_STAT_PACKETS", num(s->packets));
@@ -52,8 +53,8 @@ void rsw_dp_stats_tm_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t
 		json_object_set_new(o, "SAI_QUEUE_STAT_DROPPED_BYTES", num(s->dropped_bytes));
 		json_object_set_new(o, "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS",
 				    num(s->ecn_marked_packets));
-		json_object_set_new(o, "SAI_QUEUE_STAT_WATERMARK_BYTES", num(tp->q[q].peak));
-		json_object_set_new(o, "SAI_QUEUE_STAT_CURR_OCCUPANCY_BYTES", num(tp->q[q].bytes));
+		json_object_set_new(o, "SAI_QUEUE_STAT_WATERMARK_BYTES", num(ps.q_peak[q]));
+		json_object_set_new(o, "SAI_QUEUE_STAT_CURR_OCCUPANCY_BYTES", num(ps.q_bytes[q]));
 		uint64_t wd[RSW_PFCWD_STATS];
 		rsw_tm_pfcwd_stats(dp->tm, (uint16_t)p, q, wd);
 		for (unsigned i = 0; i < RSW_PFCWD_STATS; i++)
@@ -64,11 +65,11 @@ void rsw_dp_stats_tm_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t
 		json_t *o = json_object();
 		json_object_set_new(o, "pg", json_integer(g));
 		json_object_set_new(o, "SAI_INGRESS_PRIORITY_GROUP_STAT_WATERMARK_BYTES",
-				    num(tp->pg[g].peak));
+				    num(ps.pg_peak[g]));
 		json_object_set_new(o, "SAI_INGRESS_PRIORITY_GROUP_STAT_DROPPED_PACKETS",
-				    num(tp->pg[g].dropped_packets));
-		json_object_set_new(o, "xoff_transitions", num(tp->gen[g].xoff_transitions));
-		json_object_set_new(o, "xon_transitions", num(tp->gen[g].xon_transitions));
+				    num(ps.pg_dropped[g]));
+		json_object_set_new(o, "xoff_transitions", num(ps.xoff[g]));
+		json_object_set_new(o, "xon_transitions", num(ps.xon[g]));
 		json_array_append_new(pgs, o);
 	}
 	json_object_set_new(port, "pfc", pfc);
@@ -81,25 +82,26 @@ void rsw_dp_stats_tm_print(const struct rsw_dp *dp, const struct rsw_dp_totals *
 {
 	const struct rsw_fib *fib = rsw_switch_fib(dp->sw);
 	for (unsigned p = 0; p < dp->n_ports; p++) {
-		const struct rsw_tm_port *tp = &dp->tm->port[p];
+		struct rsw_tm_port_stats ps;
+		rsw_tm_port_stats(dp->tm, (uint16_t)p, now_ns, &ps);
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
-			const struct rsw_tm_queue_stats *s = &tp->qs[q];
+			const struct rsw_tm_queue_stats *s = &ps.qs[q];
 			if (!s->packets && !s->dropped_packets && !s->pfcwd_flushed)
 				continue;
 			fprintf(f, "queue %-12s %u  tx %10lu pkts %12lu bytes  drop %8lu  ecn %8lu  "
 				"watermark %10lu\n", fib->ports[p].name, q, (unsigned long)s->packets,
 				(unsigned long)s->bytes, (unsigned long)s->dropped_packets,
-				(unsigned long)s->ecn_marked_packets, (unsigned long)tp->q[q].peak);
+				(unsigned long)s->ecn_marked_packets, (unsigned long)ps.q_peak[q]);
 		}
 		for (unsigned i = 0; i < RSW_PFC_PRIOS; i++)
-			if (tp->gen[i].tx_frames || tp->pause.rx_frames[i])
+			if (ps.pfc_tx[i] || ps.pfc_rx[i])
 				fprintf(f, "pfc   %-12s %u  tx %8lu  rx %8lu  paused %10lu us  xoff %lu "
 					"xon %lu\n", fib->ports[p].name, i,
-					(unsigned long)tp->gen[i].tx_frames,
-					(unsigned long)tp->pause.rx_frames[i],
-					(unsigned long)(rsw_pause_total_ns(&tp->pause, i, now_ns) / 1000),
-					(unsigned long)tp->gen[i].xoff_transitions,
-					(unsigned long)tp->gen[i].xon_transitions);
+					(unsigned long)ps.pfc_tx[i],
+					(unsigned long)ps.pfc_rx[i],
+					(unsigned long)(ps.paused_ns[i] / 1000),
+					(unsigned long)ps.xoff[i],
+					(unsigned long)ps.xon[i]);
 	}
 	(void)t;
 }

@@ -120,7 +120,8 @@ static int cb_port_stats(const char *cmd, const char *params, struct rte_tel_dat
 	pthread_mutex_unlock(&dp->sw->lock);
 	if (p < 0)
 		return -1;
-	const struct rsw_tm_port *tp = &dp->tm->port[p];
+	struct rsw_tm_port_stats ps;
+	rsw_tm_port_stats(dp->tm, (uint16_t)p, rsw_clock_now(&dp->clock), &ps);
 	start_dict(d, dp);
 	rte_tel_data_add_dict_u64(d, "rx_packets", t.c.rx_pkts[p]);
 	rte_tel_data_add_dict_u64(d, "rx_bytes", t.c.rx_bytes[p]);
@@ -131,9 +132,9 @@ static int cb_port_stats(const char *cmd, const char *params, struct rte_tel_dat
 	for (unsigned i = 0; i < RSW_PFC_PRIOS; i++) {
 		char k[64];
 		snprintf(k, sizeof(k), "SAI_PORT_STAT_PFC_%u_RX_PKTS", i);
-		rte_tel_data_add_dict_u64(d, k, tp->pause.rx_frames[i]);
+		rte_tel_data_add_dict_u64(d, k, ps.pfc_rx[i]);
 		snprintf(k, sizeof(k), "SAI_PORT_STAT_PFC_%u_TX_PKTS", i);
-		rte_tel_data_add_dict_u64(d, k, tp->gen[i].tx_frames);
+		rte_tel_data_add_dict_u64(d, k, ps.pfc_tx[i]);
 	}
 	return 0;
 }
@@ -158,16 +159,17 @@ static int cb_queue_stats(const char *cmd, const char *params, struct rte_tel_da
 	pthread_mutex_unlock(&dp->sw->lock);
 	if (p < 0 || *end || end == comma + 1 || q >= RSW_TM_QUEUES)
 		return -1;
-	const struct rsw_tm_port *tp = &dp->tm->port[p];
-	const struct rsw_tm_queue_stats *s = &tp->qs[q];
+	struct rsw_tm_port_stats ps;
+	rsw_tm_port_stats(dp->tm, (uint16_t)p, rsw_clock_now(&dp->clock), &ps);
+	const struct rsw_tm_queue_stats *s = &ps.qs[q];
 	start_dict(d, dp);
 	rte_tel_data_add_dict_u64(d, "SAI_QUEUE_STAT_PACKETS", s->packets);
 	rte_tel_data_add_dict_u64(d, "SAI_QUEUE_STAT_BYTES", s->bytes);
 	rte_tel_data_add_dict_u64(d, "SAI_QUEUE_STAT_DROPPED_PACKETS", s->dropped_packets);
 	rte_tel_data_add_dict_u64(d, "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS", s->ecn_marked_packets);
-	rte_tel_data_add_dict_u64(d, "SAI_QUEUE_STAT_WATERMARK_BYTES", tp->q[q].peak);
-	rte_tel_data_add_dict_u64(d, "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED", tp->wd[q].storms_detected);
-	rte_tel_data_add_dict_u64(d, "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED", tp->wd[q].storms_restored);
+	rte_tel_data_add_dict_u64(d, "SAI_QUEUE_STAT_WATERMARK_BYTES", ps.q_peak[q]);
+	rte_tel_data_add_dict_u64(d, "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED", ps.wd_detected[q]);
+	rte_tel_data_add_dict_u64(d, "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED", ps.wd_restored[q]);
 	return 0;
 }
 

@@ -18,15 +18,17 @@
 #include "dataplane/pkt/parse.h"
 #include "dataplane/tables/ars.h"
 #include "dataplane/tables/ingress.h"
+#include "dataplane/tm/counter.h"
 #include "dataplane/tm/pfc.h"
+#include "dataplane/tm/tsan.h"
 #include "dp_link.h"
 #include "dp_neigh.h"
 #include "dp_worker.h"
 
 static inline void drop(struct rsw_dp_counters *c, struct rte_mbuf *m, unsigned reason)
 {
-	c->drops[reason]++;
-	rte_pktmbuf_free(m);
+	RSW_CNT_ADD(c->drops[reason], 1);
+	rsw_mbuf_free(m);
 }
 
 /* Hands a frame to the main lcore (ARP, ND, to the switch's addresses): consumed here. */
@@ -34,10 +36,11 @@ static inline void punt(struct rsw_dp *dp, struct rsw_dp_counters *c, struct rte
 			uint16_t in_port)
 {
 	m->port = in_port;
+	RSW_TSAN_RELEASE(dp->neigh->punt); /* for rsw_dp_neigh_poll (tsan.h) */
 	if (rte_ring_mp_enqueue(dp->neigh->punt, m) != 0)
 		drop(c, m, RSW_DROP_PUNT_QUEUE_FULL);
 	else
-		c->punted[in_port]++;
+		RSW_CNT_ADD(c->punted[in_port], 1);
 }
 
 /* ARP, or an IPv6 neighbour-discovery message (router/neighbour solicitation, advertisement,
@@ -58,10 +61,12 @@ static inline uint16_t port_tx(struct rsw_dp_port *p, struct rte_mbuf **m, uint1
 {
 	switch (p->kind) {
 	case RSW_DP_PORT_ETH:
+		rsw_mbufs_out(m, n);
 		return rte_eth_tx_burst(p->port_id, 0, m, n);
 	case RSW_DP_PORT_LINK:
 		return rsw_dp_link_tx(p->tx_link, m, n, now, kind);
 	default:
+		rsw_mbufs_out(m, n);
 		rte_pktmbuf_free_bulk(m, n);
 		return n;
 	}
@@ -71,8 +76,11 @@ static inline uint16_t port_rx(struct rsw_dp_port *p, uint16_t queue, struct rte
 			       uint64_t now)
 {
 	switch (p->kind) {
-	case RSW_DP_PORT_ETH:
-		return rte_eth_rx_burst(p->port_id, queue, m, RSW_DP_BURST);
+	case RSW_DP_PORT_ETH: {
+		uint16_t n = rte_eth_rx_burst(p->port_id, queue, m, RSW_DP_BURST);
+		rsw_mbufs_in(m, n);
+		return n;
+	}
 	case RSW_DP_PORT_LINK:
 		return rsw_dp_link_rx(p->rx_link, m, RSW_DP_BURST, now);
 	default:
@@ -96,15 +104,17 @@ static void tx_flush(struct rsw_dp_port *p, struct rsw_dp_counters *c, uint16_t 
 			else
 				p->pending[k++] = p->pending[i];
 		}
-		p->n_pending = k;
+		RSW_CNT_SET(p->n_pending, k);
 	}
 	uint16_t sent = port_tx(p, p->pending, p->n_pending, now, RSW_DP_LINK_TX_DATA);
+	uint64_t bytes = 0;
 	for (uint16_t i = 0; i < sent; i++)
-		c->tx_bytes[port] += p->pending[i]->pkt_len;
-	c->tx_pkts[port] += sent;
+		bytes += p->pending[i]->pkt_len;
+	RSW_CNT_ADD(c->tx_bytes[port], bytes);
+	RSW_CNT_ADD(c->tx_pkts[port], sent);
 	for (uint16_t i = sent; i < p->n_pending; i++)
 		p->pending[i - sent] = p->pending[i];
-	p->n_pending = (uint16_t)(p->n_pending - sent);
+	RSW_CNT_SET(p->n_pending, (uint16_t)(p->n_pending - sent));
 }
 
 /* A PFC or PAUSE frame received on in_port: the port's owner applies it to the port's pause
@@ -121,7 +131,7 @@ static void pause_rx(struct rsw_dp *dp, struct rsw_dp_worker *w, const struct rs
 				       .class_enable = m->pfc_class_enable};
 	memcpy(msg.time, m->pfc_time, sizeof(msg.time));
 	if (rte_ring_mp_enqueue_elem(p->pause_in, &msg, sizeof(msg)) != 0)
-		w->cnt->pause_lost[in_port]++;
+		RSW_CNT_ADD(w->cnt->pause_lost[in_port], 1);
 }
 
 /* The owner applies the PFC/PAUSE frames other workers received on its port, in their order. */
@@ -158,7 +168,8 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 	uint16_t n = port_rx(&dp->ports[in_port], queue, pkts, now);
 	if (n == 0)
 		return 0;
-	c->rx_pkts[in_port] += n;
+	RSW_CNT_ADD(c->rx_pkts[in_port], n);
+	uint64_t rx_bytes = 0;
 
 	/* Stage by stage over the burst, as l3fwd does: the table lookups of one stage are
 	 * independent across packets, so their cache misses overlap instead of queueing. */
@@ -170,7 +181,7 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 		struct rsw_pkt_meta *m = &meta[i];
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		c->rx_bytes[in_port] += mb->pkt_len;
+		rx_bytes += mb->pkt_len;
 		if (mb->nb_segs > 1 && rte_pktmbuf_linearize(mb) < 0) {
 			drop(c, mb, RSW_DROP_RX_MULTISEG);
 			continue;
@@ -191,23 +202,24 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 		if (m->l2_kind != RSW_L2_DATA) {
 			/* MAC control frames end here: the traffic manager honours them */
 			if (m->l2_kind == RSW_L2_PFC)
-				c->pfc_rx[in_port]++;
+				RSW_CNT_ADD(c->pfc_rx[in_port], 1);
 			else
-				c->pause_rx[in_port]++;
+				RSW_CNT_ADD(c->pause_rx[in_port], 1);
 			if (fib && in_port < fib->n_ports)
 				pause_rx(dp, w, fib, in_port, m, since, now);
-			rte_pktmbuf_free(mb);
+			rsw_mbuf_free(mb);
 			continue;
 		}
 		if (dp->verify_icrc && (m->flags & RSW_META_F_ROCE)) {
 			if (rsw_icrc_check(data, m) == 1)
-				c->icrc_ok[in_port]++;
+				RSW_CNT_ADD(c->icrc_ok[in_port], 1);
 			else
-				c->icrc_bad[in_port]++;
+				RSW_CNT_ADD(c->icrc_bad[in_port], 1);
 		}
 		m->in_port = in_port;
 		keep[n_keep++] = i;
 	}
+	RSW_CNT_ADD(c->rx_bytes[in_port], rx_bytes);
 	_Static_assert(RSW_DP_BURST <= RSW_INGRESS_BURST_MAX, "a burst fits rsw_ingress_burst");
 	w->ictx.now_ns = now;
 	if (fib && fib->ars && rsw_ars_sample_due(fib, now))
@@ -241,7 +253,7 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 		}
 		rsw_egress_rewrite(fib, rte_pktmbuf_mtod(mb, uint8_t *), m);
 		if (m->via_group && m->group < RSW_DP_COUNTED_GROUPS)
-			c->ecmp[m->group][m->member]++;
+			RSW_CNT_ADD(c->ecmp[m->group][m->member], 1);
 		uint16_t key = (uint16_t)(m->egress_port * RSW_TM_QUEUES + (m->tc & 7));
 		unsigned b = 0;
 		while (b < n_bins && bin_key[b] != key)
@@ -264,7 +276,7 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 			unsigned k = 0;
 			for (unsigned j = 0; j < n_in; j++) {
 				if (verdict[j]) {
-					c->lossless_drops[verdict[j]] += lossless;
+					RSW_CNT_ADD(c->lossless_drops[verdict[j]], lossless);
 					drop(c, bin[b][j], verdict[j]);
 				} else {
 					bin[b][k++] = bin[b][j];
@@ -273,7 +285,7 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 			n_in = k;
 		}
 		unsigned k = rsw_tm_enqueue_burst(dp->tm, &fib->tm, e, q, bin[b], n_in);
-		c->lossless_drops[RSW_DROP_VOQ_FULL] += lossless * (n_in - k);
+		RSW_CNT_ADD(c->lossless_drops[RSW_DROP_VOQ_FULL], lossless * (n_in - k));
 		for (unsigned j = k; j < n_in; j++)
 			drop(c, bin[b][j], RSW_DROP_VOQ_FULL);
 	}
@@ -284,20 +296,20 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 static void send_pfc(struct rsw_dp *dp, struct rsw_dp_counters *c, const struct rsw_fib *fib,
 		     uint16_t port, uint8_t enable, const uint16_t time[8], uint64_t now)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(dp->pool);
+	struct rte_mbuf *m = rsw_mbuf_alloc(dp->pool);
 	uint8_t *d = m ? (uint8_t *)rte_pktmbuf_append(m, RSW_PFC_FRAME_LEN) : NULL;
 	if (!d) {
-		c->pfc_tx_failed[port]++;
-		rte_pktmbuf_free(m);
+		RSW_CNT_ADD(c->pfc_tx_failed[port], 1);
+		rsw_mbuf_free(m);
 		return;
 	}
 	rsw_pfc_build(d, fib->ports[port].mac, enable, time);
 	if (port_tx(&dp->ports[port], &m, 1, now, RSW_DP_LINK_TX_PFC) == 1) {
-		c->pfc_tx_frames[port]++;
+		RSW_CNT_ADD(c->pfc_tx_frames[port], 1);
 		rsw_shaper_send(&dp->tm->port[port].shaper, now, RSW_PFC_FRAME_LEN);
 	} else {
-		c->pfc_tx_failed[port]++;
-		rte_pktmbuf_free(m);
+		RSW_CNT_ADD(c->pfc_tx_failed[port], 1);
+		rsw_mbuf_free(m);
 	}
 }
 
@@ -322,7 +334,7 @@ static void inject_storm(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t po
 		m.pfc_time[i] = storm >> i & 1 ? 0xFFFF : 0;
 	/* the peer sent it when it was due, however late this worker looks */
 	rsw_tm_pause_rx(dp->tm, &fib->tm, port, &m, p->storm_next_ns ? p->storm_next_ns : now, now);
-	w->cnt->pfc_injected[port]++;
+	RSW_CNT_ADD(w->cnt->pfc_injected[port], 1);
 	uint32_t speed = fib->ports[port].speed_mbps ? fib->ports[port].speed_mbps : 100000;
 	p->storm_next_ns = now + rsw_pause_ns(0xFFFF, speed) / 2;
 }
@@ -337,10 +349,12 @@ static uint16_t send_ctl(struct rsw_dp *dp, struct rsw_dp_counters *c, uint16_t 
 	if (!n)
 		return 0;
 	uint16_t sent = port_tx(&dp->ports[port], m, (uint16_t)n, now, RSW_DP_LINK_TX_CTL);
-	c->ctl_tx[port] += sent;
-	c->ctl_tx_failed[port] += n - sent;
-	if (sent < n)
+	RSW_CNT_ADD(c->ctl_tx[port], sent);
+	RSW_CNT_ADD(c->ctl_tx_failed[port], n - sent);
+	if (sent < n) {
+		rsw_mbufs_out(&m[sent], n - sent);
 		rte_pktmbuf_free_bulk(&m[sent], n - sent);
+	}
 	return sent;
 }
 
@@ -361,9 +375,9 @@ static uint16_t tx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t por
 		if (rsw_tm_pfc_due(dp->tm, &fib->tm, port, now, &enable, time))
 			send_pfc(dp, w->cnt, fib, port, enable, time, now);
 		if (p->n_pending < cap)
-			p->n_pending = (uint16_t)(p->n_pending +
+			RSW_CNT_SET(p->n_pending, (uint16_t)(p->n_pending +
 				rsw_tm_dequeue(dp->tm, &fib->tm, port, now, &p->pending[p->n_pending],
-					       cap - p->n_pending));
+					       cap - p->n_pending)));
 	}
 	tx_flush(p, w->cnt, port, now);
 	uint16_t ctl = dp->neigh ? send_ctl(dp, w->cnt, port, now) : 0;
@@ -424,7 +438,7 @@ int rsw_dp_worker_main(void *arg)
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	rte_rcu_qsbr_thread_register(lc->qsbr, wi);
 	rte_rcu_qsbr_thread_online(lc->qsbr, wi);
-	while (!*lc->stop) {
+	while (!__atomic_load_n(lc->stop, __ATOMIC_RELAXED)) {
 		unsigned work = 0;
 		for (unsigned i = 0; i < lc->n_items; i++) {
 			struct rsw_dp *dp = lc->items[i].dp;
@@ -467,5 +481,6 @@ int rsw_dp_worker_main(void *arg)
 	}
 	rte_rcu_qsbr_thread_offline(lc->qsbr, wi);
 	rte_rcu_qsbr_thread_unregister(lc->qsbr, wi);
+	RSW_TSAN_RELEASE(lc); /* for rsw_dp_zone_wait */
 	return 0;
 }

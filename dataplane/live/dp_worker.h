@@ -18,7 +18,7 @@ struct rsw_dp_item {
 struct rsw_dp_lcore {
 	unsigned index;            /* worker index: RCU thread id, counters dp->workers[index] */
 	unsigned lcore;
-	volatile int *stop;
+	int *stop;                 /* set once (atomic): drain and return */
 	struct rte_rcu_qsbr *qsbr; /* shared by every switch of the process */
 	unsigned n_items;
 	struct rsw_dp_item *items;

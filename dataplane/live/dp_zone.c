@@ -10,6 +10,7 @@
 #include <rte_malloc.h>
 
 #include "dataplane/config/config.h"
+#include "dataplane/tm/tsan.h"
 #include "dp_neigh.h"
 #include "dp_ports.h"
 #include "dp_zone.h"
@@ -345,6 +346,14 @@ void rsw_dp_zone_launch(struct rsw_dp_zone *z)
 {
 	for (unsigned w = 0; w < z->n_workers; w++)
 		rte_eal_remote_launch(rsw_dp_worker_main, &z->lc[w], z->lc[w].lcore);
+}
+
+void rsw_dp_zone_wait(struct rsw_dp_zone *z)
+{
+	rte_eal_mp_wait_lcore();
+	/* each worker released its lcore at its end; EAL's own atomics order that before this */
+	for (unsigned w = 0; w < z->n_workers; w++)
+		RSW_TSAN_ACQUIRE(&z->lc[w]);
 }
 
 struct rsw_dp *rsw_dp_zone_switch(const struct rsw_dp_zone *z, const char *name)

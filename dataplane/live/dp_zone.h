@@ -45,7 +45,7 @@ struct rsw_dp_zone {
 	struct rte_mempool *pool;
 	unsigned n_workers;
 	struct rsw_dp_lcore lc[RSW_DP_MAX_WORKERS];
-	volatile int stop;
+	int stop; /* set (atomic) by a signal or --duration; the workers and main lcore read it */
 };
 
 /* Loads the config(s), probes and starts the ports, creates links and traffic managers, and
@@ -55,6 +55,8 @@ int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, ch
 		     size_t errlen);
 /* Starts the workers. */
 void rsw_dp_zone_launch(struct rsw_dp_zone *z);
+/* Waits until every worker returned (rte_eal_mp_wait_lcore). */
+void rsw_dp_zone_wait(struct rsw_dp_zone *z);
 /* One line on stderr with the time and the switch (arg: its struct rsw_dp): the traffic
  * manager's events (watchdog) and the control socket's change log. */
 void rsw_dp_log_line(void *arg, const char *line);
@@ -65,9 +67,10 @@ uint64_t rsw_dp_zone_in_flight(const struct rsw_dp_zone *z);
 struct rsw_dp_totals;
 /* Every switch's counters, the links' and what is on them (dp_zone_stats.c). */
 json_t *rsw_dp_zone_counters_json(const struct rsw_dp_zone *z);
-/* The final counters t[switch] as JSON: one switch's document, or the zone's. */
+/* The final counters t[switch] as JSON: one switch's document, or the zone's; written whole or
+ * not at all (whole_file.h). Returns 0, or -1 with err naming the file and the reason. */
 int rsw_dp_zone_stats_write_json(const struct rsw_dp_zone *z, const struct rsw_dp_totals *t,
-				 const char *path);
+				 const char *path, char *err, size_t errlen);
 /* After the workers stopped: closes ports, frees links (returns the frames still on them),
  * traffic managers, tables and memory. */
 uint64_t rsw_dp_zone_close(struct rsw_dp_zone *z);

@@ -172,7 +172,7 @@ json_t *rsw_dp_zone_reload(struct rsw_ctl *c, json_t *req, char *err, size_t err
 		if (r[s].prepared)
 			rsw_switch_publish(z->dp[s]->sw, &r[s].prep);
 	if (z->qsbr)
-		rte_rcu_qsbr_synchronize(z->qsbr, RTE_QSBR_THRID_INVALID);
+		rsw_switch_wait_readers(z->qsbr);
 	json_t *sws = json_object();
 	size_t writes = 0;
 	for (unsigned s = 0; s < z->n_sw; s++) {

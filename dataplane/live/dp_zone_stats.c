@@ -2,6 +2,7 @@
  * each in-memory link's frames per direction, and what is still on the links. */
 #include <string.h>
 
+#include "dataplane/config/whole_file.h"
 #include "dp_stats.h"
 #include "dp_zone.h"
 
@@ -83,12 +84,11 @@ json_t *rsw_dp_zone_counters_json(const struct rsw_dp_zone *z)
 }
 
 int rsw_dp_zone_stats_write_json(const struct rsw_dp_zone *z, const struct rsw_dp_totals *t,
-				 const char *path)
+				 const char *path, char *err, size_t errlen)
 {
-	if (!z->model)
-		return rsw_dp_stats_write_json(z->dp[0], &t[0], path);
-	json_t *root = zone_json(z, t);
-	int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_t *root = z->model ? zone_json(z, t) : rsw_dp_stats_json(z->dp[0], &t[0]);
+	int rc = rsw_json_write_whole(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER, err,
+				      errlen);
 	json_decref(root);
 	return rc;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_mbuf_dyn.h>
 
@@ -176,6 +177,12 @@ void rp_write(struct rp_cap *c, uint64_t t, const uint8_t *data, uint32_t len)
 	}
 	pcap_dump((u_char *)c->d, &h, data);
 	c->bytes += PCAP_RECORD_HDR + h.caplen;
+	/* pcap_dump says nothing of a failed write: a look every 4096 records (a full disk ends
+	 * the run then, not hours later) */
+	if (!(++c->records & 4095) && fflush(pcap_dump_file(c->d)) != 0 && !c->werr->err) {
+		c->werr->err = errno;
+		snprintf(c->werr->path, sizeof(c->werr->path), "%s", c->path);
+	}
 }
 void rp_cap_next(struct replay *r, struct cap_in *in)
 {
@@ -321,7 +328,7 @@ static int open_dump(struct replay *r, const char *name, const char *path, struc
 		     char *err, size_t errlen)
 {
 	const struct rsw_replay_capture *cfg = r->capture;
-	*out = (struct rp_cap){.cfg = cfg};
+	*out = (struct rp_cap){.cfg = cfg, .werr = &r->werr};
 	if (cfg && cfg->off)
 		return 0;
 	if (cfg && cfg->n_only) {
@@ -352,6 +359,12 @@ static int open_dump(struct replay *r, const char *name, const char *path, struc
 		out->iobuf = NULL;
 	}
 	pcap_close(dead);
+	out->path = out->d ? strdup(path) : NULL;
+	if (out->d && !out->path) {
+		pcap_dump_close(out->d);
+		out->d = NULL;
+		snprintf(err, errlen, "out of memory");
+	}
 	out->bytes = PCAP_FILE_HDR;
 	return out->d ? 0 : -1;
 }
@@ -369,19 +382,32 @@ static size_t capture_buffer(const struct replay *r)
 	return b < (16u << 10) ? 16u << 10 : b > (1u << 20) ? 1u << 20 : b;
 }
 
-/* Closes a capture, adding it to what the run wrote. */
+/* Closes a capture, adding it to what the run wrote; one that is not whole (a write failed, or
+ * the run stopped at a write error) is removed, never left as if complete. */
 static void close_dump(struct replay *r, struct rp_cap *c)
 {
 	if (!c->d)
 		return;
+	FILE *f = pcap_dump_file(c->d);
+	/* no fsync: local file systems (ext4, xfs, tmpfs) refuse a write that has no room */
+	int bad = fflush(f) != 0 || ferror(f);
+	if (bad && !r->werr.err) {
+		r->werr.err = errno ? errno : EIO;
+		snprintf(r->werr.path, sizeof(r->werr.path), "%s", c->path);
+	}
 	pcap_dump_close(c->d);
 	c->d = NULL;
 	free(c->iobuf);
 	c->iobuf = NULL;
-	if (r->capture) {
+	if (bad || r->werr.err) {
+		unlink(c->path);
+		r->werr_removed++;
+	} else if (r->capture) {
 		r->capture->files++;
 		r->capture->bytes += c->bytes;
 	}
+	free(c->path);
+	c->path = NULL;
 }
 
 static int make_dir(const char *dir, char *err, size_t errlen)
@@ -713,7 +739,7 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 	struct replay r = {.model = model, .res = res, .events = opts->events,
 			   .sample_ns = opts->sample_ns, .err = err, .errlen = errlen,
 			   .last_flow = NO_FLOW, .capture = opts->capture};
-	int rc = -1;
+	int rc = -1, finished = 0;
 	memset(res, 0, sizeof(*res));
 	res->deadlock_hold_ns = opts->deadlock_ns ? opts->deadlock_ns : RSW_REPLAY_DEADLOCK_NS;
 	if (r.capture) {
@@ -751,7 +777,7 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 	int progressed = 0;
 	uint64_t n_events = 0;
 	struct rsw_wake w;
-	while (!r.failed && !r.oom && rsw_event_peek(&r.q) != UINT64_MAX) {
+	while (!r.failed && !r.oom && !r.werr.err && rsw_event_peek(&r.q) != UINT64_MAX) {
 		if (opts->until_ns && rsw_event_peek(&r.q) > opts->until_ns) {
 			res->cut_ns = opts->until_ns;
 			break;
@@ -777,15 +803,21 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 		fprintf(opts->progress, "\n");
 	if (r.oom)
 		snprintf(err, errlen, "out of memory");
-	if (r.failed || r.oom)
+	if (r.failed || r.oom || r.werr.err)
 		goto out;
-	finish(&r);
+	finish(&r); /* hands each switch's traffic manager to res */
+	finished = 1;
 	rc = 0;
 out:
 	cleanup(&r);
+	if (r.werr.err && !r.failed && !r.oom) {
+		snprintf(err, errlen, "cannot write %s: %s (%u incomplete captures removed)",
+			 r.werr.path, strerror(r.werr.err), r.werr_removed);
+		rc = -1;
+	}
 	if (r.capture && r.capture->filter)
 		pcap_freecode(&r.capture->prog);
-	if (rc < 0)
-		rsw_replay_result_free(res, 0);
+	if (rc < 0) /* a capture found incomplete only at its close fails a finished run */
+		rsw_replay_result_free(res, finished ? model->n_sw : 0);
 	return rc;
 }

@@ -29,6 +29,13 @@ struct cap_in {
 	const uint8_t *data;
 };
 
+/* The first capture the run could not write (a full disk): it ends the run, and every capture
+ * left incomplete is removed. */
+struct rp_write_error {
+	int err;        /* errno, 0: none */
+	char path[4096];
+};
+
 /* One output capture: NULL dumper when this port or host is not captured. */
 struct rp_cap {
 	pcap_dumper_t *d;
@@ -36,6 +43,9 @@ struct rp_cap {
 	uint64_t seen;  /* frames offered, for 1-in-N sampling */
 	uint64_t bytes; /* bytes written (records and headers) */
 	char *iobuf;    /* its stream's buffer (rp_capture_buffer) */
+	uint64_t records;
+	char *path;
+	struct rp_write_error *werr; /* the run's */
 };
 
 struct in_flight {
@@ -158,6 +168,8 @@ struct replay {
 	char *err;                   /* first read error of a capture, which ends the run */
 	size_t errlen;
 	int failed;
+	struct rp_write_error werr;
+	unsigned werr_removed;       /* captures removed as incomplete */
 	struct loop *loop;           /* closed-loop hosts running a collective, or NULL */
 	struct rp_deadlock *dl;      /* the deadlock detector's graph (replay_deadlock.c) */
 	uint64_t dl_next_ns;         /* a PFC frame sent from then on runs the next check */

@@ -101,6 +101,13 @@ void rsw_switch_release(struct rsw_switch *sw, struct rsw_switch_prep *prep)
 	pthread_mutex_unlock(&sw->lock);
 }
 
+void rsw_switch_wait_readers(struct rte_rcu_qsbr *qsbr)
+{
+	/* rte_rcu_qsbr_synchronize's two steps, inline from DPDK's header rather than in its
+	 * compiled library: ThreadSanitizer then sees each worker's quiescent report acquired */
+	rte_rcu_qsbr_check(qsbr, rte_rcu_qsbr_start(qsbr), true);
+}
+
 int rsw_switch_commit(struct rsw_switch *sw, const struct rsw_txn *txn, char *err, size_t errlen)
 {
 	struct rsw_switch_prep prep;
@@ -109,7 +116,7 @@ int rsw_switch_commit(struct rsw_switch *sw, const struct rsw_txn *txn, char *er
 	rsw_switch_publish(sw, &prep);
 	/* workers report a quiescent state between bursts; after that none holds the old tables */
 	if (sw->qsbr)
-		rte_rcu_qsbr_synchronize(sw->qsbr, RTE_QSBR_THRID_INVALID);
+		rsw_switch_wait_readers(sw->qsbr);
 	rsw_switch_release(sw, &prep);
 	return 0;
 }

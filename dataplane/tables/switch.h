@@ -38,7 +38,7 @@ int rsw_switch_commit(struct rsw_switch *sw, const struct rsw_txn *txn, char *er
 /* rsw_switch_commit in steps, so that several switches (a zone) change together: prepare
  * builds the new tables (all the checks; on failure -1 with the message and nothing changed) and
  * keeps the switch's lock; publish swaps them in (cannot fail); once no worker can see the old
- * tables (rte_rcu_qsbr_synchronize on the switches' RCU state), release retires them and lets
+ * tables (rsw_switch_wait_readers on the switches' RCU state), release retires them and lets
  * the lock go. abort drops a prepared transaction instead of publishing it. */
 struct rsw_switch_prep {
 	struct rsw_state *state;
@@ -49,6 +49,10 @@ int rsw_switch_prepare(struct rsw_switch *sw, const struct rsw_txn *txn,
 void rsw_switch_abort(struct rsw_switch *sw, struct rsw_switch_prep *prep);
 void rsw_switch_publish(struct rsw_switch *sw, struct rsw_switch_prep *prep);
 void rsw_switch_release(struct rsw_switch *sw, struct rsw_switch_prep *prep);
+
+/* Returns once every worker registered on qsbr passed a quiescent state after the call: none of
+ * them can still see tables unpublished before it (rte_rcu_qsbr_synchronize). */
+void rsw_switch_wait_readers(struct rte_rcu_qsbr *qsbr);
 
 /* Frees the tables the last commit replaced, if any. */
 void rsw_switch_reap(struct rsw_switch *sw);

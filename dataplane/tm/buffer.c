@@ -3,13 +3,14 @@
 #define LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 
 /* Atomic read-modify-write only when several threads share the counters (mt): a lone worker or
- * the replay loop pays plain adds, as DPDK's rings do with their single-producer flags. */
+ * the replay loop pays plain adds, as DPDK's rings do with their single-producer flags; the
+ * store is still atomic (relaxed, a plain store on x86-64), since the stats read meanwhile. */
 static inline uint64_t ADD(uint64_t *p, uint64_t v, int mt)
 {
 	if (mt)
 		return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 	uint64_t o = *p;
-	*p = o + v;
+	__atomic_store_n(p, o + v, __ATOMIC_RELAXED);
 	return o;
 }
 
@@ -18,7 +19,7 @@ static inline uint64_t SUB(uint64_t *p, uint64_t v, int mt)
 	if (mt)
 		return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED);
 	uint64_t o = *p;
-	*p = o - v;
+	__atomic_store_n(p, o - v, __ATOMIC_RELAXED);
 	return o;
 }
 

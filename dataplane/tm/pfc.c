@@ -1,5 +1,6 @@
 #include <string.h>
 
+#include "counter.h"
 #include "pfc.h"
 
 unsigned rsw_pfc_build(uint8_t *buf, const uint8_t src_mac[6], uint8_t class_enable,
@@ -26,8 +27,8 @@ unsigned rsw_pfc_build(uint8_t *buf, const uint8_t src_mac[6], uint8_t class_ena
 static void settle(struct rsw_pause_state *ps, unsigned i, uint64_t now_ns)
 {
 	if (ps->until_ns[i] <= now_ns && ps->until_ns[i] > ps->start_ns[i]) {
-		ps->paused_ns[i] += ps->until_ns[i] - ps->start_ns[i];
-		ps->start_ns[i] = ps->until_ns[i];
+		RSW_CNT_ADD(ps->paused_ns[i], ps->until_ns[i] - ps->start_ns[i]);
+		RSW_CNT_SET(ps->start_ns[i], ps->until_ns[i]);
 	}
 }
 
@@ -35,8 +36,9 @@ void rsw_pause_clear(struct rsw_pause_state *ps, unsigned i, uint64_t now_ns)
 {
 	settle(ps, i, now_ns);
 	if (now_ns < ps->until_ns[i]) {
-		ps->paused_ns[i] += now_ns - ps->start_ns[i];
-		ps->start_ns[i] = ps->until_ns[i] = now_ns;
+		RSW_CNT_ADD(ps->paused_ns[i], now_ns - ps->start_ns[i]);
+		RSW_CNT_SET(ps->start_ns[i], now_ns);
+		RSW_CNT_SET(ps->until_ns[i], now_ns);
 	}
 }
 
@@ -50,12 +52,12 @@ void rsw_pause_rx_since(struct rsw_pause_state *ps, uint8_t class_enable, const 
 			int pause, uint64_t arrived_after_ns, uint64_t now_ns, uint32_t speed_mbps)
 {
 	if (pause)
-		ps->pause_rx_frames++;
+		RSW_CNT_ADD(ps->pause_rx_frames, 1);
 	for (unsigned i = 0; i < RSW_PFC_PRIOS; i++) {
 		if (!(class_enable & (1u << i)))
 			continue;
 		if (!pause)
-			ps->rx_frames[i]++;
+			RSW_CNT_ADD(ps->rx_frames[i], 1);
 		if (ps->ignore_mask & (1u << i))
 			continue;
 		uint16_t t = pause ? time[0] : time[i];
@@ -68,11 +70,11 @@ void rsw_pause_rx_since(struct rsw_pause_state *ps, uint8_t class_enable, const 
 		int goes_on = ps->until_ns[i] > ps->start_ns[i] && arrived_after_ns < ps->until_ns[i];
 		if (!goes_on) {
 			settle(ps, i, now_ns);
-			ps->start_ns[i] = now_ns;
+			RSW_CNT_SET(ps->start_ns[i], now_ns);
 		}
-		ps->until_ns[i] = now_ns + rsw_pause_ns(t, speed_mbps);
+		RSW_CNT_SET(ps->until_ns[i], now_ns + rsw_pause_ns(t, speed_mbps));
 		if (ps->until_ns[i] > ps->latest_until_ns)
-			ps->latest_until_ns = ps->until_ns[i];
+			RSW_CNT_SET(ps->latest_until_ns, ps->until_ns[i]);
 	}
 }
 
@@ -83,10 +85,12 @@ uint64_t rsw_pause_since(const struct rsw_pause_state *ps, unsigned i, uint64_t 
 
 uint64_t rsw_pause_total_ns(const struct rsw_pause_state *ps, unsigned i, uint64_t now_ns)
 {
-	uint64_t t = ps->paused_ns[i];
-	uint64_t end = now_ns < ps->until_ns[i] ? now_ns : ps->until_ns[i];
-	if (end > ps->start_ns[i])
-		t += end - ps->start_ns[i];
+	/* also read by other threads than the port's owner (the control socket) */
+	uint64_t t = RSW_CNT_GET(ps->paused_ns[i]), until = RSW_CNT_GET(ps->until_ns[i]);
+	uint64_t start = RSW_CNT_GET(ps->start_ns[i]);
+	uint64_t end = now_ns < until ? now_ns : until;
+	if (end > start)
+		t += end - start;
 	return t;
 }
 
@@ -97,13 +101,13 @@ enum rsw_pfc_action rsw_pfc_gen_poll(struct rsw_pfc_gen *g, int over_xoff, int b
 		if (!over_xoff)
 			return RSW_PFC_NONE;
 		g->xoff = 1;
-		g->xoff_transitions++;
+		RSW_CNT_ADD(g->xoff_transitions, 1);
 		g->last_sent_ns = now_ns;
 		return RSW_PFC_SEND_XOFF;
 	}
 	if (below_xon) {
 		g->xoff = 0;
-		g->xon_transitions++;
+		RSW_CNT_ADD(g->xon_transitions, 1);
 		g->last_sent_ns = now_ns;
 		return RSW_PFC_SEND_XON;
 	}

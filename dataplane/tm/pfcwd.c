@@ -1,5 +1,6 @@
 #include <string.h>
 
+#include "counter.h"
 #include "pfcwd.h"
 
 static const char *const action_names[] = {"drop", "forward", "alert"};
@@ -31,7 +32,7 @@ enum rsw_pfcwd_event rsw_pfcwd_poll(struct rsw_pfcwd *w, const struct rsw_pfcwd_
 	if (w->storm) {
 		if (now_ns - w->last_pfc_rx_ns >= cfg->restoration_ns) {
 			w->storm = 0;
-			w->storms_restored++;
+			RSW_CNT_ADD(w->storms_restored, 1);
 			return RSW_PFCWD_RESTORED;
 		}
 		return RSW_PFCWD_NONE;
@@ -40,7 +41,7 @@ enum rsw_pfcwd_event rsw_pfcwd_poll(struct rsw_pfcwd *w, const struct rsw_pfcwd_
 	if (paused_since_ns <= now_ns && now_ns - paused_since_ns >= cfg->detection_ns &&
 	    now_ns - w->last_pfc_rx_ns < cfg->detection_ns) {
 		w->storm = 1;
-		w->storms_detected++;
+		RSW_CNT_ADD(w->storms_detected, 1);
 		return RSW_PFCWD_DETECTED;
 	}
 	return RSW_PFCWD_NONE;

@@ -8,14 +8,18 @@
 
 #include "dataplane/pkt/drop_reason.h"
 #include "dataplane/pkt/rewrite.h"
+#include "counter.h"
 #include "tm.h"
+#include "tsan.h"
 
 /* ---- VOQs ---- */
 
 static unsigned voq_enqueue(struct rsw_voq *v, struct rte_mbuf **pkts, unsigned n)
 {
-	if (v->ring)
+	if (v->ring) {
+		RSW_TSAN_RELEASE(v->ring); /* the packets' contents, for voq_dequeue (tsan.h) */
 		return rte_ring_enqueue_burst(v->ring, (void **)pkts, n, NULL);
+	}
 	if (v->n + n > v->cap) {
 		uint32_t cap = v->cap ? v->cap : 64;
 		while (cap < v->n + n)
@@ -40,8 +44,11 @@ static unsigned voq_enqueue(struct rsw_voq *v, struct rte_mbuf **pkts, unsigned 
 
 static unsigned voq_dequeue(struct rsw_voq *v, struct rte_mbuf **out, unsigned max)
 {
-	if (v->ring)
-		return rte_ring_sc_dequeue_burst(v->ring, (void **)out, max, NULL);
+	if (v->ring) {
+		unsigned n = rte_ring_sc_dequeue_burst(v->ring, (void **)out, max, NULL);
+		RSW_TSAN_ACQUIRE(v->ring);
+		return n;
+	}
 	unsigned n = v->n < max ? v->n : max;
 	for (unsigned i = 0; i < n; i++)
 		out[i] = v->fifo[(v->head + i) & (v->cap - 1)];
@@ -50,9 +57,16 @@ static unsigned voq_dequeue(struct rsw_voq *v, struct rte_mbuf **out, unsigned m
 	return n;
 }
 
+/* Packets in a VOQ, also read by other threads than the ring's users (the stats): what
+ * rte_ring_count() computes, with the tails loaded atomically (it reads them plainly). */
 static uint64_t voq_count(const struct rsw_voq *v)
 {
-	return v->ring ? rte_ring_count(v->ring) : v->n;
+	if (!v->ring)
+		return v->n;
+	const struct rte_ring *r = v->ring;
+	uint32_t n = (__atomic_load_n(&r->prod.tail, __ATOMIC_RELAXED) -
+		      __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED)) & r->mask;
+	return n > r->capacity ? r->capacity : n;
 }
 
 /* ---- set-up ---- */
@@ -162,10 +176,10 @@ void rsw_tm_free(struct rsw_tm *tm)
 		struct rsw_tm_port *tp = &tm->port[p];
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
 			for (unsigned i = tp->c_head[q]; i < tp->c_n[q]; i++)
-				rte_pktmbuf_free(tp->cache[q][i]);
+				rsw_mbuf_free(tp->cache[q][i]);
 			struct rte_mbuf *m;
 			while (voq_dequeue(&tp->voq[q], &m, 1) == 1)
-				rte_pktmbuf_free(m);
+				rsw_mbuf_free(m);
 			rte_ring_free(tp->voq[q].ring);
 			free(tp->voq[q].fifo);
 		}
@@ -341,6 +355,15 @@ unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_tm_config *tc,
 	return k;
 }
 
+/* What the owner's cache holds, for rsw_tm_queued on another thread. */
+static void publish_cached(struct rsw_tm_port *ep)
+{
+	uint32_t n = 0;
+	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
+		n += (uint32_t)(ep->c_n[q] - ep->c_head[q]);
+	RSW_CNT_SET(ep->cached, n);
+}
+
 static inline struct rte_mbuf *peek(struct rsw_tm *tm, struct rsw_tm_port *ep, unsigned q)
 {
 	if (ep->c_head[q] != ep->c_n[q])
@@ -427,7 +450,7 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint1
 			t->marked = (uint8_t)rsw_rewrite_ecn_ce_at(rte_pktmbuf_mtod(m, uint8_t *), t->l3,
 								   t->l3_off);
 		if (t->marked)
-			ep->qs[q].ecn_marked_packets++;
+			RSW_CNT_ADD(ep->qs[q].ecn_marked_packets, 1);
 		uint32_t len = m->pkt_len;
 		if (run_len && (run_in != t->in_port || run_pg != t->pg)) {
 			release_pg(tm, tc, run_in, run_pg, run_len, run_n);
@@ -446,8 +469,8 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint1
 			nonempty &= (uint8_t)~(1u << q);
 		rsw_sched_charge(&ep->sched, q, len, next == NULL);
 		rsw_shaper_send(&ep->shaper, now_ns, len);
-		ep->qs[q].packets++;
-		ep->qs[q].bytes += len;
+		RSW_CNT_ADD(ep->qs[q].packets, 1);
+		RSW_CNT_ADD(ep->qs[q].bytes, len);
 		out[n++] = m;
 	}
 	if (run_len)
@@ -455,6 +478,7 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint1
 	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
 		if (q_rel[q])
 			release_q(tm, tc, port, q, q_rel[q], q_reln[q]);
+	publish_cached(ep);
 	return n;
 }
 
@@ -559,7 +583,7 @@ int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t p
 			ip->xoff_pgs &= (uint8_t)~(1u << pg);
 		*class_enable |= (uint8_t)(1u << pg);
 		time[pg] = a == RSW_PFC_SEND_XOFF ? cfg->pfc_pause_quanta : 0;
-		ip->gen[pg].tx_frames++;
+		RSW_CNT_ADD(ip->gen[pg].tx_frames, 1);
 	}
 	return *class_enable != 0;
 }
@@ -588,13 +612,14 @@ static uint64_t flush_queue(struct rsw_tm *tm, const struct rsw_tm_config *tc, u
 		const struct rsw_tm_tag *t = rsw_tm_tag(m);
 		ep->qs[q].pfcwd_flushed_lossless += tc->port[t->in_port].pg[t->pg].lossless;
 		release(tm, tc, port, m);
-		ep->qs[q].pfcwd_flushed++;
+		RSW_CNT_ADD(ep->qs[q].pfcwd_flushed, 1);
 		if (tm->flushed)
 			tm->flushed(tm->log_arg, port, m);
 		else
-			rte_pktmbuf_free(m);
+			rsw_mbuf_free(m);
 		n++;
 	}
+	publish_cached(ep);
 	return n;
 }
 
@@ -634,10 +659,41 @@ void rsw_tm_pfcwd_stats(const struct rsw_tm *tm, uint16_t port, unsigned queue,
 {
 	const struct rsw_tm_port *tp = &tm->port[port];
 	const struct rsw_tm_queue_stats *s = &tp->qs[queue];
-	out[RSW_PFCWD_STAT_DETECTED] = tp->wd[queue].storms_detected;
-	out[RSW_PFCWD_STAT_RESTORED] = tp->wd[queue].storms_restored;
-	out[RSW_PFCWD_STAT_TX_DROPPED] = __atomic_load_n(&s->pfcwd_dropped, __ATOMIC_RELAXED) +
-					 __atomic_load_n(&s->pfcwd_flushed, __ATOMIC_RELAXED);
+	out[RSW_PFCWD_STAT_DETECTED] = RSW_CNT_GET(tp->wd[queue].storms_detected);
+	out[RSW_PFCWD_STAT_RESTORED] = RSW_CNT_GET(tp->wd[queue].storms_restored);
+	out[RSW_PFCWD_STAT_TX_DROPPED] = RSW_CNT_GET(s->pfcwd_dropped) +
+					 RSW_CNT_GET(s->pfcwd_flushed);
+}
+
+void rsw_tm_port_stats(const struct rsw_tm *tm, uint16_t port, uint64_t now_ns,
+		       struct rsw_tm_port_stats *s)
+{
+	const struct rsw_tm_port *tp = &tm->port[port];
+	for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
+		const struct rsw_tm_queue_stats *qs = &tp->qs[q];
+		s->qs[q] = (struct rsw_tm_queue_stats){
+			.packets = RSW_CNT_GET(qs->packets), .bytes = RSW_CNT_GET(qs->bytes),
+			.dropped_packets = RSW_CNT_GET(qs->dropped_packets),
+			.dropped_bytes = RSW_CNT_GET(qs->dropped_bytes),
+			.ecn_marked_packets = RSW_CNT_GET(qs->ecn_marked_packets),
+			.pfcwd_dropped = RSW_CNT_GET(qs->pfcwd_dropped),
+			.pfcwd_flushed = RSW_CNT_GET(qs->pfcwd_flushed)};
+		s->q_peak[q] = RSW_CNT_GET(tp->q[q].peak);
+		s->q_bytes[q] = RSW_CNT_GET(tp->q[q].bytes);
+		s->wd_detected[q] = RSW_CNT_GET(tp->wd[q].storms_detected);
+		s->wd_restored[q] = RSW_CNT_GET(tp->wd[q].storms_restored);
+	}
+	for (unsigned g = 0; g < RSW_TM_PGS; g++) {
+		s->pg_peak[g] = RSW_CNT_GET(tp->pg[g].peak);
+		s->pg_dropped[g] = RSW_CNT_GET(tp->pg[g].dropped_packets);
+		s->pfc_tx[g] = RSW_CNT_GET(tp->gen[g].tx_frames);
+		s->xoff[g] = RSW_CNT_GET(tp->gen[g].xoff_transitions);
+		s->xon[g] = RSW_CNT_GET(tp->gen[g].xon_transitions);
+	}
+	for (unsigned i = 0; i < RSW_PFC_PRIOS; i++) {
+		s->pfc_rx[i] = RSW_CNT_GET(tp->pause.rx_frames[i]);
+		s->paused_ns[i] = rsw_pause_total_ns(&tp->pause, i, now_ns);
+	}
 }
 
 uint64_t rsw_tm_queued(const struct rsw_tm *tm)
@@ -645,7 +701,9 @@ uint64_t rsw_tm_queued(const struct rsw_tm *tm)
 	uint64_t n = 0;
 	for (uint16_t p = 0; p < tm->n_ports; p++)
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
-			n += voq_count(&tm->port[p].voq[q]) + tm->port[p].c_n[q] - tm->port[p].c_head[q];
+			n += voq_count(&tm->port[p].voq[q]);
+	for (uint16_t p = 0; p < tm->n_ports; p++)
+		n += RSW_CNT_GET(tm->port[p].cached);
 	return n;
 }
 

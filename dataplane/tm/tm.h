@@ -68,6 +68,7 @@ struct rsw_tm_port {
 	/* packets taken off each ring in bursts, waiting for the scheduler (owner only) */
 	struct rte_mbuf *cache[RSW_TM_QUEUES][RSW_TM_DEQ_BURST];
 	uint8_t c_head[RSW_TM_QUEUES], c_n[RSW_TM_QUEUES];
+	uint32_t cached; /* how many in all, for other threads (rsw_tm_queued), set by the owner */
 	struct rsw_buf_use pg[RSW_TM_PGS];    /* as ingress port */
 	struct rsw_buf_use q[RSW_TM_QUEUES];  /* as egress port */
 	struct rsw_tm_queue_stats qs[RSW_TM_QUEUES];
@@ -220,6 +221,20 @@ static inline int rsw_tm_lossless_drop_allowed(unsigned reason)
 void rsw_tm_pfcwd_stats(const struct rsw_tm *tm, uint16_t port, unsigned queue,
 			uint64_t out[RSW_PFCWD_STATS]);
 
+
+/* One port's statistics as another thread than its owner reads them (the control socket, the
+ * stats, DPDK's telemetry): each value loaded atomically, so none is torn; not a snapshot of all
+ * of them at one instant. */
+struct rsw_tm_port_stats {
+	struct rsw_tm_queue_stats qs[RSW_TM_QUEUES];
+	uint64_t q_peak[RSW_TM_QUEUES], q_bytes[RSW_TM_QUEUES];      /* bytes */
+	uint64_t wd_detected[RSW_TM_QUEUES], wd_restored[RSW_TM_QUEUES];
+	uint64_t pg_peak[RSW_TM_PGS], pg_dropped[RSW_TM_PGS];
+	uint64_t pfc_tx[RSW_TM_PGS], xoff[RSW_TM_PGS], xon[RSW_TM_PGS]; /* per PG = priority */
+	uint64_t pfc_rx[RSW_PFC_PRIOS], paused_ns[RSW_PFC_PRIOS];
+};
+void rsw_tm_port_stats(const struct rsw_tm *tm, uint16_t port, uint64_t now_ns,
+		       struct rsw_tm_port_stats *s);
 /* Packets queued in the TM (for the conservation check). */
 uint64_t rsw_tm_queued(const struct rsw_tm *tm);
 /* Bytes queued on (port, queue). */

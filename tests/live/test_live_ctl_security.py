@@ -27,6 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "py"))
 
 import rocepkt  # noqa: E402
+from kernel_drops import Cable  # noqa: E402
 from common import ROCESW, dataplane_cmd, require_root, tmpdir, write_pcap  # noqa: E402
 from labnet import (HOST_MAC, ROUTER_MAC, UPLINK_MACS, Lab, four_uplink_config,  # noqa: E402
                     wait_for_line)
@@ -284,6 +285,7 @@ class LiveCtlSecurity(unittest.TestCase):
                               psn=qp, smac=HOST_MAC, dmac=ROUTER_MAC, payload=bytes(64))
                  for qp in range(32)]
         pcap = write_pcap(os.path.join(self.dir, "flood.pcap"), flood)
+        cable = Cable(self.dp.pid, "rsws-h0", self.h0)
         sender = subprocess.Popen(["ip", "netns", "exec", self.h0, sys.executable, "-c", FLOOD,
                                    pcap], stdout=subprocess.PIPE, text=True)
         try:
@@ -310,10 +312,15 @@ class LiveCtlSecurity(unittest.TestCase):
                 break
             time.sleep(0.1)
         ctl = self.req({"v": 1, "op": "show", "what": "control"})["result"]
-        self.assertEqual(rx, sent, "every frame sent was received")
+        # under ThreadSanitizer (tests/tsan_run.py) the worker runs several times slower and,
+        # off its CPU while 4 churning processes share the 2 cores, lets its af_packet ring
+        # overflow: there, frames the kernel counted as dropped before the switch read them
+        # are the only ones allowed missing
+        lost = cable.dropped() if os.environ.get("ROCESW_TSAN") else 0
+        self.assertEqual(rx + lost, sent, "every frame sent was received")
         cons, cons0 = c["conservation"], c0["conservation"]
         self.assertTrue(cons["holds"], cons)
-        self.assertEqual(cons["transmitted"] - cons0["transmitted"], sent, "all forwarded")
+        self.assertEqual(cons["transmitted"] - cons0["transmitted"], rx, "all forwarded")
         self.assertEqual(cons["dropped"], cons0["dropped"])
         self.assertGreaterEqual(ctl["requests"] - ctl0["requests"], 1000, "every client served")
         self.assertEqual(ctl["too_many_clients"], ctl0["too_many_clients"], "nobody turned away")
