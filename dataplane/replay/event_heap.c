@@ -1,116 +1,262 @@
-/* A 4-ary heap: half the depth of a binary one, and a node's four children are 64 contiguous
- * bytes (16-byte entries), so a sift down reads about one cache line a level. */
+/* The wheel: slot t mod RSW_WHEEL_NS holds the wake-ups at t, in a circular list in entity order
+ * (ties at one nanosecond are what a slot holds: the list is the tie-break). used[] marks the
+ * slots with a list and used_words the words of used[] not zero, so the next slot from now is a
+ * few bit scans away. The far heap holds the rest, (time, id) pairs in a 4-ary heap. */
 #include <stdlib.h>
 
 #include "event_heap.h"
+
+#define WHEEL_MASK (RSW_WHEEL_NS - 1)
+#define FAR_ARITY 4
+
+int rsw_event_heap_init(struct rsw_event_heap *q, uint32_t n_ids)
+{
+	*q = (struct rsw_event_heap){.n_ids = n_ids};
+	if (n_ids >= RSW_EVENT_WHEEL)
+		return -1;
+	/* each entity is in the agenda at most once: the far heap is allocated whole, so that
+	 * scheduling never fails (its pages are touched only as it grows) */
+	size_t cap = n_ids ? n_ids : 1;
+	q->node = malloc(cap * sizeof(*q->node));
+	q->far = malloc(cap * sizeof(*q->far));
+	q->slot = malloc(RSW_WHEEL_NS * sizeof(*q->slot));
+	if (!q->node || !q->far || !q->slot) {
+		rsw_event_heap_free(q);
+		return -1;
+	}
+	for (uint32_t i = 0; i < n_ids; i++)
+		q->node[i].pos = RSW_EVENT_NONE;
+	for (uint32_t s = 0; s < RSW_WHEEL_NS; s++)
+		q->slot[s] = RSW_EVENT_NONE;
+	return 0;
+}
+
+void rsw_event_heap_free(struct rsw_event_heap *q)
+{
+	free(q->node);
+	free(q->far);
+	free(q->slot);
+	*q = (struct rsw_event_heap){0};
+}
+
+/* ---- the wheel ---- */
+
+/* The first slot with a list at or after slot from, going round: -1 if none. */
+static int next_slot(const struct rsw_event_heap *q, unsigned from)
+{
+	unsigned w = from / 64;
+	uint64_t bits = q->used[w] & (~0ull << (from % 64));
+	if (bits)
+		return (int)(w * 64 + (unsigned)__builtin_ctzll(bits));
+	uint64_t words = q->used_words & (w < 63 ? ~0ull << (w + 1) : 0); /* after w */
+	if (!words)
+		words = q->used_words & ((1ull << w) - 1); /* round to the words before w */
+	if (words) {
+		unsigned k = (unsigned)__builtin_ctzll(words);
+		return (int)(k * 64 + (unsigned)__builtin_ctzll(q->used[k]));
+	}
+	bits = q->used[w] & ~(~0ull << (from % 64)); /* round to w's own first slots */
+	return bits ? (int)(w * 64 + (unsigned)__builtin_ctzll(bits)) : -1;
+}
+
+static inline void link_before(struct rsw_event_node *nd, uint32_t id, uint32_t x)
+{
+	uint32_t p = nd[x].prev;
+	nd[id].prev = p;
+	nd[id].next = x;
+	nd[p].next = id;
+	nd[x].prev = id;
+}
+
+static void wheel_insert(struct rsw_event_heap *q, uint32_t id, uint64_t t)
+{
+	struct rsw_event_node *nd = q->node;
+	unsigned s = (unsigned)(t & WHEEL_MASK);
+	uint32_t head = q->slot[s];
+	nd[id].t = t;
+	nd[id].pos = RSW_EVENT_WHEEL;
+	q->n_wheel++;
+	if (head == RSW_EVENT_NONE) {
+		nd[id].next = nd[id].prev = id;
+		q->slot[s] = id;
+		q->used[s / 64] |= 1ull << (s % 64);
+		q->used_words |= 1ull << (s / 64);
+		return;
+	}
+	if (id > nd[head].prev) { /* after the tail: the usual case */
+		link_before(nd, id, head);
+		return;
+	}
+	uint32_t x = head;
+	while (x < id)
+		x = nd[x].next;
+	link_before(nd, id, x);
+	if (x == head)
+		q->slot[s] = id;
+}
+
+static void wheel_remove(struct rsw_event_heap *q, uint32_t id)
+{
+	struct rsw_event_node *nd = q->node;
+	unsigned s = (unsigned)(nd[id].t & WHEEL_MASK);
+	nd[id].pos = RSW_EVENT_NONE;
+	q->n_wheel--;
+	if (nd[id].next == id) {
+		q->slot[s] = RSW_EVENT_NONE;
+		q->used[s / 64] &= ~(1ull << (s % 64));
+		if (!q->used[s / 64])
+			q->used_words &= ~(1ull << (s / 64));
+		return;
+	}
+	uint32_t n = nd[id].next, p = nd[id].prev;
+	nd[p].next = n;
+	nd[n].prev = p;
+	if (q->slot[s] == id)
+		q->slot[s] = n;
+}
+
+/* ---- the far heap ---- */
 
 static inline int before(const struct rsw_wake *a, const struct rsw_wake *b)
 {
 	return a->t < b->t || (a->t == b->t && a->id < b->id);
 }
 
-int rsw_event_heap_init(struct rsw_event_heap *q, uint32_t n_ids)
+static inline void far_place(struct rsw_event_heap *q, uint32_t i, struct rsw_wake w)
 {
-	*q = (struct rsw_event_heap){.n_ids = n_ids};
-	q->pos = malloc((n_ids ? n_ids : 1) * sizeof(*q->pos));
-	if (!q->pos)
-		return -1;
-	for (uint32_t i = 0; i < n_ids; i++)
-		q->pos[i] = RSW_EVENT_NONE;
-	return 0;
+	q->far[i] = w;
+	q->node[w.id].pos = i;
 }
 
-void rsw_event_heap_free(struct rsw_event_heap *q)
-{
-	free(q->h);
-	free(q->pos);
-	*q = (struct rsw_event_heap){0};
-}
-
-static inline void place(struct rsw_event_heap *q, uint32_t i, struct rsw_wake w)
-{
-	q->h[i] = w;
-	q->pos[w.id] = i;
-}
-
-static void sift_up(struct rsw_event_heap *q, uint32_t i, struct rsw_wake w)
+static void far_up(struct rsw_event_heap *q, uint32_t i, struct rsw_wake w)
 {
 	while (i > 0) {
-		uint32_t parent = (i - 1) / 4;
-		if (!before(&w, &q->h[parent]))
+		uint32_t parent = (i - 1) / FAR_ARITY;
+		if (!before(&w, &q->far[parent]))
 			break;
-		place(q, i, q->h[parent]);
+		far_place(q, i, q->far[parent]);
 		i = parent;
 	}
-	place(q, i, w);
+	far_place(q, i, w);
 }
 
-static void sift_down(struct rsw_event_heap *q, uint32_t i, struct rsw_wake w)
+static void far_down(struct rsw_event_heap *q, uint32_t i, struct rsw_wake w)
 {
 	for (;;) {
-		uint32_t c = 4 * i + 1, best = c;
-		if (c >= q->n)
+		uint32_t c = FAR_ARITY * i + 1, best = c;
+		if (c >= q->n_far)
 			break;
-		uint32_t end = c + 4 < q->n ? c + 4 : q->n;
+		uint32_t end = c + FAR_ARITY < q->n_far ? c + FAR_ARITY : q->n_far;
 		for (uint32_t k = c + 1; k < end; k++)
-			if (before(&q->h[k], &q->h[best]))
+			if (before(&q->far[k], &q->far[best]))
 				best = k;
-		if (!before(&q->h[best], &w))
+		if (!before(&q->far[best], &w))
 			break;
-		place(q, i, q->h[best]);
+		far_place(q, i, q->far[best]);
 		i = best;
 	}
-	place(q, i, w);
+	far_place(q, i, w);
 }
 
-/* Entry i leaves the heap; the last entry takes its place. */
-static void remove_at(struct rsw_event_heap *q, uint32_t i)
+static void far_remove_at(struct rsw_event_heap *q, uint32_t i)
 {
-	q->pos[q->h[i].id] = RSW_EVENT_NONE;
-	struct rsw_wake last = q->h[--q->n];
-	if (i == q->n)
+	q->node[q->far[i].id].pos = RSW_EVENT_NONE;
+	struct rsw_wake last = q->far[--q->n_far];
+	if (i == q->n_far)
 		return;
-	if (i > 0 && before(&last, &q->h[(i - 1) / 4]))
-		sift_up(q, i, last);
+	if (i > 0 && before(&last, &q->far[(i - 1) / FAR_ARITY]))
+		far_up(q, i, last);
 	else
-		sift_down(q, i, last);
+		far_down(q, i, last);
+}
+
+static void far_insert(struct rsw_event_heap *q, uint64_t t, uint32_t id)
+{
+	far_up(q, q->n_far++, (struct rsw_wake){.t = t, .id = id});
+}
+
+/* ---- now ---- */
+
+/* The wheel starts at t: far wake-ups within its reach move onto it. */
+static void advance(struct rsw_event_heap *q, uint64_t t)
+{
+	q->now = t;
+	while (q->n_far && q->far[0].t - t < RSW_WHEEL_NS) {
+		struct rsw_wake w = q->far[0];
+		far_remove_at(q, 0);
+		wheel_insert(q, w.id, w.t);
+	}
+}
+
+/* A wake-up before now (never in a replay, whose time only moves on): everything on the wheel
+ * goes to the far heap, and the wheel starts again at t. */
+static void rewind(struct rsw_event_heap *q, uint64_t t)
+{
+	for (int s; (s = next_slot(q, 0)) >= 0;) {
+		uint32_t id = q->slot[s];
+		uint64_t at = q->node[id].t;
+		wheel_remove(q, id);
+		far_insert(q, at, id);
+	}
+	advance(q, t);
 }
 
 int rsw_event_at(struct rsw_event_heap *q, uint32_t id, uint64_t t)
 {
-	struct rsw_wake w = {.t = t, .id = id};
-	uint32_t i = q->pos[id];
-	if (i != RSW_EVENT_NONE) {
-		uint64_t old = q->h[i].t;
-		if (t < old)
-			sift_up(q, i, w);
-		else if (t > old)
-			sift_down(q, i, w);
-		return 0;
+	if (t < q->now)
+		rewind(q, t);
+	uint32_t pos = q->node[id].pos;
+	int on_wheel = t - q->now < RSW_WHEEL_NS;
+	if (pos == RSW_EVENT_WHEEL) {
+		if (q->node[id].t == t)
+			return 0;
+		wheel_remove(q, id);
+	} else if (pos != RSW_EVENT_NONE) {
+		if (!on_wheel) {
+			struct rsw_wake w = {.t = t, .id = id};
+			if (before(&w, &q->far[pos]))
+				far_up(q, pos, w);
+			else
+				far_down(q, pos, w);
+			return 0;
+		}
+		far_remove_at(q, pos);
 	}
-	if (q->n == q->cap) {
-		uint32_t cap = q->cap ? q->cap * 2 : 256;
-		struct rsw_wake *h = realloc(q->h, (size_t)cap * sizeof(*h));
-		if (!h)
-			return -1;
-		q->h = h;
-		q->cap = cap;
-	}
-	sift_up(q, q->n++, w);
+	if (on_wheel)
+		wheel_insert(q, id, t);
+	else
+		far_insert(q, t, id);
 	return 0;
 }
 
 void rsw_event_cancel(struct rsw_event_heap *q, uint32_t id)
 {
-	if (q->pos[id] != RSW_EVENT_NONE)
-		remove_at(q, q->pos[id]);
+	uint32_t pos = q->node[id].pos;
+	if (pos == RSW_EVENT_WHEEL)
+		wheel_remove(q, id);
+	else if (pos != RSW_EVENT_NONE)
+		far_remove_at(q, pos);
+}
+
+uint64_t rsw_event_peek(const struct rsw_event_heap *q)
+{
+	if (q->n_wheel) /* every wake-up on the wheel comes before every far one */
+		return q->node[q->slot[next_slot(q, (unsigned)(q->now & WHEEL_MASK))]].t;
+	return q->n_far ? q->far[0].t : UINT64_MAX;
 }
 
 int rsw_event_pop(struct rsw_event_heap *q, struct rsw_wake *out)
 {
-	if (!q->n)
-		return 0;
-	*out = q->h[0];
-	remove_at(q, 0);
+	if (!q->n_wheel) {
+		if (!q->n_far)
+			return 0;
+		advance(q, q->far[0].t);
+	}
+	uint32_t id = q->slot[next_slot(q, (unsigned)(q->now & WHEEL_MASK))];
+	out->t = q->node[id].t;
+	out->id = id;
+	wheel_remove(q, id);
+	if (out->t != q->now)
+		advance(q, out->t);
 	return 1;
 }

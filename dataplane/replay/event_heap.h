@@ -1,9 +1,16 @@
-/* Replay's agenda: an indexed 4-ary min-heap of wake-ups for numbered entities, each entity in it
- * at most once. Wake-ups are ordered by (time, entity id): equal times pop by entity, a key that
- * does not depend on the order in which they were scheduled, nor on where an entity runs, so a
- * run is the same whatever its event history or partitioning (docs/replay.md, "Determinism").
- * Rescheduling an entity moves its one entry; cancelling removes it: the heap holds only live
- * wake-ups, and its size is the number of entities waiting, not the number of reschedules. */
+/* Replay's agenda: the wake-ups of numbered entities, each entity in it at most once, popped in
+ * (time, entity id) order: equal times pop by entity, a key that does not depend on the order in
+ * which they were scheduled, nor on where an entity runs, so a run is the same whatever its
+ * event history or partitioning (docs/replay.md, "Determinism"). Rescheduling an entity moves
+ * its one entry; cancelling removes it: the agenda holds only live wake-ups.
+ *
+ * Most wake-ups of a switch model fall within a few microseconds of now (a frame's arrival
+ * after its wire time and the link's delay, a port free again after one frame), so they go on a
+ * wheel of one slot per nanosecond over [now, now + RSW_WHEEL_NS), each slot a list in entity
+ * order, found through a two-level bitmap: scheduling, moving and popping cost the same whatever
+ * the number of wake-ups held (a heap's cost grows with its log). Wake-ups further ahead (timers,
+ * slow links, a capture's next frame after a gap) wait in a 4-ary heap of (time, id) pairs and
+ * move onto the wheel as now comes within its reach. */
 #ifndef RSW_EVENT_HEAP_H
 #define RSW_EVENT_HEAP_H
 
@@ -15,27 +22,46 @@ struct rsw_wake {
 	uint32_t id;
 };
 
+#define RSW_WHEEL_BITS 12
+#define RSW_WHEEL_NS (1u << RSW_WHEEL_BITS)
+
+/* An entity's place: on the wheel (its time and its slot's list links) or in the heap. */
+struct rsw_event_node {
+	uint64_t t;
+	uint32_t next, prev; /* the slot's list, circular: the head's prev is its tail */
+	uint32_t pos;        /* RSW_EVENT_NONE, RSW_EVENT_WHEEL, or index in far */
+	uint32_t pad;
+};
+
 struct rsw_event_heap {
-	struct rsw_wake *h;
-	uint32_t n, cap;
-	uint32_t *pos;     /* by entity: its index in h, or RSW_EVENT_NONE */
+	struct rsw_event_node *node; /* by entity */
+	uint32_t *slot;              /* RSW_WHEEL_NS list heads, RSW_EVENT_NONE when empty */
+	uint64_t used[RSW_WHEEL_NS / 64]; /* slots with a list */
+	uint64_t used_words;              /* words of used that are not zero */
+	uint64_t now;                /* the wheel covers [now, now + RSW_WHEEL_NS) */
+	uint32_t n_wheel;
+	struct rsw_wake *far;        /* wake-ups at or after now + RSW_WHEEL_NS (4-ary heap) */
+	uint32_t n_far;
 	uint32_t n_ids;
 };
 
 #define RSW_EVENT_NONE UINT32_MAX
+#define RSW_EVENT_WHEEL (UINT32_MAX - 1)
 
 int rsw_event_heap_init(struct rsw_event_heap *q, uint32_t n_ids);
 void rsw_event_heap_free(struct rsw_event_heap *q);
-/* Entity id wakes at t (replacing any other wake-up of it). Returns -1 when out of memory. */
+/* Entity id wakes at t (replacing any other wake-up of it). Never fails: returns 0. */
 int rsw_event_at(struct rsw_event_heap *q, uint32_t id, uint64_t t);
 /* Entity id no longer wakes. */
 void rsw_event_cancel(struct rsw_event_heap *q, uint32_t id);
 /* The next wake-up, removed; 0 if none is left. */
 int rsw_event_pop(struct rsw_event_heap *q, struct rsw_wake *out);
 /* Time of the next wake-up, or UINT64_MAX. */
-static inline uint64_t rsw_event_peek(const struct rsw_event_heap *q)
+uint64_t rsw_event_peek(const struct rsw_event_heap *q);
+/* Wake-ups held. */
+static inline uint32_t rsw_event_count(const struct rsw_event_heap *q)
 {
-	return q->n ? q->h[0].t : UINT64_MAX;
+	return q->n_wheel + q->n_far;
 }
 
 #endif
