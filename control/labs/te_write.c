@@ -93,9 +93,12 @@ static int yaml_switch(FILE *f, const char *text, const struct rsw_zone *z, unsi
 			}
 			at = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l);
 		}
+	unsigned n = 0;
+	for (unsigned k = 0; k < res->n_route; k++)
+		n += res->route[k].sw == sw;
 	size_t head = at ? (size_t)(at - text) : strlen(text);
 	fwrite(text, 1, head, f);
-	if (!at)
+	if (!at && n)
 		fprintf(f, "%s# rocesw te: centralized TE's pinned paths (docs/te.md)\nPOLICY_ROUTE:\n",
 			head && text[head - 1] != '\n' ? "\n" : "");
 	for (unsigned k = 0; k < res->n_route; k++)
