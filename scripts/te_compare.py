@@ -10,7 +10,8 @@ destinations of one slice) with rocesw replay, three ways:
           port's index at its RTSW) takes uplink k, as the seeds' path pinning does;
   te      replay --te: rocesw te's CSPF routes for the job (re-installed --te-reinstall-ns
           after the failure);
-  eecmp   no pinning, 4 QPs per connection hashed by ECMP (each QP its own UDP source port);
+  eecmp   no pinning, 4 QPs per connection, every switch hashing with the E-ECMP policy of
+          config/hash-policies.yaml (destination QP added to the 5-tuple by UDF);
 each without failure and with ctsw1 failing at --fail-at. Prints each run's completion, its
 ratio to the wire bound and the analytic bound of the case, and writes OUT/compare.json.
 """
@@ -113,14 +114,16 @@ def main():
     wire = 2 * (N - 1) * size / N * 8 / 400e9 * 1e9
     fail_bound = a.fail_at + (wire - a.fail_at) * 4 / 3
     fail = ["--fail", f"ctsw1@{a.fail_at}"]
+    eecmp = ["--hash-policy", os.path.join(HERE, "..", "config", "hash-policies.yaml:eecmp")]
     cases = [
         ("pinned", os.path.join(pdir, "zone.yaml"), base, [], wire),
         ("te", os.path.join(zdir, "zone.yaml"), base, ["--te"], wire),
-        ("eecmp", os.path.join(zdir, "zone.yaml"), base + ",qps=4", [], wire),
+        ("eecmp", os.path.join(zdir, "zone.yaml"), base + ",qps=4", eecmp, wire),
         ("pinned+fail", os.path.join(pdir, "zone.yaml"), base, fail, fail_bound),
         ("te+fail", os.path.join(zdir, "zone.yaml"), base,
          ["--te", "--te-reinstall-ns", str(a.reinstall_ns), *fail], fail_bound),
-        ("eecmp+fail", os.path.join(zdir, "zone.yaml"), base + ",qps=4", fail, fail_bound),
+        ("eecmp+fail", os.path.join(zdir, "zone.yaml"), base + ",qps=4", eecmp + fail,
+         fail_bound),
     ]
     rows = []
     print(f"ring AllReduce of {a.size} over 16 ranks, placed {ranks}")
