@@ -46,6 +46,23 @@ static char *read_all(const char *path, size_t *len)
 	return buf;
 }
 
+/* A SONiC config_db.json (a JSON object) rather than YAML: what it holds, not its name. */
+static int is_json(const char *text)
+{
+	while (isspace((unsigned char)*text))
+		text++;
+	return *text == '{';
+}
+
+static int config_is_json(const char *path)
+{
+	size_t len;
+	char *text = read_all(path, &len);
+	int json = text && is_json(text);
+	free(text);
+	return json;
+}
+
 /* A route of the switch's own config on the same <port, prefix> would be inserted twice. */
 static int clashes(const struct rsw_zone *z, const struct rsw_te_route *r, char *err,
 		   size_t errlen)
@@ -161,11 +178,9 @@ static int rocesw_switch(const char *dir, const struct rsw_zone *z, unsigned sw,
 	char *out = NULL, path[4096];
 	size_t out_len = 0;
 	FILE *f = open_memstream(&out, &out_len);
-	const char *p = text;
-	while (isspace((unsigned char)*p))
-		p++;
-	int rc = !f ? -1 : *p == '{' ? json_switch(f, text, z, sw, res, err, errlen)
-				    : yaml_switch(f, text, z, sw, res, err, errlen);
+	int json = is_json(text);
+	int rc = !f ? -1 : json ? json_switch(f, text, z, sw, res, err, errlen)
+			       : yaml_switch(f, text, z, sw, res, err, errlen);
 	free(text);
 	if (f)
 		fclose(f);
@@ -175,7 +190,7 @@ static int rocesw_switch(const char *dir, const struct rsw_zone *z, unsigned sw,
 		free(out);
 		return -1;
 	}
-	snprintf(path, sizeof(path), "%s/%s.%s", dir, z->sw[sw].name, *p == '{' ? "json" : "yaml");
+	snprintf(path, sizeof(path), "%s/%s.%s", dir, z->sw[sw].name, json ? "json" : "yaml");
 	return write_text(path, out, out_len, err, errlen);
 }
 
@@ -193,9 +208,8 @@ static int zone_file(const char *dir, const char *zone_path, const struct rsw_zo
 	fprintf(f, "# %s with the policy routes of rocesw te (docs/te.md)\nZONE: {name: %s}\n"
 		"SWITCH:\n", zone_path, z->name);
 	for (unsigned s = 0; s < z->n_sw; s++) {
-		const char *cfg = z->sw_config[s], *dot = strrchr(cfg, '.');
 		fprintf(f, "  %s: {config: %s.%s}\n", z->sw[s].name, z->sw[s].name,
-			dot && !strcmp(dot, ".json") ? "json" : "yaml");
+			config_is_json(z->sw_config[s]) ? "json" : "yaml");
 	}
 	fprintf(f, "HOST:\n");
 	for (unsigned h = 0; h < z->n_host; h++) {
