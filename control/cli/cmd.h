@@ -14,5 +14,6 @@ int rsw_cmd_del(int argc, char **argv);
 int rsw_cmd_report(int argc, char **argv);
 int rsw_cmd_reload(int argc, char **argv);
 int rsw_cmd_send(int argc, char **argv);
+int rsw_cmd_te(int argc, char **argv);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "collective_spec.h"
+#include "replay_te.h"
 #include "dataplane/config/config.h"
 #include "dataplane/config/whole_file.h"
 #include "dataplane/replay/replay.h"
@@ -31,7 +32,7 @@ static void usage(FILE *f)
 		"usage: rocesw replay --config F --out DIR [--in WHERE=FILE ...] [--in-dir DIR]\n"
 		"                     [--collective SPEC] [--hash-policy FILE[:NAME]]\n"
 		"                     [--hosts-ignore-pfc] [--seed N] [--until NS] [--sample-ns NS]\n"
-		"                     [--deadlock-ns NS]\n"
+		"                     [--deadlock-ns NS] [--te [--te-reinstall-ns NS]]\n"
 		"                     [--quiet] [--captures all|none] [--capture-only P ...] [--capture-...]\n"
 		"\n"
 		"Replays captures on virtual time through the switch of config F, or through the\n"
@@ -65,6 +66,7 @@ static void usage(FILE *f)
 		"                   (ECMP groups drop the member, pinned routes fall back);\n"
 		"                   frames put on a down link are lost; repeatable\n"
 		"  --recover WHAT@T the same comes back up; repeatable\n"
+		RSW_REPLAY_TE_USAGE
 		"  --hash-policy FILE[:NAME]\n"
 		"                   replace every switch's ECMP hash policy with policy NAME of FILE\n"
 		"                   (HASH_POLICY or SWITCH_HASH, read as 'default'; NAME may be omitted\n"
@@ -265,6 +267,8 @@ static int write_outputs(const char *out, const struct rsw_zone *z, int zone,
 	return rc;
 }
 
+enum { OPT_TE = 1200, OPT_TE_REINSTALL };
+
 /* What the command line asked for. */
 struct replay_args {
 	const char *config, *out, *in_dir, *policy_arg, *coll_arg;
@@ -273,6 +277,8 @@ struct replay_args {
 	unsigned n_in, n_fault;
 	unsigned long long seed, until, sample, deadlock;
 	int ignore_pfc, quiet;
+	int te;                    /* --te */
+	long long te_reinstall;    /* --te-reinstall-ns, -1: not given */
 	struct rsw_replay_capture cap;
 	struct rsw_text_opts text; /* what the summary on stdout shows */
 };
@@ -316,6 +322,14 @@ static int take_option(struct replay_args *a, int c)
 			return 2;
 		}
 		return -1;
+	case OPT_TE: a->te = 1; return -1;
+	case OPT_TE_REINSTALL: {
+		unsigned long long v;
+		if (number("te-reinstall-ns", optarg, &v) < 0)
+			return 2;
+		a->te_reinstall = (long long)v;
+		return -1;
+	}
 	case 'h': usage(stdout); return 0;
 	default:
 		switch (rsw_capture_opt(c, optarg, &a->cap) ?: rsw_text_opt(c, optarg, &a->text)) {
@@ -336,6 +350,8 @@ static int parse_args(int argc, char **argv, struct replay_args *a)
 		{"seed", required_argument, NULL, 's'}, {"until", required_argument, NULL, 'u'},
 		{"sample-ns", required_argument, NULL, 'S'}, {"quiet", no_argument, NULL, 'q'},
 		{"deadlock-ns", required_argument, NULL, 'K'},
+		{"te", no_argument, NULL, OPT_TE},
+		{"te-reinstall-ns", required_argument, NULL, OPT_TE_REINSTALL},
 		{"hash-policy", required_argument, NULL, 'P'},
 		{"collective", required_argument, NULL, 'C'},
 		{"fail", required_argument, NULL, 'F'}, {"recover", required_argument, NULL, 'R'},
@@ -350,6 +366,11 @@ static int parse_args(int argc, char **argv, struct replay_args *a)
 	if (!a->config || !a->out || optind < argc) {
 		fprintf(stderr, "rocesw replay: give --config and --out\n");
 		usage(stderr);
+		return 2;
+	}
+	if ((a->te && !a->coll_arg) || (a->te_reinstall >= 0 && !a->te)) {
+		fprintf(stderr, "rocesw replay: --te needs --collective (its traffic matrix), and "
+			"--te-reinstall-ns needs --te\n");
 		return 2;
 	}
 	return -1;
@@ -497,12 +518,25 @@ int rsw_cmd_replay(int argc, char **argv)
 	unsigned n_direct = 0;
 	int zone, rc;
 
-	a = (struct replay_args){.seed = 1, .sample = 1000};
+	static struct rsw_replay_te te;
+	a = (struct replay_args){.seed = 1, .sample = 1000, .te_reinstall = -1};
 	if ((rc = parse_args(argc, argv, &a)) >= 0 || (rc = load_zone(&a, &zone, &z)) != 0)
 		return rc;
 	rc = place_traffic(&a, zone, &z, &coll, in, &n_direct);
 	if (!rc)
 		rc = load_faults(&a, &z, faults);
+	if (!rc && a.te) {
+		char err[2048];
+		if (rsw_replay_te_prepare(&z, &coll, faults, a.n_fault, a.te_reinstall, &te, err,
+					  sizeof(err)) < 0) {
+			fprintf(stderr, "rocesw replay: --te: %s\n", err);
+			rc = 1;
+		} else if (!a.quiet) {
+			fprintf(stderr, "rocesw replay: --te: %u policy routes installed (%u flows over "
+				"capacity), %u re-installs scheduled\n", te.n_routes, te.n_over,
+				te.n_install);
+		}
+	}
 	if (!rc)
 		rc = check_out_dir(a.out, in, n_direct, &z);
 	if (!rc) {
@@ -510,9 +544,11 @@ int rsw_cmd_replay(int argc, char **argv)
 			.sw = z.sw, .n_sw = z.n_sw, .host = z.host, .n_host = z.n_host,
 			.link = z.link, .n_link = z.n_link, .in = in, .n_in = n_direct,
 			.zone = zone, .hosts_ignore_pfc = a.ignore_pfc,
-			.coll = a.coll_arg ? &coll : NULL, .fault = faults, .n_fault = a.n_fault};
+			.coll = a.coll_arg ? &coll : NULL, .fault = faults, .n_fault = a.n_fault,
+			.install = te.install, .n_install = te.n_install};
 		rc = run(&a, &z, &model);
 	}
+	rsw_replay_te_free(&te);
 	rsw_zone_free(&z);
 	return rc;
 }

@@ -17,6 +17,9 @@ static void usage(FILE *f)
 		"              load a switch config, print its errors or a summary\n"
 		"  replay --config F --out DIR --in WHERE=FILE [...] | --in-dir DIR\n"
 		"              captures through a switch or a zone on virtual time\n"
+		"  te --config ZONE --collective SPEC [--fail WHAT] [--out DIR] [--json]\n"
+		"              centralized traffic engineering: CSPF paths and the policy routes\n"
+		"              that pin them, in rocesw, SONiC and EOS forms\n"
 		"  report compare RUN_DIR... --out FILE.html\n"
 		"              several replay runs on one page, side by side on shared axes\n"
 		"  gen --pattern ring|tree|all-to-all|incast --hosts N --out DIR [...]\n"
@@ -49,6 +52,7 @@ static const struct {
 	{"report", rsw_cmd_report},
 	{"reload", rsw_cmd_reload},
 	{"send", rsw_cmd_send},
+	{"te", rsw_cmd_te},
 };
 
 int main(int argc, char **argv)

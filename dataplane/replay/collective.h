@@ -94,6 +94,22 @@ struct rsw_coll_result {
 	struct rsw_coll_qp_stats *qp;  /* by sender host, peer, QP */
 };
 
+/* A transfer: one chunk from rank src to rank dst, posted once the transfers it depends on have
+ * arrived at src. */
+struct rsw_coll_xfer {
+	uint16_t src, dst;     /* ranks */
+	uint32_t step;
+	uint64_t bytes;
+	int32_t dep[2];        /* indexes of earlier transfers, -1: none */
+};
+
+/* Every transfer of c in the algorithm's order (ring and tree as NCCL runs them, pipelined by
+ * chunks; all-to-all and incast chunk by chunk): *n of them in *out, to be freed. The closed-loop
+ * hosts run these; `rocesw te` sums them into a traffic matrix. Returns 0, or -1 (memory). */
+int rsw_coll_xfers(const struct rsw_coll *c, struct rsw_coll_xfer **out, uint32_t *n);
+/* Steps of the pattern: 2(n-1) ring, n-1 allgather/reducescatter, 2 x depth tree, else 1. */
+unsigned rsw_coll_n_steps(const struct rsw_coll *c);
+
 /* NCCL's bus-bandwidth factor of a pattern for n ranks (PERFORMANCE.md of nccl-tests):
  * AllReduce 2(n-1)/n, AllGather, ReduceScatter and all-to-all (n-1)/n; incast 1. */
 double rsw_coll_busbw_factor(unsigned pattern, unsigned n);

@@ -32,6 +32,15 @@ struct rsw_replay_fault {
 	int up;              /* 1: recovery */
 };
 
+/* Table writes a controller commits on switch sw at t (rocesw replay --te-reinstall-ns: TE's
+ * routes for the links then down). The model keeps the transaction; replay only commits it. */
+struct rsw_replay_install {
+	uint64_t t;
+	unsigned sw;
+	const struct rsw_txn *txn;
+	const char *what;    /* for the event log */
+};
+
 struct rsw_replay_model {
 	const struct rsw_topo_switch *sw;
 	unsigned n_sw;
@@ -46,6 +55,8 @@ struct rsw_replay_model {
 	const struct rsw_coll *coll; /* closed-loop hosts run this collective (no captures) */
 	const struct rsw_replay_fault *fault; /* in time order */
 	unsigned n_fault;
+	const struct rsw_replay_install *install; /* in time order; after faults of the same t */
+	unsigned n_install;
 };
 
 struct rsw_replay_port_stats {

@@ -2,12 +2,32 @@
  * ports administratively down, through the table-write API as the live `set port` does, so ECMP
  * groups drop the member through their resilient bucket tables and pinned routes fall back), or
  * a switch fails (every link it has). Frames put on a down link are lost; frames already on the
- * wire arrive. Recovery brings the ports up again. */
+ * wire arrive. Recovery brings the ports up again. A controller's table writes (--te-reinstall-ns)
+ * are committed on the same agenda, after the faults of the same time. */
+#include <stdint.h>
 #include <string.h>
 
 #include "dataplane/tables/switch.h"
 #include "dataplane/tables/table_write.h"
 #include "replay_int.h"
+
+/* A transaction committed on switch s at t; the switch then runs on the new tables. */
+static int commit(struct replay *r, unsigned s, const struct rsw_txn *txn, uint64_t t)
+{
+	struct rsw_switch *sw = r->model->sw[s].sw;
+	if (rsw_switch_commit(sw, txn, r->err, r->errlen) < 0) {
+		r->failed = 1;
+		return -1;
+	}
+	struct sw_node *n = &r->sw[s];
+	n->fib = rsw_switch_fib(sw);
+	rsw_switch_reap(sw);
+	/* every port's queues and PFC decisions may read the new tables */
+	for (unsigned q = 0; q < n->fib->n_ports; q++)
+		rp_ports_add(&n->dirty_tx, q);
+	sw_settle(r, s, t);
+	return 0;
+}
 
 /* Port p of switch s up or down, as one committed table write. */
 static int set_port(struct replay *r, unsigned s, uint16_t p, int up, uint64_t t)
@@ -19,25 +39,16 @@ static int set_port(struct replay *r, unsigned s, uint16_t p, int up, uint64_t t
 	snprintf(w.u.port.origin, sizeof(w.u.port.origin), "replay --%s at %llu ns",
 		 up ? "recover" : "fail", (unsigned long long)t);
 	struct rsw_txn *txn = rsw_txn_new();
-	int rc = txn && rsw_txn_add(txn, &w) == 0 ? 0 : -1;
-	if (rc == 0)
-		rc = rsw_switch_commit(sw, txn, r->err, r->errlen);
-	rsw_txn_free(txn);
-	if (rc < 0) {
-		if (!txn)
-			snprintf(r->err, r->errlen, "out of memory");
+	if (!txn || rsw_txn_add(txn, &w) < 0) {
+		rsw_txn_free(txn);
+		snprintf(r->err, r->errlen, "out of memory");
 		r->failed = 1;
 		return -1;
 	}
-	struct sw_node *n = &r->sw[s];
-	n->fib = rsw_switch_fib(sw);
-	rsw_switch_reap(sw);
-	/* every port's queues and PFC decisions may read the new tables */
-	for (unsigned q = 0; q < n->fib->n_ports; q++)
-		rp_ports_add(&n->dirty_tx, q);
-	rp_ports_add(&n->dirty_ctrl, p);
-	sw_settle(r, s, t);
-	return 0;
+	rp_ports_add(&r->sw[s].dirty_ctrl, p);
+	int rc = commit(r, s, txn, t);
+	rsw_txn_free(txn);
+	return rc;
 }
 
 static void link_state(struct replay *r, unsigned li, int up, uint64_t t)
@@ -58,10 +69,31 @@ static void link_state(struct replay *r, unsigned li, int up, uint64_t t)
 			host_wake(r, end[e]->idx, t);
 }
 
+/* The next time either agenda has something due, or UINT64_MAX. */
+static uint64_t next_due(const struct replay *r)
+{
+	const struct rsw_replay_model *md = r->model;
+	uint64_t t = UINT64_MAX;
+	if (r->next_fault < md->n_fault)
+		t = md->fault[r->next_fault].t;
+	if (r->next_install < md->n_install && md->install[r->next_install].t < t)
+		t = md->install[r->next_install].t;
+	return t;
+}
+
 void rp_fault_start(struct replay *r)
 {
-	if (r->model->n_fault)
-		rp_schedule(r, r->id_fault, r->model->fault[0].t);
+	if (next_due(r) != UINT64_MAX)
+		rp_schedule(r, r->id_fault, next_due(r));
+}
+
+static void install(struct replay *r, const struct rsw_replay_install *in, uint64_t t)
+{
+	if (commit(r, in->sw, in->txn, t) < 0 || !r->events)
+		return;
+	json_t *f = json_object();
+	json_object_set_new(f, "what", json_string(in->what ? in->what : "table writes"));
+	rp_event(r, t, "install", "switch", r->model->sw[in->sw].name, NULL, f);
 }
 
 void rp_fault_due(struct replay *r, uint64_t t)
@@ -77,6 +109,9 @@ void rp_fault_due(struct replay *r, uint64_t t)
 			if (md->link[i].a.sw == (int)f->idx || md->link[i].b.sw == (int)f->idx)
 				link_state(r, i, f->up, t);
 	}
-	if (r->next_fault < md->n_fault)
-		rp_schedule(r, r->id_fault, md->fault[r->next_fault].t);
+	while (r->next_install < md->n_install && md->install[r->next_install].t <= t &&
+	       !r->failed)
+		install(r, &md->install[r->next_install++], t);
+	if (next_due(r) != UINT64_MAX && !r->failed)
+		rp_schedule(r, r->id_fault, next_due(r));
 }

@@ -152,7 +152,7 @@ struct replay {
 	struct rsw_event_heap q;
 	uint32_t id_host, id_link, id_port, id_ctrl; /* first entity id of each kind */
 	uint32_t id_fault;           /* the failure agenda */
-	unsigned next_fault;
+	unsigned next_fault, next_install;
 	struct cap_in *in;
 	struct sw_node *sw;
 	struct host_node *host;

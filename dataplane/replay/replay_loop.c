@@ -131,152 +131,30 @@ struct loop {
 
 /* ---- building the collective ---- */
 
-static int add_xfer(struct loop *L, unsigned src, unsigned dst, uint64_t bytes, uint32_t step,
-		    int32_t dep0, int32_t dep1, uint32_t *cap)
-{
-	if (!bytes)
-		return -2;
-	if (L->n_x == *cap) {
-		uint32_t nc = *cap ? *cap * 2 : 256;
-		void *p = realloc(L->x, nc * sizeof(*L->x));
-		if (!p)
-			return -1;
-		L->x = p;
-		*cap = nc;
-	}
-	struct xfer *x = &L->x[L->n_x];
-	memset(x, 0, sizeof(*x));
-	x->src = (uint16_t)src;
-	x->dst = (uint16_t)dst;
-	x->bytes = bytes;
-	x->step = step;
-	x->dep[0] = dep0;
-	x->dep[1] = dep1;
-	return (int)L->n_x++;
-}
-
-/* Depth of rank i in the binary tree (root 0 at depth 0). */
-static unsigned level(unsigned i)
-{
-	unsigned l = 0;
-	for (i++; i > 1; i >>= 1)
-		l++;
-	return l;
-}
-
-/* Ring collectives as NCCL runs them: the buffer is cut into loops of N chunks; in each loop,
- * step s of rank i sends to rank i + 1 the chunk it received at step s - 1 (reduced or copied).
- * Loops run one after the other on each connection, and a loop's step waits only for its own
- * previous step, so loops pipeline. */
-static int build_ring(struct loop *L, unsigned first, unsigned steps, uint64_t per_rank,
-		      uint32_t *cap)
-{
-	const struct rsw_coll *c = L->c;
-	unsigned n = c->n_ranks;
-	uint64_t chunk = c->chunk && c->chunk < per_rank ? c->chunk : per_rank;
-	uint64_t loops = (per_rank + chunk - 1) / chunk;
-	for (uint64_t l = 0; l < loops; l++) {
-		uint64_t b = l + 1 < loops ? chunk : per_rank - l * chunk;
-		uint32_t base = L->n_x;
-		for (unsigned s = 0; s < steps; s++)
-			for (unsigned i = 0; i < n; i++) {
-				/* rank i's step s needs rank i-1's step s-1 of this loop */
-				int32_t dep = s ? (int32_t)(base + (s - 1) * n + (i + n - 1) % n) : -1;
-				if (add_xfer(L, i, (i + 1) % n, b, first + s, dep, -1, cap) < 0)
-					return -1;
-			}
-	}
-	return 0;
-}
-
-/* Binary-tree AllReduce (parent of rank i is (i - 1) / 2), pipelined by chunks: a rank sends a
- * chunk up once both children's copies of it arrived, the root sends it down once reduced, and a
- * rank forwards it down once it came from its parent. Steps: reduce of level d is step depth - d,
- * broadcast to level d is step depth + d - 1. */
-static int build_tree(struct loop *L, uint32_t *cap)
-{
-	const struct rsw_coll *c = L->c;
-	unsigned n = c->n_ranks, depth = level(n - 1);
-	uint64_t chunk = c->chunk && c->chunk < c->message ? c->chunk : c->message;
-	uint64_t loops = (c->message + chunk - 1) / chunk;
-	int32_t *up = malloc(n * sizeof(*up)), *down = malloc(n * sizeof(*down));
-	if (!up || !down) {
-		free(up);
-		free(down);
-		return -1;
-	}
-	int rc = 0;
-	for (uint64_t l = 0; l < loops && rc == 0; l++) {
-		uint64_t b = l + 1 < loops ? chunk : c->message - l * chunk;
-		/* reduce, deepest ranks first so children come before parents */
-		for (unsigned k = n; k-- > 1 && rc == 0;) {
-			unsigned a = 2 * k + 1, bb = 2 * k + 2;
-			int32_t d0 = a < n ? up[a] : -1, d1 = bb < n ? up[bb] : -1;
-			up[k] = add_xfer(L, k, (k - 1) / 2, b, depth - level(k), d0, d1, cap);
-			rc = up[k] < 0 ? -1 : 0;
-		}
-		for (unsigned k = 1; k < n && rc == 0; k++) {
-			unsigned p = (k - 1) / 2;
-			int32_t d0, d1 = -1;
-			if (p == 0) { /* the root has both children's reductions */
-				d0 = up[1];
-				d1 = n > 2 ? up[2] : -1;
-			} else {
-				d0 = down[p];
-			}
-			down[k] = add_xfer(L, p, k, b, depth + level(k) - 1, d0, d1, cap);
-			rc = down[k] < 0 ? -1 : 0;
-		}
-	}
-	free(up);
-	free(down);
-	return rc;
-}
-
+/* The collective's transfers (collective.c), each with the state it runs with here. */
 static int build_xfers(struct loop *L)
 {
-	const struct rsw_coll *c = L->c;
-	unsigned n = c->n_ranks;
-	uint32_t cap = 0;
-	switch (c->pattern) {
-	case RSW_COLL_RING:
-		return build_ring(L, 0, 2 * (n - 1), c->message / n, &cap);
-	case RSW_COLL_REDUCE_SCATTER:
-	case RSW_COLL_ALLGATHER:
-		return build_ring(L, 0, n - 1, c->message / n, &cap);
-	case RSW_COLL_TREE:
-		return build_tree(L, &cap);
-	case RSW_COLL_ALL_TO_ALL:
-	case RSW_COLL_INCAST: {
-		uint64_t per = c->pattern == RSW_COLL_ALL_TO_ALL ? c->message / n : c->message;
-		uint64_t chunk = c->chunk && c->chunk < per ? c->chunk : per;
-		for (uint64_t off = 0; off < per; off += chunk)
-			for (unsigned i = 0; i < n; i++)
-				for (unsigned k = 1; k < n; k++) {
-					unsigned dst = (i + k) % n;
-					if (c->pattern == RSW_COLL_INCAST &&
-					    (dst != c->root || i == c->root))
-						continue;
-					uint64_t b = per - off < chunk ? per - off : chunk;
-					if (add_xfer(L, i, dst, b, 0, -1, -1, &cap) == -1)
-						return -1;
-				}
-		return 0;
+	struct rsw_coll_xfer *cx;
+	uint32_t n;
+	if (rsw_coll_xfers(L->c, &cx, &n) < 0)
+		return -1;
+	L->x = calloc(n ? n : 1, sizeof(*L->x));
+	if (!L->x) {
+		free(cx);
+		return -1;
 	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct xfer *x = &L->x[i];
+		x->src = cx[i].src;
+		x->dst = cx[i].dst;
+		x->step = cx[i].step;
+		x->bytes = cx[i].bytes;
+		x->dep[0] = cx[i].dep[0];
+		x->dep[1] = cx[i].dep[1];
 	}
-	return -1;
-}
-
-static unsigned n_steps(const struct rsw_coll *c)
-{
-	unsigned n = c->n_ranks;
-	switch (c->pattern) {
-	case RSW_COLL_RING: return 2 * (n - 1);
-	case RSW_COLL_REDUCE_SCATTER:
-	case RSW_COLL_ALLGATHER: return n - 1;
-	case RSW_COLL_TREE: return 2 * level(n - 1);
-	default: return 1;
-	}
+	L->n_x = n;
+	free(cx);
+	return 0;
 }
 
 static void host_ip(const struct rsw_coll *c, unsigned i, uint8_t ip[4])
@@ -951,7 +829,7 @@ int loop_init(struct replay *r, char *err, size_t errlen)
 			return -1;
 		}
 	}
-	cr->n_steps = n_steps(c);
+	cr->n_steps = rsw_coll_n_steps(c);
 	cr->step_done_ns = calloc(cr->n_steps ? cr->n_steps : 1, sizeof(*cr->step_done_ns));
 	if (!cr->step_done_ns)
 		goto oom;
