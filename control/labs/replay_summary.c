@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "dataplane/pkt/drop_reason.h"
+#include "dataplane/tables/ars_stats.h"
 #include "dataplane/tables/table_types.h"
 #include "dataplane/tm/shaper.h"
 #include "dataplane/tm/tm.h"
@@ -497,6 +498,9 @@ json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
 		json_object_set_new(root, "drops", drops_json(r->sw[0].drops));
 		json_object_set_new(root, "flows", flows_json(NULL, r));
 		json_object_set_new(root, "conservation", switch_conservation(&r->sw[0]));
+		json_t *ars = rsw_ars_groups_json(fib);
+		if (ars) /* only then: a summary without ARS stays as it was */
+			json_object_set_new(root, "ars", ars);
 		return root;
 	}
 	json_t *sws = json_array();
@@ -508,6 +512,9 @@ json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
 		json_object_set_new(o, "pools", pools_json(rsw_switch_fib(z->sw[s].sw), &r->sw[s]));
 		json_object_set_new(o, "drops", drops_json(r->sw[s].drops));
 		json_object_set_new(o, "conservation", switch_conservation(&r->sw[s]));
+		json_t *ars = rsw_ars_groups_json(rsw_switch_fib(z->sw[s].sw));
+		if (ars)
+			json_object_set_new(o, "ars", ars);
 		json_array_append_new(sws, o);
 		for (unsigned d = 0; d < 64; d++) {
 			drops[d] += r->sw[s].drops[d];
@@ -558,6 +565,21 @@ static void print_ports(FILE *f, const char *sw, const struct rsw_fib *fib,
 	}
 }
 
+/* A line per ARS group: what its adaptive choice did (docs/ars.md, Counters). */
+static void print_ars(FILE *f, const char *sw, const struct rsw_fib *fib)
+{
+	for (uint32_t g = 0; fib->ars && g < fib->n_groups; g++) {
+		uint64_t v[RSW_ARS_STATS];
+		if (rsw_ars_stats_get(&fib->groups[g], v))
+			continue;
+		fprintf(f, "ars %s%s%s %s: %lu packets, %lu next-hop and %lu port reassignments, "
+			"%lu drops, %lu flowlet table full\n", sw ? sw : "", sw ? "|" : "",
+			fib->groups[g].name, rsw_ars_mode_name(fib->groups[g].ars->cfg.mode),
+			(unsigned long)v[0], (unsigned long)v[1], (unsigned long)v[2],
+			(unsigned long)v[3], (unsigned long)v[4]);
+	}
+}
+
 void rsw_replay_summary_print(FILE *f, const struct rsw_zone *z, int zone,
 			      const struct rsw_replay_result *r, const struct rsw_coll *coll)
 {
@@ -571,6 +593,8 @@ void rsw_replay_summary_print(FILE *f, const struct rsw_zone *z, int zone,
 			lossless[d] += r->sw[s].lossless_drops[d];
 		}
 	}
+	for (unsigned s = 0; s < z->n_sw; s++)
+		print_ars(f, zone ? z->sw[s].name : NULL, rsw_switch_fib(z->sw[s].sw));
 	for (unsigned h = 0; h < z->n_host; h++) {
 		const struct rsw_replay_host_result *x = &r->host[h];
 		fprintf(f, "host %-19s sent %lu (%lu late, max %.3f us), received %lu, PFC received "
