@@ -8,6 +8,10 @@ RoCE per packet. Everything is checked against the captures, read here independe
 - ooo=accept: every PSN reaches h1 once, no NAK, nothing retransmitted; the out-of-order count,
   the largest PSN distance and the reorder buffer in summary.json are those of the capture;
 - a flowlet-quality run is byte-identical when run again;
+- with a forced collision (static ECMP puts two flows of a ring on one uplink, read from the
+  captures) the ring takes twice its wire bound; spraying with accepting receivers reaches the
+  bound, with strict ones it retransmits and is slower; a flowlet run takes the bound of where
+  its first packets were placed;
 - ooo= specs that make no sense are refused with the reason."""
 import filecmp
 import os
@@ -224,6 +228,142 @@ class ArsLoop(unittest.TestCase):
             r = self.run_coll("bad", None, spec, ok=False)
             self.assertEqual(r.returncode, 2, spec)
             self.assertIn(why, r.stderr, spec)
+
+
+def collision_switch(n, mode, seed):
+    """sw1 (h0, h2) or sw2 (h1, h3), joined by two equal 3 m links; the far hosts through group
+    `up`. h0 -> h1 and h2 -> h3 (and back) hash onto the same uplink under static ECMP (read
+    from the captures: the test checks it)."""
+    me, far = (1, 2) if n == 1 else (2, 1)
+    hosts = [0, 2] if n == 1 else [1, 3]
+    peer = [f"10.254.0.{1 - (n - 1) + 2 * k}" for k in range(2)]
+    ars = ref = ""
+    if mode:
+        # sampled every 1 us: 12500 bytes is 100G for the whole interval (the top load band)
+        ars = (f"ARS_PROFILE:\n  default: {{random_seed: {seed}, sampling_interval: 1, "
+               "past_load_max_value: 12500, future_load_max_value: 100000}\n"
+               f"ARS_OBJECT:\n  a: {{assign_mode: {mode}, match_l4_dst_port: 4791}}\n")
+        ref = ", ars_object: a"
+    neigh = "\n".join(f'  "Ethernet{24 * k}|10.1.0.{2 * h + 1}": {{neigh: "02:00:00:01:00:0{h}"}}'
+                      for k, h in enumerate(hosts))
+    routes = "\n".join(f'  "10.1.0.{2 * h + 1}/32": {{nexthop: "10.1.0.{2 * h + 1}"}}'
+                       for h in hosts)
+    return f"""DEVICE_METADATA:
+  localhost: {{hostname: sw{n}, mac: "02:00:00:00:01:00"}}
+PORT:
+  Ethernet0: {{speed: 100000, role: host, mtu: 9100}}
+  Ethernet24: {{speed: 100000, role: host, mtu: 9100}}
+  Ethernet8: {{speed: 100000, role: uplink, mtu: 9100, mac: "02:00:00:00:{me}1:08"}}
+  Ethernet16: {{speed: 100000, role: uplink, mtu: 9100, mac: "02:00:00:00:{me}1:10"}}
+CABLE_LENGTH:
+  AZURE: {{Ethernet0: 3m, Ethernet24: 3m, Ethernet8: 3m, Ethernet16: 3m}}
+NEIGH:
+{neigh}
+  "Ethernet8|{peer[0]}": {{neigh: "02:00:00:00:{far}1:08"}}
+  "Ethernet16|{peer[1]}": {{neigh: "02:00:00:00:{far}1:10"}}
+{ars}NEXTHOP_GROUP:
+  up: {{nexthop: "{peer[0]},{peer[1]}"{ref}}}
+STATIC_ROUTE:
+{routes}
+  "10.1.0.0/24": {{nexthop_group: up}}
+"""
+
+
+COLLISION_ZONE = """SWITCH:
+  sw1: {config: sw1.yaml}
+  sw2: {config: sw2.yaml}
+HOST:
+  h0: {}
+  h1: {}
+  h2: {}
+  h3: {}
+LINK:
+  - {a: h0, b: "sw1|Ethernet0", length: 3m}
+  - {a: h2, b: "sw1|Ethernet24", length: 3m}
+  - {a: h1, b: "sw2|Ethernet0", length: 3m}
+  - {a: h3, b: "sw2|Ethernet24", length: 3m}
+  - {a: "sw1|Ethernet8", b: "sw2|Ethernet8", length: 3m}
+  - {a: "sw1|Ethernet16", b: "sw2|Ethernet16", length: 3m}
+"""
+
+RING = "ring,ranks=h0:h1:h2:h3,size=4M"  # h0 -> h1 and h2 -> h3 cross sw1 -> sw2 together
+
+
+def wire_bound_ns(n=4, size=4 << 20, speed=100000):
+    """A ring's wire bound: 2(N-1) steps each putting a chunk (S/N in MTU packets: 58 bytes of
+    headers and ICRC, 16 more for the first's RETH, 24 of FCS, preamble and IFG) on a link."""
+    chunk = size // n
+    lens = [14 + 20 + 8 + 12 + (16 if i == 0 else 0) + MTU + 4 for i in range(chunk // MTU)]
+    return 2 * (n - 1) * sum((x + 24) * 8000 / speed for x in lens)
+
+
+class ArsCollision(unittest.TestCase):
+    """Static ECMP puts both sw1 -> sw2 flows of a 4-rank ring on one uplink: the ring takes
+    twice its wire bound. ARS against it: spraying with accepting receivers reaches the bound,
+    with strict ones collapses into go-back-N; a flowlet's first placement (all bands equal at
+    t = 0, so the seeded tie-break) decides the run, since the ring's flows never pause long
+    enough for a flowlet to move: each outcome is the bound its placement gives."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tmpdir()
+
+    def run_ring(self, name, mode, ooo="nak", seed=1):
+        d = os.path.join(self.dir, name)
+        os.makedirs(d, exist_ok=True)
+        for n in (1, 2):
+            with open(os.path.join(d, f"sw{n}.yaml"), "w") as f:
+                f.write(collision_switch(n, mode, seed))
+        with open(os.path.join(d, "zone.yaml"), "w") as f:
+            f.write(COLLISION_ZONE)
+        out = os.path.join(d, "out")
+        r = subprocess.run([ROCESW, "replay", "--config", os.path.join(d, "zone.yaml"),
+                            "--collective", f"{RING},ooo={ooo}", "--out", out],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "summary.json")) as f:
+            c = json.load(f)["collective"]
+        self.assertTrue(c["complete"])
+        self.assertGreaterEqual(c["time_ns"], wire_bound_ns(), "no run beats the wire")
+        return out, c
+
+    def uplinks_of(self, out):
+        """The sw1 uplinks each far destination's data frames left by (IPv4 dst byte 4)."""
+        used = {}
+        for port in ("Ethernet8", "Ethernet16"):
+            for raw in frames(os.path.join(out, "sw1", f"{port}.pcap")):
+                b = bth(raw)
+                if b and b[0] in OP_DATA:
+                    used.setdefault(raw[33], set()).add(port)
+        return used
+
+    def test_static_collides_spray_and_flowlet_do_not_lose(self):
+        bound = wire_bound_ns()
+        out, static = self.run_ring("static", None)
+        used = self.uplinks_of(out)
+        self.assertEqual(set(used), {3, 7})
+        self.assertEqual(len(used[3] | used[7]), 1, f"static ECMP collides: {used}")
+        self.assertAlmostEqual(static["time_ns"] / (2 * bound), 1, delta=0.01)
+        # spraying, receivers placing out of order: the wire bound (ACKs and reordering jitter)
+        _, spray = self.run_ring("spray-accept", "per_packet_quality", "accept")
+        self.assertEqual(spray["retransmitted"], 0)
+        self.assertLess(spray["time_ns"], 1.05 * bound)
+        self.assertGreater(spray["ooo_packets"], 0)
+        # the same spraying, strict receivers: go-back-N, slower than the spray that accepts
+        _, strict = self.run_ring("spray-nak", "per_packet_quality", "nak")
+        self.assertGreater(strict["retransmitted"], 0)
+        self.assertGreater(strict["time_ns"], spray["time_ns"])
+        # flowlets: whatever the first placement, the time is the bound that placement gives,
+        # and never worse than static; seed 1 separates the flows, seed 2 does not
+        for seed, apart in ((1, True), (2, False)):
+            out, fl = self.run_ring(f"flowlet-{seed}", "per_flowlet_quality", seed=seed)
+            used = self.uplinks_of(out)
+            self.assertTrue(all(len(v) == 1 for v in used.values()), "flowlets never moved")
+            self.assertEqual(used[3] != used[7], apart, used)
+            expect = bound if apart else 2 * bound
+            self.assertAlmostEqual(fl["time_ns"] / expect, 1, delta=0.015)
+            self.assertEqual((fl["retransmitted"], fl["ooo_packets"]), (0, 0))
+            self.assertLessEqual(fl["time_ns"], static["time_ns"] * 1.001)
 
 
 if __name__ == "__main__":
