@@ -13,14 +13,14 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: rocesw show counters|ports|queues|buffers|pfc|watchdog|routes|ecmp|config|control|\n"
-		"                   arp|ndp\n"
+		"usage: rocesw show counters|ports|queues|buffers|pfc|watchdog|routes|ecmp|ars|config|\n"
+		"                   control|arp|ndp\n"
 		"                   [--switch NAME] [--json] [--socket PATH]\n"
 		"\n"
 		"Asks a running rocesw-dataplane over its control socket (--socket, else $ROCESW_SOCKET,\n"
 		"else " RSW_CTL_DEFAULT_SOCKET "). Counter names are SAI's (SAI_PORT_STAT_PFC_*,\n"
-		"SAI_QUEUE_STAT_*, SAI_INGRESS_PRIORITY_GROUP_STAT_*, SAI_BUFFER_POOL_STAT_*) and\n"
-		"SONiC's PFC_WD_QUEUE_STATS_*. --json prints the reply as is (docs/control.md).\n"
+		"SAI_QUEUE_STAT_*, SAI_INGRESS_PRIORITY_GROUP_STAT_*, SAI_BUFFER_POOL_STAT_*,\n"
+		"SAI_NEXT_HOP_GROUP_ATTR_ARS_*) and SONiC's PFC_WD_QUEUE_STATS_*. --json prints the reply as is (docs/control.md).\n"
 		"A dataplane running a zone (--zone) answers for the switch --switch names; without\n"
 		"it, counters are printed for every switch.\n"
 		"arp / ndp: the neighbours, configured (static) and learnt from ARP / ND (dynamic);\n"
@@ -225,6 +225,30 @@ static void print_ecmp(json_t *r)
 	}
 }
 
+/* `show ars`: a row per ARS next-hop group, its mode and the SAI counters (docs/ars.md). */
+static void print_ars(json_t *r)
+{
+	static const char *const hdr[] = {"Group", "Object", "Mode", "Idle/us", "Flows",
+					  "Packets", "NH reassign", "Port reassign", "Drops",
+					  "Table full"};
+	struct rsw_cli_table *t = rsw_cli_table_new(10, hdr);
+	json_t *g;
+	size_t i;
+	json_array_foreach(r, i, g) {
+		rsw_cli_table_cell(t, "%s", S(g, "group"));
+		rsw_cli_table_cell(t, "%s", S(g, "object"));
+		rsw_cli_table_cell(t, "%s", S(g, "mode"));
+		rsw_cli_table_num(t, U(g, "flowlet_idle_time"));
+		rsw_cli_table_num(t, U(g, "max_flows"));
+		rsw_cli_table_num(t, U(g, "RSW_ARS_PACKETS"));
+		rsw_cli_table_num(t, U(g, "SAI_NEXT_HOP_GROUP_ATTR_ARS_NEXT_HOP_REASSIGNMENTS"));
+		rsw_cli_table_num(t, U(g, "SAI_NEXT_HOP_GROUP_ATTR_ARS_PORT_REASSIGNMENTS"));
+		rsw_cli_table_num(t, U(g, "SAI_NEXT_HOP_GROUP_ATTR_ARS_PACKET_DROPS"));
+		rsw_cli_table_num(t, U(g, "RSW_ARS_FLOWLET_TABLE_FULL"));
+	}
+	rsw_cli_table_print(t, stdout, "No ARS groups.");
+}
+
 /* The pools (`show buffer_pool watermark`) and per PG the shared watermark and drops
  * (`show priority-group watermark shared`, `show priority-group drop counters`). */
 static void print_buffers(json_t *r)
@@ -304,6 +328,7 @@ static const struct {
 	{"pfc", print_pfc},
 	{"routes", print_routes},
 	{"ecmp", print_ecmp},
+	{"ars", print_ars},
 	{"buffers", print_buffers},
 	{"arp", print_arp},
 	{"ndp", print_ndp},

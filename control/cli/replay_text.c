@@ -136,6 +136,12 @@ static void print_collective(FILE *f, const json_t *sum, unsigned top)
 		"rate cuts, %lu injected drops\n", (unsigned long)ju(c, "retransmitted"),
 		(unsigned long)ju(c, "timeouts"), (unsigned long)naks, (unsigned long)ju(c, "cnps"),
 		(unsigned long)ju(c, "rate_cuts"), (unsigned long)ju(c, "injected_drops"));
+	if (json_object_get(c, "ooo_packets"))
+		fprintf(f, "reordering: %lu out-of-order packets, max PSN distance %lu, reorder "
+			"buffer %lu packets / %lu bytes\n", (unsigned long)ju(c, "ooo_packets"),
+			(unsigned long)ju(c, "ooo_max_distance"),
+			(unsigned long)ju(c, "reorder_max_packets"),
+			(unsigned long)ju(c, "reorder_max_bytes"));
 }
 
 static void print_links(FILE *f, const struct rsw_digest *d, unsigned top)

@@ -1,7 +1,7 @@
 /* The dataplane's counters (`show counters` reply) in Prometheus text exposition format 0.0.4:
  * names prefixed rocesw_, counters ending in _total, base units (seconds, bytes), labels port /
- * queue / priority / reason / group / member (and switch, first, for a zone's switches), every
- * label value escaped. */
+ * queue / priority / reason / group / member / mode (and switch, first, for a zone's switches),
+ * every label value escaped. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,6 +270,46 @@ static void switch_metrics(struct out *o, const struct scope *sc, unsigned n)
 	}
 }
 
+/* Each ARS group's counters (docs/ars.md), the families written only when some group of the
+ * page uses ARS. */
+static void ars_metrics(struct out *o, const struct scope *sc, unsigned n)
+{
+	static const char *const fam[][3] = {
+		{"rocesw_ars_packets_total", "RSW_ARS_PACKETS",
+		 "packets whose next hop the group's ARS decided"},
+		{"rocesw_ars_nexthop_reassignments_total",
+		 "SAI_NEXT_HOP_GROUP_ATTR_ARS_NEXT_HOP_REASSIGNMENTS",
+		 "flows moved to another member (SAI_NEXT_HOP_GROUP_ATTR_ARS_NEXT_HOP_REASSIGNMENTS)"},
+		{"rocesw_ars_port_reassignments_total", "SAI_NEXT_HOP_GROUP_ATTR_ARS_PORT_REASSIGNMENTS",
+		 "flows moved to another egress port (SAI_NEXT_HOP_GROUP_ATTR_ARS_PORT_REASSIGNMENTS)"},
+		{"rocesw_ars_packet_drops_total", "SAI_NEXT_HOP_GROUP_ATTR_ARS_PACKET_DROPS",
+		 "packets dropped with no usable member (SAI_NEXT_HOP_GROUP_ATTR_ARS_PACKET_DROPS)"},
+		{"rocesw_ars_flowlet_table_full_total", "RSW_ARS_FLOWLET_TABLE_FULL",
+		 "packets that kept the hashed member: their flowlet entry held by an active flow"},
+	};
+	json_t *g;
+	size_t i;
+	int any = 0;
+	for (unsigned k = 0; k < n && !any; k++)
+		json_array_foreach(json_object_get(sc[k].c, "ecmp_groups"), i, g)
+			any |= json_object_get(g, "ars") != NULL;
+	for (unsigned f = 0; any && f < sizeof(fam) / sizeof(fam[0]); f++) {
+		head(o, fam[f][0], "counter", fam[f][2]);
+		for (unsigned k = 0; k < n; k++)
+			json_array_foreach(json_object_get(sc[k].c, "ecmp_groups"), i, g) {
+				json_t *a = json_object_get(g, "ars");
+				if (!a)
+					continue;
+				open_sample(o, fam[f][0], &sc[k]);
+				emit(o, "group=\"");
+				label(o, str(g, "name"));
+				emit(o, "\",mode=\"");
+				label(o, str(a, "mode"));
+				emit(o, "\"} %lld\n", num(a, fam[f][1]));
+			}
+	}
+}
+
 char *rsw_prom_render(json_t *counters, const struct rsw_prom_daemon *d, size_t *len)
 {
 	struct out o = {0};
@@ -283,6 +323,7 @@ char *rsw_prom_render(json_t *counters, const struct rsw_prom_daemon *d, size_t 
 	if (counters && !sws) {
 		struct scope one = {NULL, counters};
 		switch_metrics(&o, &one, 1);
+		ars_metrics(&o, &one, 1);
 	} else if (sws) {
 		unsigned n = (unsigned)json_array_size(sws);
 		struct scope *sc = calloc(n ? n : 1, sizeof(*sc));
@@ -294,6 +335,7 @@ char *rsw_prom_render(json_t *counters, const struct rsw_prom_daemon *d, size_t 
 			sc[k] = (struct scope){str(json_array_get(sws, k), "name"),
 					       json_array_get(sws, k)};
 		switch_metrics(&o, sc, n);
+		ars_metrics(&o, sc, n);
 		free(sc);
 	}
 	if (o.oom) {

@@ -135,6 +135,36 @@ static int frame_of(const char *s, const struct rsw_zone *z, struct rsw_coll_dro
 	return 0;
 }
 
+/* ooo=nak | accept | accept:HOST[:HOST...]: which receivers place out-of-order packets. */
+static int ooo_of(const char *s, const struct rsw_zone *z, struct rsw_coll *c, char *err,
+		  size_t errlen)
+{
+	memset(c->ooo_accept, 0, sizeof(c->ooo_accept));
+	c->ooo_set = 1;
+	if (!strcmp(s, "nak"))
+		return 0;
+	if (!strcmp(s, "accept")) {
+		memset(c->ooo_accept, 1, sizeof(c->ooo_accept));
+		return 0;
+	}
+	if (strncmp(s, "accept:", 7) || !s[7]) {
+		snprintf(err, errlen, "ooo=%s: expects nak, accept, or accept:HOST[:HOST...] (only "
+			 "those hosts accept)", s);
+		return -1;
+	}
+	char buf[8192];
+	snprintf(buf, sizeof(buf), "%s", s + 7);
+	for (char *save, *t = strtok_r(buf, ":", &save); t; t = strtok_r(NULL, ":", &save)) {
+		int h = rsw_zone_host_index(z, t);
+		if (h < 0) {
+			snprintf(err, errlen, "ooo: no host named '%s' in the zone", t);
+			return -1;
+		}
+		c->ooo_accept[h] = 1;
+	}
+	return 0;
+}
+
 /* dcqcn-* keys: the reaction and notification points' parameters. */
 static int dcqcn_key(const char *k, const char *v, struct rsw_dcqcn_params *p, const char **want)
 {
@@ -256,6 +286,9 @@ static int set_key(const char *k, const char *v, const struct rsw_zone *z, struc
 			want = "on or off";
 		else
 			c->nak = b;
+	} else if (!strcmp(k, "ooo")) {
+		if (ooo_of(v, z, c, err, errlen) < 0)
+			return -1;
 	} else if (!strcmp(k, "cts")) {
 		if (!strcmp(v, "off"))
 			c->cts_window = 0;

@@ -763,6 +763,18 @@ static json_t *closed_loop_block(struct view *v)
 	for (unsigned i = 0; i < 5; i++)
 		json_array_append_new(rows, rsw_row("%s\t%llu", counts[i],
 						    (unsigned long long)ju(c, counts[i])));
+	/* the receivers' reordering, when the run reports it (ooo=, or ARS) */
+	static const char *const ooo[] = {"ooo_packets", "ooo_max_distance", "reorder_max_packets",
+					  "reorder_max_bytes"};
+	for (unsigned i = 0; i < 4 && json_object_get(c, "ooo_packets"); i++)
+		json_array_append_new(rows, rsw_row("%s\t%llu", ooo[i],
+						    (unsigned long long)ju(c, ooo[i])));
+	json_t *mode = json_object_get(c, "ooo");
+	if (json_is_string(mode))
+		json_array_append_new(rows, rsw_row("receivers\tooo=%s", json_string_value(mode)));
+	else if (mode)
+		json_array_append_new(rows, rsw_row("receivers\tooo=accept on %zu of them",
+						    json_array_size(mode)));
 	rsw_block_add(s, rsw_block_table("collective", json_pack("[s,s]", "figure", "value"), rows));
 	json_t *b = rsw_block_chart("xy", "step-done", "Step completion", "step", "",
 				    "completed at", "µs");

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "dataplane/pkt/drop_reason.h"
+#include "dataplane/tables/ars_stats.h"
 #include "dataplane/tables/table_types.h"
 #include "dataplane/tm/shaper.h"
 #include "dataplane/tm/tm.h"
@@ -338,9 +339,53 @@ static void coll_reason(const struct rsw_zone *z, const struct rsw_coll *c,
 	       (unsigned long)cr->transfers);
 }
 
+/* Reordering is reported when the run asked about it (ooo= given) or a switch uses ARS: a
+ * run with neither prints what it always did. */
+static int ooo_shown(const struct rsw_zone *z, const struct rsw_coll *c)
+{
+	for (unsigned s = 0; !c->ooo_set && s < z->n_sw; s++)
+		if (rsw_switch_fib(z->sw[s].sw)->ars)
+			return 1;
+	return c->ooo_set;
+}
+
+/* The receivers' mode: "nak", "accept" (every rank), or the accepting hosts. */
+static json_t *ooo_mode_json(const struct rsw_zone *z, const struct rsw_coll *c)
+{
+	unsigned n = 0;
+	json_t *a = json_array();
+	for (unsigned i = 0; i < c->n_ranks; i++)
+		if (c->ooo_accept[c->rank_host[i]]) {
+			n++;
+			json_array_append_new(a, json_string(z->host[c->rank_host[i]].name));
+		}
+	if (n && n < c->n_ranks)
+		return a;
+	json_decref(a);
+	return json_string(n ? "accept" : "nak");
+}
+
+/* The QPs' reordering summed (packets) or at its worst (distance, buffer): max[0..3] as
+ * struct rsw_coll_qp_stats orders them. */
+static void ooo_totals(const struct rsw_coll_result *cr, uint64_t v[4])
+{
+	v[0] = v[1] = v[2] = v[3] = 0;
+	for (uint64_t i = 0; i < cr->n_qps; i++) {
+		const struct rsw_coll_qp_stats *q = &cr->qp[i];
+		v[0] += q->ooo_packets;
+		v[1] = q->ooo_max_distance > v[1] ? q->ooo_max_distance : v[1];
+		v[2] = q->reorder_max_packets > v[2] ? q->reorder_max_packets : v[2];
+		v[3] = q->reorder_max_bytes > v[3] ? q->reorder_max_bytes : v[3];
+	}
+}
+
+static const char *const ooo_keys[4] = {"ooo_packets", "ooo_max_distance",
+					"reorder_max_packets", "reorder_max_bytes"};
+
 static json_t *coll_json(const struct rsw_zone *z, const struct rsw_coll *c,
 			 const struct rsw_coll_result *cr, uint64_t cut_ns)
 {
+	int ooo = ooo_shown(z, c);
 	json_t *o = json_object(), *ranks = json_array(), *steps = json_array(), *qps = json_array();
 	json_t *in_error = json_array();
 	json_object_set_new(o, "pattern", json_string(rsw_coll_pattern_name(c->pattern)));
@@ -396,6 +441,12 @@ static json_t *coll_json(const struct rsw_zone *z, const struct rsw_coll *c,
 		json_object_set_new(e, "cnps_tx", J(q->cnps_tx));
 		json_object_set_new(e, "rate_cuts", J(q->rate_cuts));
 		json_object_set_new(e, "min_rate_mbps", J(q->min_rate_mbps));
+		if (ooo) {
+			const uint64_t v[4] = {q->ooo_packets, q->ooo_max_distance,
+					       q->reorder_max_packets, q->reorder_max_bytes};
+			for (unsigned k = 0; k < 4; k++)
+				json_object_set_new(e, ooo_keys[k], J(v[k]));
+		}
 		json_object_set_new(e, "error", json_boolean(q->error));
 		if (q->error) {
 			json_object_set_new(e, "error_ns", J(q->error_ns));
@@ -414,6 +465,13 @@ static json_t *coll_json(const struct rsw_zone *z, const struct rsw_coll *c,
 	json_object_set_new(o, "cnps", J(tot[2]));
 	json_object_set_new(o, "rate_cuts", J(tot[3]));
 	json_object_set_new(o, "injected_drops", J(cr->injected_drops));
+	if (ooo) {
+		uint64_t v[4];
+		ooo_totals(cr, v);
+		json_object_set_new(o, "ooo", ooo_mode_json(z, c));
+		for (unsigned k = 0; k < 4; k++)
+			json_object_set_new(o, ooo_keys[k], J(v[k]));
+	}
 	if (!cr->complete)
 		json_object_set_new(o, "qps_in_error", in_error);
 	else
@@ -453,6 +511,13 @@ static void coll_print(FILE *f, const struct rsw_zone *z, const struct rsw_coll 
 		"cuts, %lu injected drops\n", (unsigned long)rt, (unsigned long)to,
 		(unsigned long)naks, (unsigned long)cnps, (unsigned long)cuts,
 		(unsigned long)cr->injected_drops);
+	if (ooo_shown(z, c)) {
+		uint64_t v[4];
+		ooo_totals(cr, v);
+		fprintf(f, "reordering: %lu out-of-order packets, max PSN distance %lu, reorder "
+			"buffer %lu packets / %lu bytes\n", (unsigned long)v[0], (unsigned long)v[1],
+			(unsigned long)v[2], (unsigned long)v[3]);
+	}
 }
 
 /* Flows some of whose packets had not left the zone (or a direct input's switch) at the end. */
@@ -497,6 +562,9 @@ json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
 		json_object_set_new(root, "drops", drops_json(r->sw[0].drops));
 		json_object_set_new(root, "flows", flows_json(NULL, r));
 		json_object_set_new(root, "conservation", switch_conservation(&r->sw[0]));
+		json_t *ars = rsw_ars_groups_json(fib);
+		if (ars) /* only then: a summary without ARS stays as it was */
+			json_object_set_new(root, "ars", ars);
 		return root;
 	}
 	json_t *sws = json_array();
@@ -508,6 +576,9 @@ json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
 		json_object_set_new(o, "pools", pools_json(rsw_switch_fib(z->sw[s].sw), &r->sw[s]));
 		json_object_set_new(o, "drops", drops_json(r->sw[s].drops));
 		json_object_set_new(o, "conservation", switch_conservation(&r->sw[s]));
+		json_t *ars = rsw_ars_groups_json(rsw_switch_fib(z->sw[s].sw));
+		if (ars)
+			json_object_set_new(o, "ars", ars);
 		json_array_append_new(sws, o);
 		for (unsigned d = 0; d < 64; d++) {
 			drops[d] += r->sw[s].drops[d];
@@ -558,6 +629,21 @@ static void print_ports(FILE *f, const char *sw, const struct rsw_fib *fib,
 	}
 }
 
+/* A line per ARS group: what its adaptive choice did (docs/ars.md, Counters). */
+static void print_ars(FILE *f, const char *sw, const struct rsw_fib *fib)
+{
+	for (uint32_t g = 0; fib->ars && g < fib->n_groups; g++) {
+		uint64_t v[RSW_ARS_STATS];
+		if (rsw_ars_stats_get(&fib->groups[g], v))
+			continue;
+		fprintf(f, "ars %s%s%s %s: %lu packets, %lu next-hop and %lu port reassignments, "
+			"%lu drops, %lu flowlet table full\n", sw ? sw : "", sw ? "|" : "",
+			fib->groups[g].name, rsw_ars_mode_name(fib->groups[g].ars->cfg.mode),
+			(unsigned long)v[0], (unsigned long)v[1], (unsigned long)v[2],
+			(unsigned long)v[3], (unsigned long)v[4]);
+	}
+}
+
 void rsw_replay_summary_print(FILE *f, const struct rsw_zone *z, int zone,
 			      const struct rsw_replay_result *r, const struct rsw_coll *coll)
 {
@@ -571,6 +657,8 @@ void rsw_replay_summary_print(FILE *f, const struct rsw_zone *z, int zone,
 			lossless[d] += r->sw[s].lossless_drops[d];
 		}
 	}
+	for (unsigned s = 0; s < z->n_sw; s++)
+		print_ars(f, zone ? z->sw[s].name : NULL, rsw_switch_fib(z->sw[s].sw));
 	for (unsigned h = 0; h < z->n_host; h++) {
 		const struct rsw_replay_host_result *x = &r->host[h];
 		fprintf(f, "host %-19s sent %lu (%lu late, max %.3f us), received %lu, PFC received "

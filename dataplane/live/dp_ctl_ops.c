@@ -11,6 +11,7 @@
 #include "dataplane/pkt/drop_reason.h"
 #include "dataplane/pkt/parse.h"
 #include "dataplane/pkt/roce_build.h"
+#include "dataplane/tables/ars_stats.h"
 #include "dataplane/tables/ingress.h"
 #include "dataplane/tables/state_diff.h"
 #include "dp_ctl.h"
@@ -181,6 +182,14 @@ static json_t *ecmp(struct rsw_ctl *c, const struct show_target *t)
 	return groups;
 }
 
+/* Every ARS group with its mode and counters (SAI's names); [] when none uses ARS. */
+static json_t *ars(struct rsw_ctl *c, const struct show_target *t)
+{
+	(void)t;
+	json_t *a = rsw_ars_groups_json(rsw_switch_fib(c->dp->sw));
+	return a ? a : json_array();
+}
+
 static json_t *config(struct rsw_ctl *c, const struct show_target *t)
 {
 	(void)t;
@@ -229,6 +238,7 @@ static const struct show_target show_targets[] = {
 	{.what = "watchdog", .build = show_per_port, .port_key = "queues"},
 	{.what = "routes", .build = routes},
 	{.what = "ecmp", .build = ecmp},
+	{.what = "ars", .build = ars},
 	{.what = "config", .build = config},
 	{.what = "control", .build = control_stats},
 	{.what = "arp", .build = show_neighbours, .family = 4},

@@ -3,6 +3,7 @@
 
 #include <rte_ethdev.h>
 
+#include "dataplane/tables/ars_stats.h"
 #include "dp_stats.h"
 
 void rsw_dp_stats_sum(const struct rsw_dp *dp, struct rsw_dp_totals *t, uint64_t queued)
@@ -77,6 +78,12 @@ void rsw_dp_stats_print_final(const struct rsw_dp *dp, const struct rsw_dp_total
 				rsw_ip_str(&nh->ip, ip, sizeof(ip)), fib->ports[nh->port].name,
 				(unsigned long)t->c.ecmp[g][fg->active_slot[k]]);
 		}
+		uint64_t v[RSW_ARS_STATS];
+		if (!rsw_ars_stats_get(fg, v))
+			fprintf(f, "  ARS %s: %lu packets, %lu next-hop and %lu port reassignments, "
+				"%lu drops, %lu flowlet table full\n", rsw_ars_mode_name(fg->ars->cfg.mode),
+				(unsigned long)v[0], (unsigned long)v[1], (unsigned long)v[2],
+				(unsigned long)v[3], (unsigned long)v[4]);
 	}
 	if (dp->tm)
 		rsw_dp_stats_tm_print(dp, t, f, rsw_clock_now(&dp->clock));
@@ -161,6 +168,9 @@ json_t *rsw_dp_stats_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t
 			json_array_append_new(mem, m);
 		}
 		json_object_set_new(o, "members", mem);
+		json_t *ars = rsw_ars_group_json(fg);
+		if (ars)
+			json_object_set_new(o, "ars", ars);
 		json_array_append_new(groups, o);
 	}
 	json_t *cons = json_object();

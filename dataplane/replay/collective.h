@@ -1,7 +1,8 @@
 /* A collective run closed loop by a zone's hosts in replay (docs/replay.md, "Closed-loop hosts"):
  * what the ranks exchange (the pattern and its step dependencies), how the NICs carry it (RC QPs
- * with PSNs, coalesced ACKs, go-back-N on a NAK or the retransmission timeout), receiver-driven
- * CTS admission and DCQCN as options, and what it measured. */
+ * with PSNs, coalesced ACKs, go-back-N on a NAK or the retransmission timeout, or receivers that
+ * place out-of-order packets), receiver-driven CTS admission and DCQCN as options, and what it
+ * measured. */
 #ifndef RSW_REPLAY_COLLECTIVE_H
 #define RSW_REPLAY_COLLECTIVE_H
 
@@ -52,6 +53,11 @@ struct rsw_coll {
 	uint64_t rto_ns;           /* retransmission timeout */
 	unsigned retry_cnt;        /* timeouts in a row without progress before the QP errors out */
 	int nak;                   /* 1: a PSN gap is answered by a NAK (sequence error) */
+	/* receivers that place out-of-order packets (ooo=accept) instead of answering a gap with
+	 * a NAK and dropping what follows it (ooo=nak), by zone host index; ooo_set: ooo= given,
+	 * the reordering each QP saw is reported */
+	uint8_t ooo_accept[RSW_COLL_MAX_RANKS];
+	int ooo_set;
 	/* receiver-driven admission: chunks granted ahead per connection, 0 = off */
 	unsigned cts_window;
 	int dcqcn;                 /* 1: responders answer CE with CNPs, requesters run DCQCN */
@@ -80,6 +86,11 @@ struct rsw_coll_qp_stats {
 	uint64_t error_ns;         /* when it gave up (IBV_WC_RETRY_EXC_ERR) */
 	uint64_t unacked_psn;      /* then: its first unacknowledged PSN, of snd_max */
 	uint64_t sent_psn;
+	/* reordering at the receiver: data packets that arrived past the expected PSN (as
+	 * ConnectX's out_of_sequence counts them), the largest such distance, and (ooo=accept)
+	 * the most packets and payload bytes held past a gap at once: the reorder buffer needed */
+	uint64_t ooo_packets, ooo_max_distance;
+	uint64_t reorder_max_packets, reorder_max_bytes;
 };
 
 struct rsw_coll_result {

@@ -13,6 +13,7 @@
 #include "dataplane/pkt/roce_hdr.h"
 #include "dataplane/tables/ingress.h"
 #include "replay_int.h"
+#include "replay_ooo.h"
 
 #define QPN_BASE 0x100u
 #define OP_SEND_ONLY 0x04
@@ -72,6 +73,7 @@ struct qp {
 	uint32_t unacked;
 	int nak_sent;
 	uint32_t rx_cts_psn;   /* CTS frames carry their own PSN sequence */
+	struct rsw_ooo ooo;    /* ooo=accept: PSNs placed past a gap */
 	uint64_t last_cnp;     /* when the responder last sent a CNP, NEVER: not yet */
 	/* DCQCN at the requester */
 	struct rsw_dcqcn cc;
@@ -551,7 +553,58 @@ static uint64_t unwrap(uint64_t ref, uint32_t p)
 
 /* ---- responder ---- */
 
-static void rx_data(struct replay *r, struct qp *qp, const struct rsw_pkt_meta *m, uint64_t t)
+/* A data packet past the expected PSN, counted as ConnectX counts out_of_sequence. */
+static void reordered(struct qp *qp, uint64_t psn)
+{
+	qp->st->ooo_packets++;
+	if (psn - qp->epsn > qp->st->ooo_max_distance)
+		qp->st->ooo_max_distance = psn - qp->epsn;
+}
+
+/* ooo=accept: the packet is placed where it belongs, no NAK; what is held past the gap is the
+ * reorder buffer a strict receiver would need. Out of memory it is dropped, as if lost. */
+static void hold(struct qp *qp, uint64_t psn, uint32_t payload)
+{
+	if (rsw_ooo_place(&qp->ooo, qp->epsn, psn, payload) <= 0)
+		return;
+	if (qp->ooo.held_pkts > qp->st->reorder_max_packets)
+		qp->st->reorder_max_packets = qp->ooo.held_pkts;
+	if (qp->ooo.held_bytes > qp->st->reorder_max_bytes)
+		qp->st->reorder_max_bytes = qp->ooo.held_bytes;
+}
+
+/* ooo=accept: the gap before held packets filled. They complete in PSN order (an OOO QP still
+ * completes its work requests in order: Linux's "RDMA/mlx5: Support OOO RX WQE consumption"),
+ * a message when its last PSN is passed; one cumulative ACK covers them. */
+static void drain(struct replay *r, struct qp *qp, uint64_t t)
+{
+	struct loop *L = r->loop;
+	int ack = 0;
+	while (rsw_ooo_take(&qp->ooo, qp->epsn)) {
+		const struct msg *mg = &qp->msg[qp->msn];
+		uint32_t xi = NO_FLOW;
+		if (qp->epsn == mg->psn0 + mg->npkts - 1) {
+			xi = mg->xfer;
+			qp->msn++;
+		}
+		qp->epsn++;
+		qp->unacked++;
+		if (xi != NO_FLOW || (L->c->ack_every && qp->unacked >= L->c->ack_every)) {
+			ack = 1;
+			qp->unacked = 0;
+		}
+		if (xi != NO_FLOW && --L->x[xi].parts_left == 0)
+			arrived(r, xi, t);
+	}
+	if (ack) {
+		queue_ctl(r, qp->dst, CTL_ACK, (uint32_t)(qp - L->qp), qp->epsn - 1,
+			  (uint32_t)qp->msn);
+		qp->st->acks_tx++;
+	}
+}
+
+static void rx_data(struct replay *r, struct qp *qp, const uint8_t *data,
+		    const struct rsw_pkt_meta *m, uint64_t t)
 {
 	struct loop *L = r->loop;
 	const struct rsw_coll *c = L->c;
@@ -565,6 +618,12 @@ static void rx_data(struct replay *r, struct qp *qp, const struct rsw_pkt_meta *
 	}
 	if (psn != qp->epsn) {
 		if (psn > qp->epsn) {
+			reordered(qp, psn);
+			if (c->ooo_accept[qp->dst]) {
+				hold(qp, psn, m->icrc_off - m->payload_off -
+						      ((data[m->bth_off + 1] >> 4) & 3u));
+				return;
+			}
 			/* a gap: one NAK, then silence until the expected PSN comes */
 			if (c->nak && !qp->nak_sent) {
 				qp->nak_sent = 1;
@@ -595,6 +654,8 @@ static void rx_data(struct replay *r, struct qp *qp, const struct rsw_pkt_meta *
 	}
 	if (xi != NO_FLOW && --L->x[xi].parts_left == 0)
 		arrived(r, xi, t);
+	if (qp->ooo.held_pkts)
+		drain(r, qp, t);
 }
 
 /* A RoCE frame reached closed-loop host h at t. Returns 1 if it was the collective's. */
@@ -644,7 +705,7 @@ int loop_rx(struct replay *r, unsigned h, uint64_t t, const uint8_t *data,
 			log_rate(r, qp, t);
 		}
 	} else if (op >= OP_WRITE_FIRST && op <= OP_WRITE_ONLY && op != 0x09) {
-		rx_data(r, qp, m, t);
+		rx_data(r, qp, data, m, t);
 	} else {
 		return 0;
 	}
@@ -914,8 +975,10 @@ void loop_free(struct replay *r)
 		}
 		free(L->h[h].qps);
 	}
-	for (uint32_t k = 0; L->qp && k < L->n_qp; k++)
+	for (uint32_t k = 0; L->qp && k < L->n_qp; k++) {
 		free(L->qp[k].msg);
+		rsw_ooo_free(&L->qp[k].ooo);
+	}
 	free(L->qp);
 	free(L->conn);
 	free(L->conn_of);

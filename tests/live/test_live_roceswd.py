@@ -52,6 +52,8 @@ HASH = """HASH_POLICY:
     udf: [{base: L4, offset: 13, length: 3, match: {ip_protocol: 17, l4_dst_port: 4791}}]"""
 HOSTILE = 'we"ird\\grp\nx'  # a group name with a quote, a backslash and a newline
 HOSTILE_YAML = '"we\\"ird\\\\grp\\nx"'
+ARS_TABLES = ("ARS_PROFILE:\n  default: {random_seed: 3}\n"
+              "ARS_OBJECT:\n  spray: {assign_mode: per_packet_random, match_l4_dst_port: 4791}\n")
 
 # Sends one frame over and over, its BTH PSN counting up from the first, until SIGTERM; prints
 # how many it sent. Runs in the host's namespace.
@@ -159,9 +161,9 @@ class LiveRoceswd(unittest.TestCase):
         with open(cls.log.name) as f:
             return [line for line in f if text in line]
 
-    def write_config(self, routes="", group=""):
-        """The base config plus STATIC_ROUTE lines and a NEXTHOP_GROUP line."""
-        text = self.base.replace("NEXTHOP_GROUP:\n", "NEXTHOP_GROUP:\n" + group) + routes
+    def write_config(self, routes="", group="", tables=""):
+        """The base config plus STATIC_ROUTE lines, a NEXTHOP_GROUP line and whole tables."""
+        text = tables + self.base.replace("NEXTHOP_GROUP:\n", "NEXTHOP_GROUP:\n" + group) + routes
         with open(self.cfg, "w") as f:
             f.write(text)
         return text
@@ -321,7 +323,8 @@ class LiveRoceswd(unittest.TestCase):
         ok = self.log_count("reloaded:")
         self.write_config('  "10.3.0.0/16": {nexthop: 10.255.0.7}\n'
                           f'  "10.7.0.0/16": {{nexthop_group: {HOSTILE_YAML}}}\n',
-                          group=f'  {HOSTILE_YAML}: {{nexthop: "10.255.0.1,10.255.0.3"}}\n')
+                          group=f'  {HOSTILE_YAML}: {{nexthop: "10.255.0.1,10.255.0.3", '
+                          'ars_object: spray}\n', tables=ARS_TABLES)
         self.wait_log("reloaded:", count=ok + 1)
         self.send(frames(6000, dst="10.7.0.1", n=8))
         self.captured(self.psn_is(6000, 6001), 8)
@@ -334,6 +337,10 @@ class LiveRoceswd(unittest.TestCase):
                                             + prom_escape(HOSTILE) + '",member="'), line)
         total = sum(int(line.split()[-1]) for line in lines)
         self.assertEqual(total, 8, "the 8 frames to 10.7/16 counted on the group's members")
+        # the group sprays every RoCE packet (docs/ars.md): ARS decided the 8, dropped none
+        lab = '{group="' + prom_escape(HOSTILE) + '",mode="per_packet_random"}'
+        self.assertIn(f"rocesw_ars_packets_total{lab} 8\n", text)
+        self.assertIn(f"rocesw_ars_packet_drops_total{lab} 0\n", text)
         self.assertNotIn("microseconds", text)
         self.assertIn('rocesw_pfc_rx_pause_seconds_total{port="Ethernet0",priority="0"} 0.000000',
                       text)

@@ -1,8 +1,8 @@
 """`rocesw show` prints the tables SONiC users know, zeros included, and their cells are the
 dataplane's counters: a switch on pcap ports (no namespaces) forwards N RoCEv2 frames from a host
-to 4 ECMP uplinks; the text tables of `show queues|pfc|watchdog|buffers|ecmp|counters|ports` are
-parsed back and compared with `--json`, with N and with the shapes SONiC prints (a row per queue,
-a column per priority)."""
+to 4 ECMP uplinks sprayed per packet by ARS; the text tables of
+`show queues|pfc|watchdog|buffers|ecmp|ars|counters|ports` are parsed back and compared with
+`--json`, with N and with the shapes SONiC prints (a row per queue, a column per priority)."""
 import json
 import os
 import re
@@ -37,8 +37,12 @@ PORT:
 NEIGH:
   "Ethernet0|10.1.0.1": {{neigh: "{HOST_MAC}"}}
 {neigh}
+ARS_PROFILE:
+  default: {{random_seed: 5}}
+ARS_OBJECT:
+  spray: {{assign_mode: per_packet_random, match_l4_dst_port: 4791}}
 NEXTHOP_GROUP:
-  uplinks: {{nexthop: "10.255.0.1,10.255.0.3,10.255.0.5,10.255.0.7"}}
+  uplinks: {{nexthop: "10.255.0.1,10.255.0.3,10.255.0.5,10.255.0.7", ars_object: spray}}
 STATIC_ROUTE:
   "10.1.0.0/24": {{nexthop: 10.1.0.1}}
   "10.2.0.0/16": {{nexthop_group: uplinks}}
@@ -156,6 +160,24 @@ class LiveShow(unittest.TestCase):
         rows = table(text)
         self.assertEqual([r["Port"] for r in rows], UPLINKS)
         self.assertEqual(sum(int(r["Packets"]) for r in rows), N_FRAMES)
+
+    def test_ars_counters(self):
+        """Every one of the N RoCE frames is ARS's to decide; none dropped; the table's cells are
+        the SAI counters of --json and of the counters' ECMP group."""
+        rows = table(self.show("ars"))
+        self.assertEqual([(r["Group"], r["Object"], r["Mode"]) for r in rows],
+                         [("uplinks", "spray", "per_packet_random")])
+        r = rows[0]
+        self.assertEqual((int(r["Packets"]), int(r["Drops"]), int(r["Table full"])),
+                         (N_FRAMES, 0, 0))
+        self.assertEqual((int(r["Idle/us"]), int(r["Flows"])), (256, 512))  # SONiC's defaults
+        js = self.show_json("ars")[0]
+        self.assertEqual(int(r["NH reassign"]),
+                         js["SAI_NEXT_HOP_GROUP_ATTR_ARS_NEXT_HOP_REASSIGNMENTS"])
+        self.assertEqual(int(r["Port reassign"]),
+                         js["SAI_NEXT_HOP_GROUP_ATTR_ARS_PORT_REASSIGNMENTS"])
+        self.assertEqual(self.show_json("counters")["ecmp_groups"][0]["ars"]["RSW_ARS_PACKETS"],
+                         N_FRAMES)
 
     def test_counters_and_ports(self):
         text = self.show("counters")

@@ -16,6 +16,7 @@
 #include "dataplane/config/config.h"
 #include "dataplane/pkt/parse.h"
 #include "dataplane/tables/ars.h"
+#include "dataplane/tables/ars_stats.h"
 #include "dataplane/tables/ingress.h"
 #include "dataplane/tables/switch.h"
 
@@ -270,6 +271,40 @@ static void table_full_takes_the_static_member(void **state)
 	rsw_switch_free(sw);
 }
 
+/* The counters as `show ars`, the metrics page and summary.json get them: after the flowlet
+ * test's packets (4 decided, moved once to another port) and one packet with no member. */
+static void counters_as_reported(void **state)
+{
+	(void)state;
+	struct rsw_switch *sw = ars_switch("per_flowlet_quality", 64, "up");
+	first_samples(sw);
+	send_at(sw, 1000, 4791, 11, NULL);
+	send_at(sw, 1000, 4791, 20, NULL);
+	second_sample(sw);
+	send_at(sw, 1000, 4791, 40, NULL);
+	send_at(sw, 1000, 4791, 100, NULL);
+	rsw_ars_count_drop(&rsw_switch_fib(sw)->groups[0]);
+	json_t *a = rsw_ars_groups_json(rsw_switch_fib(sw));
+	assert_int_equal(json_array_size(a), 1);
+	json_t *g = json_array_get(a, 0);
+	assert_string_equal(json_string_value(json_object_get(g, "group")), "up");
+	assert_string_equal(json_string_value(json_object_get(g, "object")), "a");
+	assert_string_equal(json_string_value(json_object_get(g, "mode")), "per_flowlet_quality");
+	static const struct {
+		const char *key;
+		long long v;
+	} want[] = {
+		{"flowlet_idle_time", 50}, {"max_flows", 64}, {"RSW_ARS_PACKETS", 4},
+		{"SAI_NEXT_HOP_GROUP_ATTR_ARS_NEXT_HOP_REASSIGNMENTS", 1},
+		{"SAI_NEXT_HOP_GROUP_ATTR_ARS_PORT_REASSIGNMENTS", 1},
+		{"SAI_NEXT_HOP_GROUP_ATTR_ARS_PACKET_DROPS", 1}, {"RSW_ARS_FLOWLET_TABLE_FULL", 0},
+	};
+	for (unsigned i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_int_equal(json_integer_value(json_object_get(g, want[i].key)), want[i].v);
+	json_decref(a);
+	rsw_switch_free(sw);
+}
+
 int main(void)
 {
 	if (rsw_eal_init_quiet("test_ars") < 0)
@@ -282,6 +317,7 @@ int main(void)
 		cmocka_unit_test(fixed_never_moves),
 		cmocka_unit_test(down_member_never_chosen),
 		cmocka_unit_test(table_full_takes_the_static_member),
+		cmocka_unit_test(counters_as_reported),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -134,10 +134,48 @@ static void zone_switch_labels(void **state)
 	free(t);
 }
 
+/* A group using ARS: its SAI counters as rocesw_ars_* families labelled group and mode, the
+ * group name escaped; a page without ARS has no such family at all. */
+static const char *ARS =
+	"{\"ports\": [], \"ecmp_groups\": ["
+	" {\"name\": \"up\\\"links\", \"members\": [],"
+	"  \"ars\": {\"mode\": \"per_packet_random\", \"RSW_ARS_PACKETS\": 40,"
+	"   \"SAI_NEXT_HOP_GROUP_ATTR_ARS_NEXT_HOP_REASSIGNMENTS\": 17,"
+	"   \"SAI_NEXT_HOP_GROUP_ATTR_ARS_PORT_REASSIGNMENTS\": 15,"
+	"   \"SAI_NEXT_HOP_GROUP_ATTR_ARS_PACKET_DROPS\": 2,"
+	"   \"RSW_ARS_FLOWLET_TABLE_FULL\": 3}},"
+	" {\"name\": \"plain\", \"members\": []}],"
+	" \"conservation\": {}}";
+
+static void ars_counters(void **state)
+{
+	(void)state;
+	char *t = render(ARS);
+	const char *want[] = {
+		"# TYPE rocesw_ars_packets_total counter\n",
+		"rocesw_ars_packets_total{group=\"up\\\"links\",mode=\"per_packet_random\"} 40\n",
+		"rocesw_ars_nexthop_reassignments_total{group=\"up\\\"links\","
+		"mode=\"per_packet_random\"} 17\n",
+		"rocesw_ars_port_reassignments_total{group=\"up\\\"links\","
+		"mode=\"per_packet_random\"} 15\n",
+		"rocesw_ars_packet_drops_total{group=\"up\\\"links\",mode=\"per_packet_random\"} 2\n",
+		"rocesw_ars_flowlet_table_full_total{group=\"up\\\"links\","
+		"mode=\"per_packet_random\"} 3\n",
+	};
+	for (unsigned i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_non_null(strstr(t, want[i]));
+	assert_null(strstr(t, "group=\"plain\",mode"));
+	free(t);
+	t = render(COUNTERS);
+	assert_null(strstr(t, "rocesw_ars_"));
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(hostile_labels_escaped),
+		cmocka_unit_test(ars_counters),
 		cmocka_unit_test(base_units_and_build_info),
 		cmocka_unit_test(help_and_type_for_every_family),
 		cmocka_unit_test(no_dataplane),
