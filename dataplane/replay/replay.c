@@ -12,6 +12,8 @@
 #include <rte_mbuf_dyn.h>
 
 #include "dataplane/pkt/drop_reason.h"
+#include "dataplane/pkt/roce_build.h"
+#include "dataplane/pkt/roce_hdr.h"
 #include "dataplane/tm/tm.h"
 #include "replay_int.h"
 
@@ -122,7 +124,54 @@ static struct rte_mempool *add_pool(struct replay *r, unsigned c)
 	return mp;
 }
 
-struct rte_mbuf *rp_mbuf(struct replay *r, const uint8_t *data, uint32_t len, uint32_t flow)
+/* What a packet buffer's data room may hold besides zeros, kept in its private area across
+ * its uses (DPDK zeroes the area once, when the pool is made): with zeroed set, nothing beyond
+ * dirty_to but the 4 bytes at tail_off (none if 0). A generated RoCE frame is its headers, a
+ * zero payload and its ICRC: written into a buffer so known, it costs its headers and the last
+ * frame's leftovers, not a copy of 4 KiB (and 64 cache lines) per frame. */
+struct rp_room {
+	uint8_t zeroed;
+	uint16_t dirty_to;
+	uint16_t tail_off;
+};
+_Static_assert(sizeof(struct rp_room) <= RP_ROOM_PRIV && RP_ROOM_PRIV % RTE_MBUF_PRIV_ALIGN == 0,
+	       "rp_room fits a packet buffer's private area");
+
+static void copy_sparse(struct rp_room *k, uint8_t *buf, uint32_t room, const uint8_t *data,
+			uint32_t len)
+{
+	if (!k->zeroed) {
+		memset(buf, 0, room);
+		*k = (struct rp_room){.zeroed = 1};
+	} else {
+		if (k->dirty_to > RSW_ROCE_HDR_MAX)
+			memset(buf + RSW_ROCE_HDR_MAX, 0, k->dirty_to - RSW_ROCE_HDR_MAX);
+		if (k->tail_off)
+			memset(buf + k->tail_off, 0, RSW_ICRC_LEN);
+	}
+	if (len <= RSW_ROCE_HDR_MAX + RSW_ICRC_LEN) {
+		memcpy(buf, data, len);
+		k->dirty_to = (uint16_t)len;
+		k->tail_off = 0;
+		return;
+	}
+	memcpy(buf, data, RSW_ROCE_HDR_MAX);
+	memcpy(buf + len - RSW_ICRC_LEN, data + len - RSW_ICRC_LEN, RSW_ICRC_LEN);
+	k->dirty_to = RSW_ROCE_HDR_MAX;
+	k->tail_off = (uint16_t)(len - RSW_ICRC_LEN);
+}
+
+static void copy_whole(struct rp_room *k, uint8_t *buf, const uint8_t *data, uint32_t len)
+{
+	memcpy(buf, data, len);
+	uint32_t to = k->tail_off ? k->tail_off + RSW_ICRC_LEN : 0;
+	to = to > len ? to : len;
+	k->dirty_to = (uint16_t)(to > k->dirty_to ? to : k->dirty_to);
+	k->tail_off = 0;
+}
+
+struct rte_mbuf *rp_mbuf(struct replay *r, const uint8_t *data, uint32_t len, uint32_t flow,
+			 int roce_sparse)
 {
 	struct rte_mbuf *m = NULL;
 	unsigned c = 0;
@@ -142,12 +191,17 @@ struct rte_mbuf *rp_mbuf(struct replay *r, const uint8_t *data, uint32_t len, ui
 		else if (!m)
 			r->mem[c].skip = 65536;
 	}
+	uint32_t room = m ? rte_pktmbuf_tailroom(m) : 0;
 	uint8_t *buf = m ? (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len) : NULL;
 	if (!buf) {
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
-	memcpy(buf, data, len);
+	struct rp_room *k = rte_mbuf_to_priv(m);
+	if (roce_sparse)
+		copy_sparse(k, buf, room, data, len);
+	else
+		copy_whole(k, buf, data, len);
 	*frame_flow(r, m) = flow;
 	return m;
 }
@@ -670,7 +724,7 @@ static void dispatch(struct replay *r, const struct rsw_wake *w)
 	if (id < r->id_host) {
 		struct cap_in *in = &r->in[id];
 		unsigned s = md->in[id].sw;
-		struct rte_mbuf *m = rp_mbuf(r, in->data, in->len, NO_FLOW);
+		struct rte_mbuf *m = rp_mbuf(r, in->data, in->len, NO_FLOW, 0);
 		r->res->entered++;
 		if (m)
 			sw_arrive(r, s, md->in[id].port, t, m, 1);

@@ -32,7 +32,7 @@ static unsigned classify(struct replay *r, const struct host_node *hn, const uin
 /* A frame leaves host h at t (its capture records it); lost: it never reaches the far end (a
  * closed-loop test's injected drop), counted as dropped. */
 static void send_frame(struct replay *r, struct host_node *hn, uint64_t t, const uint8_t *data,
-		       uint32_t len, uint32_t flow, int lost)
+		       uint32_t len, uint32_t flow, int lost, int roce_sparse)
 {
 	rp_write(&hn->out, t, data, len);
 	hn->res->tx_packets++;
@@ -48,7 +48,7 @@ static void send_frame(struct replay *r, struct host_node *hn, uint64_t t, const
 	}
 	if (hn->tx_link < 0)
 		return; /* zone configs give every host a link */
-	struct rte_mbuf *m = rp_mbuf(r, data, len, flow);
+	struct rte_mbuf *m = rp_mbuf(r, data, len, flow, roce_sparse);
 	if (m)
 		rp_link_send(r, hn->tx_link, t, m);
 	else
@@ -63,9 +63,9 @@ uint32_t host_flow(struct replay *r, unsigned h, const uint8_t *data, uint32_t l
 }
 
 void host_send(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint32_t len,
-	       uint32_t flow, int lost)
+	       uint32_t flow, int lost, int roce_sparse)
 {
-	send_frame(r, &r->host[h], t, data, len, flow, lost);
+	send_frame(r, &r->host[h], t, data, len, flow, lost, roce_sparse);
 }
 
 /* Frames captured at or before t join their priority's queue. */
@@ -99,7 +99,7 @@ static void wake_ignoring_pfc(struct replay *r, unsigned h, uint64_t t)
 	while (!hn->in.eof && hn->in.t <= t) {
 		uint32_t flow;
 		classify(r, hn, hn->in.data, hn->in.len, &flow);
-		send_frame(r, hn, t, hn->in.data, hn->in.len, flow, 0);
+		send_frame(r, hn, t, hn->in.data, hn->in.len, flow, 0, 0);
 		rp_cap_next(r, &hn->in);
 	}
 	if (!hn->in.eof)
@@ -147,7 +147,7 @@ void host_wake(struct replay *r, unsigned h, uint64_t t)
 				hn->res->max_delay_ns = d;
 		}
 		rsw_shaper_send(&hn->shaper, t, p->len);
-		send_frame(r, hn, t, p->data, p->len, p->flow, 0);
+		send_frame(r, hn, t, p->data, p->len, p->flow, 0, 0);
 		free(p);
 		rp_schedule(r, r->id_host + h, rsw_shaper_free_ns(&hn->shaper));
 		return;

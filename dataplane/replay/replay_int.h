@@ -192,7 +192,12 @@ void rp_link_send(struct replay *r, int dir, uint64_t t_start, struct rte_mbuf *
 /* A frame of len put on link direction dir at t_start with no packet memory to carry it: it
  * counts as dropped (no_mbuf) at the far end, so no frame goes unaccounted. */
 void rp_link_lost(struct replay *r, int dir, uint64_t t_start, uint32_t len);
-struct rte_mbuf *rp_mbuf(struct replay *r, const uint8_t *data, uint32_t len, uint32_t flow);
+/* A frame of flow in new packet memory (NULL when there is none): a copy of data, or with
+ * roce_sparse, of a frame known to be zero outside its first RSW_ROCE_HDR_MAX bytes and its
+ * ICRC (as the closed-loop hosts build them): only those bytes are written. */
+struct rte_mbuf *rp_mbuf(struct replay *r, const uint8_t *data, uint32_t len, uint32_t flow,
+			 int roce_sparse);
+#define RP_ROOM_PRIV 8 /* a packet buffer's private area: what rp_mbuf left in its data room */
 /* Records a frame that departs at t in capture c, as c's settings select (window, sampling,
  * filter, snap length). */
 void rp_write(struct rp_cap *c, uint64_t t, const uint8_t *data, uint32_t len);
@@ -239,7 +244,7 @@ void host_free_pending(struct host_node *hn);
 uint32_t host_flow(struct replay *r, unsigned h, const uint8_t *data, uint32_t len);
 /* Host h puts a frame of flow on its link at t (lost: an injected drop, it never arrives). */
 void host_send(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint32_t len,
-	       uint32_t flow, int lost);
+	       uint32_t flow, int lost, int roce_sparse);
 
 /* replay_loop.c: closed-loop hosts */
 int loop_init(struct replay *r, char *err, size_t errlen);

@@ -823,7 +823,7 @@ void loop_wake(struct replay *r, unsigned h, uint64_t t)
 				lh->data_sent++;
 			if (*flow == NO_FLOW)
 				*flow = host_flow(r, h, L->frame, len);
-			host_send(r, h, t, L->frame, len, *flow, lost);
+			host_send(r, h, t, L->frame, len, *flow, lost, 1); /* built on zeros */
 			if (lost)
 				r->res->coll->injected_drops++;
 			next = rsw_shaper_free_ns(&hn->shaper);

@@ -70,9 +70,9 @@ static int grow(uint64_t need)
 static struct rte_mempool *pool_on(const char *name, unsigned n, uint16_t data_room, int socket)
 {
 	struct rte_mempool *mp =
-		rte_pktmbuf_pool_create_by_ops(name, n, 0, 0, data_room, socket, "stack");
+		rte_pktmbuf_pool_create_by_ops(name, n, 0, RP_ROOM_PRIV, data_room, socket, "stack");
 	if (!mp && rte_errno != ENOMEM) /* a DPDK without the stack driver */
-		mp = rte_pktmbuf_pool_create(name, n, 0, 0, data_room, socket);
+		mp = rte_pktmbuf_pool_create(name, n, 0, RP_ROOM_PRIV, data_room, socket);
 	return mp;
 }
 
