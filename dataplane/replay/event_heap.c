@@ -1,8 +1,10 @@
-/* The wheel: slot t mod RSW_WHEEL_NS holds the wake-ups at t, in a circular list in entity order
- * (ties at one nanosecond are what a slot holds: the list is the tie-break). used[] marks the
- * slots with a list and used_words the words of used[] not zero, so the next slot from now is a
- * few bit scans away. The far heap holds the rest, (time, id) pairs in a 4-ary heap. */
+/* The wheel: slot t mod RSW_WHEEL_NS holds the wake-ups at t, in a circular list in no order.
+ * used[] marks the slots with a list and used_words the words of used[] not zero, so the next
+ * slot from now is a few bit scans away. When its time comes, a slot's list becomes the tie
+ * group: its entity ids in a sorted array, popped from the front, the tie-break. The far heap
+ * holds the rest, (time, id) pairs in a 4-ary heap. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "event_heap.h"
 
@@ -12,15 +14,16 @@
 int rsw_event_heap_init(struct rsw_event_heap *q, uint32_t n_ids)
 {
 	*q = (struct rsw_event_heap){.n_ids = n_ids};
-	if (n_ids >= RSW_EVENT_WHEEL)
+	if (n_ids >= RSW_EVENT_TIE)
 		return -1;
 	/* each entity is in the agenda at most once: the far heap is allocated whole, so that
 	 * scheduling never fails (its pages are touched only as it grows) */
 	size_t cap = n_ids ? n_ids : 1;
 	q->node = malloc(cap * sizeof(*q->node));
 	q->far = malloc(cap * sizeof(*q->far));
+	q->tie = malloc(cap * sizeof(*q->tie));
 	q->slot = malloc(RSW_WHEEL_NS * sizeof(*q->slot));
-	if (!q->node || !q->far || !q->slot) {
+	if (!q->node || !q->far || !q->tie || !q->slot) {
 		rsw_event_heap_free(q);
 		return -1;
 	}
@@ -35,6 +38,7 @@ void rsw_event_heap_free(struct rsw_event_heap *q)
 {
 	free(q->node);
 	free(q->far);
+	free(q->tie);
 	free(q->slot);
 	*q = (struct rsw_event_heap){0};
 }
@@ -68,7 +72,7 @@ static inline void link_before(struct rsw_event_node *nd, uint32_t id, uint32_t 
 	nd[x].prev = id;
 }
 
-static void wheel_insert(struct rsw_event_heap *q, uint32_t id, uint64_t t)
+static void slot_insert(struct rsw_event_heap *q, uint32_t id, uint64_t t)
 {
 	struct rsw_event_node *nd = q->node;
 	unsigned s = (unsigned)(t & WHEEL_MASK);
@@ -81,21 +85,12 @@ static void wheel_insert(struct rsw_event_heap *q, uint32_t id, uint64_t t)
 		q->slot[s] = id;
 		q->used[s / 64] |= 1ull << (s % 64);
 		q->used_words |= 1ull << (s / 64);
-		return;
-	}
-	if (id > nd[head].prev) { /* after the tail: the usual case */
+	} else {
 		link_before(nd, id, head);
-		return;
 	}
-	uint32_t x = head;
-	while (x < id)
-		x = nd[x].next;
-	link_before(nd, id, x);
-	if (x == head)
-		q->slot[s] = id;
 }
 
-static void wheel_remove(struct rsw_event_heap *q, uint32_t id)
+static void slot_remove(struct rsw_event_heap *q, uint32_t id)
 {
 	struct rsw_event_node *nd = q->node;
 	unsigned s = (unsigned)(nd[id].t & WHEEL_MASK);
@@ -113,6 +108,90 @@ static void wheel_remove(struct rsw_event_heap *q, uint32_t id)
 	nd[n].prev = p;
 	if (q->slot[s] == id)
 		q->slot[s] = n;
+}
+
+/* ---- the tie group: the wake-ups due at now, a sorted array ---- */
+
+/* Where id is, or would go, in tie[tie_head, n_tie). */
+static uint32_t tie_find(const struct rsw_event_heap *q, uint32_t id)
+{
+	uint32_t lo = q->tie_head, hi = q->n_tie;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (q->tie[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void tie_insert(struct rsw_event_heap *q, uint32_t id)
+{
+	q->node[id].pos = RSW_EVENT_TIE;
+	if ((q->n_tie == q->tie_head || q->tie[q->n_tie - 1] < id) && q->n_tie < q->n_ids) {
+		q->tie[q->n_tie++] = id; /* after the last */
+		return;
+	}
+	uint32_t i = tie_find(q, id);
+	if (i == q->tie_head && q->tie_head > 0) { /* before the first: the slot freed by pops */
+		q->tie[--q->tie_head] = id;
+		return;
+	}
+	if (q->n_tie == q->n_ids) { /* the popped front is the room left */
+		memmove(q->tie, q->tie + q->tie_head, (q->n_tie - q->tie_head) * sizeof(*q->tie));
+		i -= q->tie_head;
+		q->n_tie -= q->tie_head;
+		q->tie_head = 0;
+	}
+	memmove(q->tie + i + 1, q->tie + i, (q->n_tie - i) * sizeof(*q->tie));
+	q->tie[i] = id;
+	q->n_tie++;
+}
+
+static void tie_remove(struct rsw_event_heap *q, uint32_t id)
+{
+	uint32_t i = tie_find(q, id);
+	q->node[id].pos = RSW_EVENT_NONE;
+	memmove(q->tie + i, q->tie + i + 1, (q->n_tie - i - 1) * sizeof(*q->tie));
+	if (--q->n_tie == q->tie_head)
+		q->n_tie = q->tie_head = 0;
+}
+
+static uint32_t tie_pop(struct rsw_event_heap *q)
+{
+	uint32_t id = q->tie[q->tie_head++];
+	q->node[id].pos = RSW_EVENT_NONE;
+	if (q->tie_head == q->n_tie)
+		q->n_tie = q->tie_head = 0;
+	return id;
+}
+
+/* The slot due at now becomes the tie group. */
+static void tie_load(struct rsw_event_heap *q, unsigned s)
+{
+	uint32_t head = q->slot[s], id = head;
+	do {
+		uint32_t next = q->node[id].next;
+		tie_insert(q, id);
+		q->n_wheel--;
+		id = next;
+	} while (id != head);
+	q->slot[s] = RSW_EVENT_NONE;
+	q->used[s / 64] &= ~(1ull << (s % 64));
+	if (!q->used[s / 64])
+		q->used_words &= ~(1ull << (s / 64));
+}
+
+/* A wake-up at t within the wheel's reach: in the tie group if that is due at t. */
+static void wheel_insert(struct rsw_event_heap *q, uint32_t id, uint64_t t)
+{
+	if (q->n_tie && t == q->now) {
+		q->node[id].t = t;
+		tie_insert(q, id);
+	} else {
+		slot_insert(q, id, t);
+	}
 }
 
 /* ---- the far heap ---- */
@@ -195,9 +274,11 @@ static void rewind(struct rsw_event_heap *q, uint64_t t)
 	for (int s; (s = next_slot(q, 0)) >= 0;) {
 		uint32_t id = q->slot[s];
 		uint64_t at = q->node[id].t;
-		wheel_remove(q, id);
+		slot_remove(q, id);
 		far_insert(q, at, id);
 	}
+	while (q->n_tie)
+		far_insert(q, q->now, tie_pop(q));
 	advance(q, t);
 }
 
@@ -210,7 +291,11 @@ int rsw_event_at(struct rsw_event_heap *q, uint32_t id, uint64_t t)
 	if (pos == RSW_EVENT_WHEEL) {
 		if (q->node[id].t == t)
 			return 0;
-		wheel_remove(q, id);
+		slot_remove(q, id);
+	} else if (pos == RSW_EVENT_TIE) {
+		if (t == q->now)
+			return 0;
+		tie_remove(q, id);
 	} else if (pos != RSW_EVENT_NONE) {
 		if (!on_wheel) {
 			struct rsw_wake w = {.t = t, .id = id};
@@ -233,13 +318,17 @@ void rsw_event_cancel(struct rsw_event_heap *q, uint32_t id)
 {
 	uint32_t pos = q->node[id].pos;
 	if (pos == RSW_EVENT_WHEEL)
-		wheel_remove(q, id);
+		slot_remove(q, id);
+	else if (pos == RSW_EVENT_TIE)
+		tie_remove(q, id);
 	else if (pos != RSW_EVENT_NONE)
 		far_remove_at(q, pos);
 }
 
 uint64_t rsw_event_peek(const struct rsw_event_heap *q)
 {
+	if (q->n_tie)
+		return q->now;
 	if (q->n_wheel) /* every wake-up on the wheel comes before every far one */
 		return q->node[q->slot[next_slot(q, (unsigned)(q->now & WHEEL_MASK))]].t;
 	return q->n_far ? q->far[0].t : UINT64_MAX;
@@ -247,16 +336,19 @@ uint64_t rsw_event_peek(const struct rsw_event_heap *q)
 
 int rsw_event_pop(struct rsw_event_heap *q, struct rsw_wake *out)
 {
-	if (!q->n_wheel) {
-		if (!q->n_far)
-			return 0;
-		advance(q, q->far[0].t);
+	if (!q->n_tie) {
+		if (!q->n_wheel) {
+			if (!q->n_far)
+				return 0;
+			advance(q, q->far[0].t);
+		}
+		int s = next_slot(q, (unsigned)(q->now & WHEEL_MASK));
+		uint64_t t = q->node[q->slot[s]].t;
+		if (t != q->now)
+			advance(q, t);
+		tie_load(q, (unsigned)s);
 	}
-	uint32_t id = q->slot[next_slot(q, (unsigned)(q->now & WHEEL_MASK))];
-	out->t = q->node[id].t;
-	out->id = id;
-	wheel_remove(q, id);
-	if (out->t != q->now)
-		advance(q, out->t);
+	out->t = q->now;
+	out->id = tie_pop(q);
 	return 1;
 }

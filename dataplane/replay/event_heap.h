@@ -6,11 +6,13 @@
  *
  * Most wake-ups of a switch model fall within a few microseconds of now (a frame's arrival
  * after its wire time and the link's delay, a port free again after one frame), so they go on a
- * wheel of one slot per nanosecond over [now, now + RSW_WHEEL_NS), each slot a list in entity
- * order, found through a two-level bitmap: scheduling, moving and popping cost the same whatever
- * the number of wake-ups held (a heap's cost grows with its log). Wake-ups further ahead (timers,
- * slow links, a capture's next frame after a gap) wait in a 4-ary heap of (time, id) pairs and
- * move onto the wheel as now comes within its reach. */
+ * wheel of one slot per nanosecond over [now, now + RSW_WHEEL_NS), found through a two-level
+ * bitmap; a slot's wake-ups all have one time, and are kept unordered until that time comes.
+ * Then they become the tie group, their entity ids in a sorted array (wake-ups scheduled for
+ * that same time join it), popped from the front. Nothing costs more as more wake-ups are held:
+ * only a wake-up joining a tie group pays, a search and a move, for the group's size. Wake-ups further ahead (timers, slow links, a capture's next frame after a
+ * gap) wait in a 4-ary heap of (time, id) pairs and move onto the wheel as now comes within its
+ * reach. */
 #ifndef RSW_EVENT_HEAP_H
 #define RSW_EVENT_HEAP_H
 
@@ -25,11 +27,12 @@ struct rsw_wake {
 #define RSW_WHEEL_BITS 12
 #define RSW_WHEEL_NS (1u << RSW_WHEEL_BITS)
 
-/* An entity's place: on the wheel (its time and its slot's list links) or in the heap. */
+/* An entity's place: on the wheel (its time and its slot's list links), in the tie group or in
+ * the far heap. */
 struct rsw_event_node {
 	uint64_t t;
-	uint32_t next, prev; /* the slot's list, circular: the head's prev is its tail */
-	uint32_t pos;        /* RSW_EVENT_NONE, RSW_EVENT_WHEEL, or index in far */
+	uint32_t next, prev; /* the slot's list, circular */
+	uint32_t pos;        /* RSW_EVENT_NONE, RSW_EVENT_WHEEL, RSW_EVENT_TIE, or index in far */
 	uint32_t pad;
 };
 
@@ -39,7 +42,9 @@ struct rsw_event_heap {
 	uint64_t used[RSW_WHEEL_NS / 64]; /* slots with a list */
 	uint64_t used_words;              /* words of used that are not zero */
 	uint64_t now;                /* the wheel covers [now, now + RSW_WHEEL_NS) */
-	uint32_t n_wheel;
+	uint32_t n_wheel;            /* on the wheel's slots */
+	uint32_t *tie;               /* the wake-ups due at now: ids in tie[tie_head, n_tie), */
+	uint32_t tie_head, n_tie;    /* sorted */
 	struct rsw_wake *far;        /* wake-ups at or after now + RSW_WHEEL_NS (4-ary heap) */
 	uint32_t n_far;
 	uint32_t n_ids;
@@ -47,6 +52,7 @@ struct rsw_event_heap {
 
 #define RSW_EVENT_NONE UINT32_MAX
 #define RSW_EVENT_WHEEL (UINT32_MAX - 1)
+#define RSW_EVENT_TIE (UINT32_MAX - 2)
 
 int rsw_event_heap_init(struct rsw_event_heap *q, uint32_t n_ids);
 void rsw_event_heap_free(struct rsw_event_heap *q);
@@ -61,7 +67,7 @@ uint64_t rsw_event_peek(const struct rsw_event_heap *q);
 /* Wake-ups held. */
 static inline uint32_t rsw_event_count(const struct rsw_event_heap *q)
 {
-	return q->n_wheel + q->n_far;
+	return q->n_wheel + (q->n_tie - q->tie_head) + q->n_far;
 }
 
 #endif
