@@ -29,9 +29,10 @@ static inline struct rsw_verdict verdict(unsigned kind, unsigned stage, unsigned
 }
 
 /* Parse, ARP/ND, MAC control, ICRC: 1 when *v is decided, 0 when m goes on to the ingress. */
-static inline int front(const struct rsw_pipeline *p, uint16_t in_port, const uint8_t *frame,
-			uint32_t len, struct rsw_pkt_meta *m, struct rsw_verdict *v,
-			struct rsw_trace *tr)
+/* always inlined: a call per packet costs the burst as much as a stage */
+static inline __attribute__((always_inline)) int
+front(const struct rsw_pipeline *p, uint16_t in_port, const uint8_t *frame, uint32_t len,
+      struct rsw_pkt_meta *m, struct rsw_verdict *v, struct rsw_trace *tr)
 {
 	unsigned rc = rsw_parse(frame, len, m);
 	m->in_port = in_port;
@@ -59,8 +60,9 @@ static inline int front(const struct rsw_pipeline *p, uint16_t in_port, const ui
 }
 
 /* After the ingress tables: punt, drop, or rewrite for the VOQ of (egress port, TC). */
-static inline void decide(const struct rsw_pipeline *p, uint8_t *frame, struct rsw_pkt_meta *m,
-			  struct rsw_verdict *v, struct rsw_trace *tr)
+static inline __attribute__((always_inline)) void
+decide(const struct rsw_pipeline *p, uint8_t *frame, struct rsw_pkt_meta *m,
+       struct rsw_verdict *v, struct rsw_trace *tr)
 {
 	if (tr)
 		rsw_pipeline_trace_ingress(tr, p->fib, frame, m);
