@@ -1,4 +1,5 @@
-/* `rocesw inspect`: parser (and ingress tables) over a capture, one record per frame. */
+/* `rocesw inspect`: the pipeline (pipeline.h) over a capture, one record per frame: the parser's
+ * fields, and with a config the ingress tables' decisions; --trace adds each stage's record. */
 #include <getopt.h>
 #include <jansson.h>
 #include <pcap/pcap.h>
@@ -12,13 +13,13 @@
 #include "dataplane/pkt/icrc.h"
 #include "dataplane/pkt/parse.h"
 #include "dataplane/pkt/roce_hdr.h"
-#include "dataplane/tables/ingress.h"
+#include "dataplane/pipeline/pipeline.h"
 #include "eal_quiet.h"
 
 static void inspect_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: rocesw inspect PCAP [--config F] [--in-port NAME] [--icrc] [--json]\n"
+		"usage: rocesw inspect PCAP [--config F] [--in-port NAME] [--icrc] [--trace] [--json]\n"
 		"\n"
 		"Runs every frame of PCAP (Ethernet link type) through the parser and prints what it\n"
 		"found. With --config, also through the ingress tables of that switch config, as if\n"
@@ -29,6 +30,8 @@ static void inspect_usage(FILE *f)
 		"               bth_psn, bth_becn, pfc_class_enable, pfc_time; with --config also\n"
 		"               in_port, tc, pg, egress_port, hash, bucket, ecmp_member, drop\n"
 		"  --icrc       verify the ICRC of RoCE packets (field icrc: ok|bad)\n"
+		"  --trace      what each stage of the pipeline decided, one line per stage under\n"
+		"               the frame (JSON: field trace, an array of those lines)\n"
 		"  --config F   a switch config (see docs/config.md)\n"
 		"  --in-port N  ingress port name for --config\n"
 		"\n"
@@ -44,8 +47,10 @@ static json_t *ip_json(const struct rsw_pkt_meta *m, const uint8_t *a)
 	return json_string(rsw_ip_str(&ip, buf, sizeof(buf)));
 }
 
+/* m: the parser's fields; d: the ingress decisions. */
 static json_t *record(unsigned long frame, const struct rsw_pkt_meta *m,
-		      unsigned parse_rc, int icrc, const struct rsw_fib *fib)
+		      const struct rsw_pkt_meta *d, unsigned parse_rc, int icrc,
+		      const struct rsw_fib *fib)
 {
 	json_t *o = json_object();
 	int ip = m->l3 != RSW_L3_NONE && (parse_rc == 0 || m->ttl || m->ip_proto);
@@ -82,22 +87,22 @@ static json_t *record(unsigned long frame, const struct rsw_pkt_meta *m,
 	if (icrc >= -1)
 		json_object_set_new(o, "icrc", icrc < 0 ? json_null() : json_string(icrc ? "ok" : "bad"));
 	if (fib) {
-		int fwd = !m->drop && m->l2_kind == RSW_L2_DATA;
-		int routed = m->drop > RSW_DROP_ROCE_BAD_PAD || (fwd && m->l3);
-		json_object_set_new(o, "in_port", json_string(fib->ports[m->in_port].name));
-		json_object_set_new(o, "tc", routed ? json_integer(m->tc) : json_null());
-		json_object_set_new(o, "pg", routed ? json_integer(m->pg) : json_null());
+		int fwd = !d->drop && d->l2_kind == RSW_L2_DATA;
+		int routed = d->drop > RSW_DROP_ROCE_BAD_PAD || (fwd && d->l3);
+		json_object_set_new(o, "in_port", json_string(fib->ports[d->in_port].name));
+		json_object_set_new(o, "tc", routed ? json_integer(d->tc) : json_null());
+		json_object_set_new(o, "pg", routed ? json_integer(d->pg) : json_null());
 		json_object_set_new(o, "egress_port",
-				    fwd ? json_string(fib->ports[m->egress_port].name) : json_null());
-		json_object_set_new(o, "hash", m->via_group && m->drop != RSW_DROP_ECMP_GROUP_EMPTY
-						       ? json_integer(m->hash) : json_null());
-		json_object_set_new(o, "bucket", m->via_group && m->drop != RSW_DROP_ECMP_GROUP_EMPTY
-							 ? json_integer(m->bucket) : json_null());
-		json_object_set_new(o, "ecmp_member", m->via_group && m->drop != RSW_DROP_ECMP_GROUP_EMPTY
-							      ? json_integer(m->member) : json_null());
+				    fwd ? json_string(fib->ports[d->egress_port].name) : json_null());
+		json_object_set_new(o, "hash", d->via_group && d->drop != RSW_DROP_ECMP_GROUP_EMPTY
+						       ? json_integer(d->hash) : json_null());
+		json_object_set_new(o, "bucket", d->via_group && d->drop != RSW_DROP_ECMP_GROUP_EMPTY
+							 ? json_integer(d->bucket) : json_null());
+		json_object_set_new(o, "ecmp_member", d->via_group && d->drop != RSW_DROP_ECMP_GROUP_EMPTY
+							      ? json_integer(d->member) : json_null());
 		const char *disp = m->l2_kind == RSW_L2_PFC ? "pfc_consumed"
 				 : m->l2_kind == RSW_L2_PAUSE ? "pause_consumed"
-				 : m->drop ? rsw_drop_reason_name(m->drop) : NULL;
+				 : d->drop ? rsw_drop_reason_name(d->drop) : NULL;
 		json_object_set_new(o, "drop", disp ? json_string(disp) : json_null());
 	}
 	return o;
@@ -206,16 +211,36 @@ static int load_switch(const char *config, const char *in_port, struct rsw_switc
 	return 0;
 }
 
-/* Every frame through the parser (and the switch's tables when fib), printed as it goes.
- * Returns the exit status. */
+/* The trace's lines: under the text line, or as the record's field "trace". */
+static void add_trace(json_t *o, const struct rsw_trace *tr, const struct rsw_fib *fib, int json)
+{
+	json_t *a = json_array();
+	for (unsigned i = 0; i < tr->n; i++) {
+		char line[512];
+		rsw_trace_rec_format(tr, &tr->rec[i], fib, line, sizeof(line));
+		if (json)
+			json_array_append_new(a, json_string(line));
+		else
+			printf("        %s\n", line);
+	}
+	if (json)
+		json_object_set_new(o, "trace", a);
+	else
+		json_decref(a);
+}
+
+/* Every frame through the pipeline (with no tables when fib is NULL: then only the parser's
+ * part is shown), printed as it goes. Returns the exit status. */
 static int inspect_frames(pcap_t *pc, const char *path, const struct rsw_fib *fib, uint16_t port,
-			  int icrc, int json)
+			  int icrc, int trace, int json)
 {
 	struct pcap_pkthdr *h;
 	const u_char *data;
 	unsigned long frame = 0;
 	int rc, status = 0;
 	struct rsw_ingress_ctx ictx = {.rnd = 0x9E3779B97F4A7C15ull};
+	struct rsw_pipeline p = {.fib = fib, .ictx = &ictx};
+	struct rsw_trace tr;
 	uint8_t *buf = malloc(65536);
 	if (!json)
 		print_text_header(fib != NULL);
@@ -224,18 +249,21 @@ static int inspect_frames(pcap_t *pc, const char *path, const struct rsw_fib *fi
 		frame++;
 		uint32_t len = h->caplen > 65535 ? 65535 : h->caplen;
 		memcpy(buf, data, len);
-		unsigned prc = rsw_parse(buf, len, &m);
-		m.in_port = port;
-		int ic = icrc ? rsw_icrc_check(buf, &m) : -2;
-		if (fib)
-			rsw_ingress(fib, buf, &m, &ictx);
-		json_t *o = record(frame, &m, prc, ic, fib);
+		struct rsw_verdict v = rsw_pipeline_frame(&p, port, buf, len, NULL, &m, &tr);
+		unsigned prc = v.stage == RSW_STAGE_PARSE ? v.drop : 0;
+		/* the frame as captured: the rewrite changed buf's TTL and MACs */
+		int ic = icrc ? rsw_icrc_check(data, &tr.parsed) : -2;
+		json_t *o = record(frame, &tr.parsed, &m, prc, ic, fib);
 		if (json) {
+			if (trace)
+				add_trace(o, &tr, fib, 1);
 			char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 			puts(s);
 			free(s);
 		} else {
 			print_text(o, fib != NULL);
+			if (trace)
+				add_trace(o, &tr, fib, 0);
 		}
 		json_decref(o);
 	}
@@ -253,17 +281,19 @@ int rsw_cmd_inspect(int argc, char **argv)
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'}, {"in-port", required_argument, NULL, 'p'},
 		{"json", no_argument, NULL, 'j'},         {"icrc", no_argument, NULL, 'i'},
-		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+		{"trace", no_argument, NULL, 't'},        {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	const char *config = NULL, *in_port = NULL;
-	int json = 0, icrc = 0, c;
+	int json = 0, icrc = 0, trace = 0, c;
 
-	while ((c = getopt_long(argc, argv, "c:p:jih", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:p:jith", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': config = optarg; break;
 		case 'p': in_port = optarg; break;
 		case 'j': json = 1; break;
 		case 'i': icrc = 1; break;
+		case 't': trace = 1; break;
 		case 'h': inspect_usage(stdout); return 0;
 		default: inspect_usage(stderr); return 2;
 		}
@@ -280,7 +310,8 @@ int rsw_cmd_inspect(int argc, char **argv)
 	uint16_t port = 0;
 	int status = load_switch(config, in_port, &sw, &port);
 	if (status == 0)
-		status = inspect_frames(pc, path, sw ? rsw_switch_fib(sw) : NULL, port, icrc, json);
+		status = inspect_frames(pc, path, sw ? rsw_switch_fib(sw) : NULL, port, icrc, trace,
+					       json);
 	rsw_switch_free(sw);
 	pcap_close(pc);
 	return status;

@@ -1,8 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataplane/pkt/parse.h"
-#include "dataplane/tables/ingress.h"
+#include "dataplane/pipeline/pipeline.h"
 #include "dataplane/tables/switch.h"
 #include "hash_zone.h"
 
@@ -157,18 +156,15 @@ int rsw_lab_zone(const struct rsw_lab_traffic *t, const struct rsw_zone *z, stru
 		unsigned h;
 		for (h = 0; h < MAX_HOPS; h++) {
 			struct rsw_pkt_meta m;
-			const struct rsw_fib *fib = rsw_switch_fib(z->sw[s].sw);
-			if (rsw_parse(buf, m0->frame_len, &m) == 0) {
-				m.in_port = p;
-				rsw_ingress(fib, buf, &m, &ictx);
-			}
-			if (m.drop) {
+			struct rsw_pipeline pl = {.fib = rsw_switch_fib(z->sw[s].sw), .ictx = &ictx};
+			struct rsw_verdict v =
+				rsw_pipeline_frame(&pl, p, buf, m0->frame_len, NULL, &m, NULL);
+			if (v.kind != RSW_VERDICT_ENQUEUED) { /* MAC control is not a flow's */
 				r->flows_dropped++;
 				break;
 			}
-			rsw_egress_rewrite(fib, buf, &m);
 			struct rsw_topo_end far;
-			int l = out_link(z, s, m.egress_port, &far);
+			int l = out_link(z, s, v.port, &far);
 			if (l < 0) {
 				r->flows_left++;
 				break;

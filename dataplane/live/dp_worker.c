@@ -14,10 +14,7 @@
 #include <rte_prefetch.h>
 #include <rte_rcu_qsbr.h>
 
-#include "dataplane/pkt/icrc.h"
-#include "dataplane/pkt/parse.h"
-#include "dataplane/tables/ars.h"
-#include "dataplane/tables/ingress.h"
+#include "dataplane/pipeline/pipeline.h"
 #include "dataplane/tm/counter.h"
 #include "dataplane/tm/pfc.h"
 #include "dataplane/tm/tsan.h"
@@ -41,17 +38,6 @@ static inline void punt(struct rsw_dp *dp, struct rsw_dp_counters *c, struct rte
 		drop(c, m, RSW_DROP_PUNT_QUEUE_FULL);
 	else
 		RSW_CNT_ADD(c->punted[in_port], 1);
-}
-
-/* ARP, or an IPv6 neighbour-discovery message (router/neighbour solicitation, advertisement,
- * redirect: ICMPv6 types 133-137) right after the IPv6 header. */
-static inline int is_arp_nd(const uint8_t *d, uint32_t len, const struct rsw_pkt_meta *m,
-			    int parsed)
-{
-	if (!parsed)
-		return len >= 14 && d[12] == 0x08 && d[13] == 0x06;
-	return m->l3 == RSW_L3_IPV6 && m->ip_proto == 58 && m->l4_off + 1u < len &&
-	       d[m->l4_off] >= 133 && d[m->l4_off] <= 137;
 }
 
 /* Frames to the port's far end: the device, the link, or nowhere. kind: data, the main lcore's
@@ -148,15 +134,8 @@ static void pause_take(struct rsw_dp *dp, const struct rsw_fib *fib, uint16_t po
 	}
 }
 
-/* ARS's port quality sample (one worker claims each): bytes sent and queued, from the TM. */
-static void ars_sample(struct rsw_dp *dp, const struct rsw_fib *fib, uint64_t now)
-{
-	struct rsw_ars_sample s[RSW_MAX_PORTS];
-	for (uint16_t p = 0; p < fib->n_ports; p++)
-		rsw_tm_port_bytes(dp->tm, p, &s[p].tx_bytes, &s[p].queue_bytes);
-	rsw_ars_sample(fib, now, s);
-}
-
+/* One RX burst through the pipeline (pipeline.h); the worker keeps the port's counters, the
+ * CPU's frames (punt, neighbour solicitations) and the pause frames' hand-off to the port owner. */
 static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_port,
 			uint16_t queue, const struct rsw_fib *fib, uint64_t now)
 {
@@ -169,38 +148,31 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 	if (n == 0)
 		return 0;
 	RSW_CNT_ADD(c->rx_pkts[in_port], n);
-	uint64_t rx_bytes = 0;
 
-	/* Stage by stage over the burst, as l3fwd does: the table lookups of one stage are
-	 * independent across packets, so their cache misses overlap instead of queueing. */
+	_Static_assert(RSW_DP_BURST <= RSW_INGRESS_BURST_MAX, "a burst fits rsw_pipeline_burst");
 	struct rsw_pkt_meta meta[RSW_DP_BURST];
-	uint16_t keep[RSW_DP_BURST], n_keep = 0;
-	const uint8_t *frame[RSW_DP_BURST];
+	struct rsw_verdict v[RSW_DP_BURST];
+	w->ictx.now_ns = now;
+	struct rsw_pipeline p = {.fib = fib, .tm = dp->tm, .ictx = &w->ictx,
+				 .punt = dp->neigh != NULL, .verify_icrc = dp->verify_icrc};
+	RSW_CNT_ADD(c->rx_bytes[in_port], rsw_pipeline_burst(&p, in_port, pkts, n, meta, v));
+
+	/* the enqueued mbufs are the TM's now: only their metadata is read here */
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *mb = pkts[i];
-		struct rsw_pkt_meta *m = &meta[i];
-		if (i + 1 < n)
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		rx_bytes += mb->pkt_len;
-		if (mb->nb_segs > 1 && rte_pktmbuf_linearize(mb) < 0) {
-			drop(c, mb, RSW_DROP_RX_MULTISEG);
-			continue;
-		}
-		uint8_t *data = rte_pktmbuf_mtod(mb, uint8_t *);
-		frame[i] = data;
-		if (rsw_parse(data, mb->data_len, m)) {
-			if (dp->neigh && is_arp_nd(data, mb->data_len, m, 0))
-				punt(dp, c, mb, in_port);
-			else
-				drop(c, mb, m->drop);
-			continue;
-		}
-		if (dp->neigh && is_arp_nd(data, mb->data_len, m, 1)) {
+		const struct rsw_pkt_meta *m = &meta[i];
+		if (v[i].icrc >= 0)
+			RSW_CNT_ADD(*(v[i].icrc ? &c->icrc_ok[in_port] : &c->icrc_bad[in_port]), 1);
+		switch (v[i].kind) {
+		case RSW_VERDICT_ENQUEUED:
+			if (m->via_group && m->group < RSW_DP_COUNTED_GROUPS)
+				RSW_CNT_ADD(c->ecmp[m->group][m->member], 1);
+			break;
+		case RSW_VERDICT_PUNT:
 			punt(dp, c, mb, in_port);
-			continue;
-		}
-		if (m->l2_kind != RSW_L2_DATA) {
-			/* MAC control frames end here: the traffic manager honours them */
+			break;
+		case RSW_VERDICT_MAC_CONTROL:
+			/* the traffic manager honours them, on the port owner's thread */
 			if (m->l2_kind == RSW_L2_PFC)
 				RSW_CNT_ADD(c->pfc_rx[in_port], 1);
 			else
@@ -208,86 +180,17 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 			if (fib && in_port < fib->n_ports)
 				pause_rx(dp, w, fib, in_port, m, since, now);
 			rsw_mbuf_free(mb);
-			continue;
-		}
-		if (dp->verify_icrc && (m->flags & RSW_META_F_ROCE)) {
-			if (rsw_icrc_check(data, m) == 1)
-				RSW_CNT_ADD(c->icrc_ok[in_port], 1);
-			else
-				RSW_CNT_ADD(c->icrc_bad[in_port], 1);
-		}
-		m->in_port = in_port;
-		keep[n_keep++] = i;
-	}
-	RSW_CNT_ADD(c->rx_bytes[in_port], rx_bytes);
-	_Static_assert(RSW_DP_BURST <= RSW_INGRESS_BURST_MAX, "a burst fits rsw_ingress_burst");
-	w->ictx.now_ns = now;
-	if (fib && fib->ars && rsw_ars_sample_due(fib, now))
-		ars_sample(dp, fib, now);
-	rsw_ingress_burst(fib, frame, meta, keep, n_keep, &w->ictx);
-	for (uint16_t k = 0; k < n_keep; k++)
-		if (!meta[keep[k]].drop)
-			rsw_tm_prefetch(dp->tm, &fib->tm, &meta[keep[k]]);
-
-	/* routed packets binned by VOQ (egress port, queue): few distinct ones per burst. All come
-	 * from this port, and the PG follows the TC, so a bin is one (PG, VOQ) for admission. */
-	struct rte_mbuf *bin[RSW_DP_BURST][RSW_DP_BURST];
-	const struct rsw_pkt_meta *bin_meta[RSW_DP_BURST][RSW_DP_BURST];
-	uint16_t bin_key[RSW_DP_BURST], bin_n[RSW_DP_BURST], n_bins = 0;
-	for (uint16_t k = 0; k < n_keep; k++) {
-		uint16_t i = keep[k];
-		struct rte_mbuf *mb = pkts[i];
-		struct rsw_pkt_meta *m = &meta[i];
-		if (m->drop) {
-			if (m->drop == RSW_DROP_TO_SWITCH && dp->neigh) {
-				punt(dp, c, mb, in_port);
-				continue;
-			}
-			if (m->drop == RSW_DROP_NEIGHBOR_MISS && dp->neigh) {
+			break;
+		default:
+			if (v[i].drop == RSW_DROP_NEIGHBOR_MISS && dp->neigh) {
 				/* the main lcore solicits it (rate-limited); this packet is lost */
 				struct rsw_dp_miss miss = {.ip = fib->nh[m->nexthop].ip};
 				rte_ring_mp_enqueue_elem(dp->neigh->miss, &miss, sizeof(miss));
 			}
-			drop(c, mb, m->drop);
-			continue;
+			if (v[i].lossless)
+				RSW_CNT_ADD(c->lossless_drops[v[i].drop], 1);
+			drop(c, mb, v[i].drop);
 		}
-		rsw_egress_rewrite(fib, rte_pktmbuf_mtod(mb, uint8_t *), m);
-		if (m->via_group && m->group < RSW_DP_COUNTED_GROUPS)
-			RSW_CNT_ADD(c->ecmp[m->group][m->member], 1);
-		uint16_t key = (uint16_t)(m->egress_port * RSW_TM_QUEUES + (m->tc & 7));
-		unsigned b = 0;
-		while (b < n_bins && bin_key[b] != key)
-			b++;
-		if (b == n_bins) {
-			bin_key[n_bins] = key;
-			bin_n[n_bins++] = 0;
-		}
-		bin_meta[b][bin_n[b]] = m;
-		bin[b][bin_n[b]++] = mb;
-	}
-	for (unsigned b = 0; b < n_bins; b++) {
-		uint16_t e = bin_key[b] / RSW_TM_QUEUES;
-		uint8_t q = (uint8_t)(bin_key[b] % RSW_TM_QUEUES);
-		uint8_t verdict[RSW_DP_BURST];
-		unsigned n_in = bin_n[b];
-		/* a bin is one ingress PG: the lossless invariant's count (docs/tm.md) */
-		unsigned lossless = (unsigned)rsw_tm_lossless(&fib->tm, bin_meta[b][0]);
-		if (rsw_tm_admit_bin(dp->tm, &fib->tm, bin[b], bin_meta[b], n_in, verdict) != n_in) {
-			unsigned k = 0;
-			for (unsigned j = 0; j < n_in; j++) {
-				if (verdict[j]) {
-					RSW_CNT_ADD(c->lossless_drops[verdict[j]], lossless);
-					drop(c, bin[b][j], verdict[j]);
-				} else {
-					bin[b][k++] = bin[b][j];
-				}
-			}
-			n_in = k;
-		}
-		unsigned k = rsw_tm_enqueue_burst(dp->tm, &fib->tm, e, q, bin[b], n_in);
-		RSW_CNT_ADD(c->lossless_drops[RSW_DROP_VOQ_FULL], lossless * (n_in - k));
-		for (unsigned j = k; j < n_in; j++)
-			drop(c, bin[b][j], RSW_DROP_VOQ_FULL);
 	}
 	return n;
 }

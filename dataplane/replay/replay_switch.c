@@ -4,9 +4,7 @@
 #include <string.h>
 
 #include "dataplane/pkt/drop_reason.h"
-#include "dataplane/pkt/parse.h"
-#include "dataplane/tables/ars.h"
-#include "dataplane/tables/ingress.h"
+#include "dataplane/pipeline/pipeline.h"
 #include "dataplane/tm/tm.h"
 #include "replay_int.h"
 
@@ -58,31 +56,23 @@ void sw_lost(struct replay *r, unsigned s, uint16_t port, uint64_t t, uint32_t l
 	drop(r, s, RSW_DROP_NO_MBUF, port, t, NULL);
 }
 
-/* ARS's port quality sample: each port's bytes sent and queued, from the TM. */
-static void ars_sample(struct sw_node *n, uint64_t t)
-{
-	struct rsw_ars_sample s[RSW_MAX_PORTS];
-	for (uint16_t p = 0; p < n->fib->n_ports; p++)
-		rsw_tm_port_bytes(n->tm, p, &s[p].tx_bytes, &s[p].queue_bytes);
-	rsw_ars_sample(n->fib, t, s);
-}
-
+/* A frame arriving on port at t: the pipeline decides (pipeline.h), the switch counts, logs and
+ * wakes the ports it touched. */
 void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *mb,
 	       int entering)
 {
 	struct sw_node *n = &r->sw[s];
 	struct rsw_replay_port_stats *ps = &n->res->port[port];
-	uint8_t *buf = rte_pktmbuf_mtod(mb, uint8_t *);
 	uint32_t len = mb->pkt_len;
 	ps->rx_packets++;
 	ps->rx_bytes += len;
 	n->res->received++;
 	struct rsw_pkt_meta m;
-	if (rsw_parse(buf, len, &m)) {
-		drop(r, s, m.drop, port, t, mb);
-		return;
-	}
-	if (m.l2_kind != RSW_L2_DATA) {
+	n->ictx.now_ns = t;
+	struct rsw_pipeline p = {.fib = n->fib, .tm = n->tm, .ictx = &n->ictx};
+	struct rsw_verdict v =
+		rsw_pipeline_frame(&p, port, rte_pktmbuf_mtod(mb, uint8_t *), len, mb, &m, NULL);
+	if (v.kind == RSW_VERDICT_MAC_CONTROL) {
 		if (m.l2_kind == RSW_L2_PFC)
 			ps->pfc_rx_frames++;
 		else
@@ -99,35 +89,22 @@ void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct r
 		rp_ports_add(&n->dirty_ctrl, port); /* the watchdog watches them */
 		return;
 	}
-	if (entering) {
+	if (entering && v.stage != RSW_STAGE_PARSE) {
+		/* a data frame the parser took: its flow enters the network */
 		uint32_t fi = m.l3 != RSW_L3_NONE ? rp_flow_index(r, &m) : NO_FLOW;
 		*frame_flow(r, mb) = fi;
 		rp_flow_enter(r, fi, t, len);
 	}
-	m.in_port = port;
-	n->ictx.now_ns = t;
-	if (n->fib->ars && rsw_ars_sample_due(n->fib, t))
-		ars_sample(n, t);
-	rsw_ingress(n->fib, buf, &m, &n->ictx);
-	if (m.drop) {
-		drop(r, s, m.drop, port, t, mb);
+	if (v.kind != RSW_VERDICT_ENQUEUED) {
+		/* no CPU here (pipeline.punt off): every frame not enqueued is a drop */
+		if (v.lossless)
+			n->res->lossless_drops[v.drop]++;
+		drop(r, s, v.drop, v.stage == RSW_STAGE_TM ? v.port : port, t, mb);
 		return;
 	}
-	rsw_egress_rewrite(n->fib, buf, &m);
-	const struct rsw_pkt_meta *mp = &m;
-	uint8_t verdict;
-	if (rsw_tm_admit_bin(n->tm, &n->fib->tm, &mb, &mp, 1, &verdict) != 1 ||
-	    (rsw_tm_enqueue_burst(n->tm, &n->fib->tm, m.egress_port, m.tc & 7, &mb, 1) != 1 &&
-	     (verdict = RSW_DROP_VOQ_FULL))) {
-		if (rsw_tm_lossless(&n->fib->tm, &m))
-			n->res->lossless_drops[verdict]++;
-		drop(r, s, verdict, m.egress_port, t, mb);
-		return;
-	}
-	rp_ports_add(&n->dirty_tx, m.egress_port);
+	rp_ports_add(&n->dirty_tx, v.port);
 	rp_ports_add(&n->dirty_ctrl, port); /* its PG grew */
 }
-
 
 /* When port p can next send: its wire frees, or a pause ends. */
 static uint64_t next_tx(const struct sw_node *n, uint16_t p, uint64_t t)

@@ -72,6 +72,13 @@ static inline int lookup_policy(const struct rsw_fib_port *p, const struct rsw_p
 	return 0;
 }
 
+int rsw_ingress_policy_route(const struct rsw_fib *fib, const struct rsw_pkt_meta *m)
+{
+	uint32_t val;
+	const struct rsw_fib_port *port = &fib->ports[m->in_port];
+	return port->pbr4 && lookup_policy(port, m, &val) == 0;
+}
+
 static inline int is_multicast_ip(const struct rsw_pkt_meta *m)
 {
 	return m->l3 == RSW_L3_IPV4 ? (m->dst_ip[0] & 0xF0) == 0xE0 : m->dst_ip[0] == 0xFF;

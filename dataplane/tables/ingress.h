@@ -33,6 +33,9 @@ void rsw_ingress_burst(const struct rsw_fib *fib, const uint8_t *const frame[],
  * the port's DSCP-to-TC map, then the TC-to-PG map. Sets m->tc and m->pg. */
 void rsw_classify(const struct rsw_fib *fib, struct rsw_pkt_meta *m);
 
+/* 1 if a policy route of m->in_port answers m (the route step's first table), for traces. */
+int rsw_ingress_policy_route(const struct rsw_fib *fib, const struct rsw_pkt_meta *m);
+
 /* Egress rewrite for a forwarded packet: TTL / hop limit and MACs. Never touches the ICRC. */
 void rsw_egress_rewrite(const struct rsw_fib *fib, uint8_t *frame, struct rsw_pkt_meta *m);
 
