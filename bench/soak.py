@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Soak and chaos: a zone under roceswd for a long time, with traffic and faults, checked as it goes.
+"""Soak and chaos: a zone under roceswd for hours, with traffic and faults, checked as it goes.
 
 tests/configs/zone-soak (rtsw1, rtsw2, ctsw1 in one rocesw-dataplane --zone, run by `roceswd
 --zone`) with three hosts in network namespaces: h0 (rack 1) and h1 (rack 2) send to r0 (rack 2),
@@ -40,9 +40,13 @@ failed:
   by reason) and rocesw_dataplane_restarts_total counts this roceswd's restarts.
 - churn_outside_faults: no churn client failed outside the window of a dataplane death or
   roceswd restart.
-- rss_flat: each process's RSS (VmRSS) grows by at most --rss-bound-dataplane /
-  --rss-bound-daemon MiB from its first sample after --warmup seconds of its life to any later
-  sample (checked for every process that lived past its warm-up with 3 samples or more).
+- rss_flat: each process's RSS (VmRSS, sampled at the end of every round) grows by at most
+  --rss-bound-dataplane / --rss-bound-daemon MiB (default 4 and 1) from its first sample once
+  warm to any later sample: warm is --warmup seconds into its life and, for a dataplane,
+  --warmup-reloads reloads with table writes applied (a reload builds the switch's tables beside
+  the running ones: the first ones touch heap no table used before, 64 MiB of DIR-24-8 each).
+  Checked for every process with 3 samples or more once warm. Over a run of R reloads, a leak
+  per reload larger than the bound / R fails it.
 
 The report (stdout, and --report FILE as JSON): frames, faults by kind, each invariant's checks
 and failures, RSS at start and end, restarts and their times. Exit status 0 if every invariant
@@ -299,7 +303,7 @@ class Soak:
         self.windows = []  # [kind, start, end or None]
         self.faults = {}
         self.restarts = []
-        self.rss = {"roceswd": [], "dataplane": []}  # (t, pid, kib)
+        self.rss = {"roceswd": [], "dataplane": []}  # (t, pid, kib, reloads applied by then)
         self.born = {}  # pid -> time first seen
         self.totals = {"lossless_sent": 0, "lossless_received": 0, "lossless_lost_counted": 0,
                        "lossless_lost_with_killed_dataplane": 0, "lossless_lost_unexplained": 0,
@@ -307,6 +311,7 @@ class Soak:
                        "xoff_seen_by_senders": 0, "kernel_ring_drops": 0}
         self.extra = {sw: set() for sw in SWITCHES}  # routes the valid reloads added
         self.kills_since_daemon = 0
+        self.dp_reloads = 0  # reloads with table writes the running dataplane applied
         self.deaths_in_row = 0
         self.dp_answered_at = None
 
@@ -616,8 +621,9 @@ class Soak:
         want[("rocesw_dataplane_up", ())] = 1
         diff = {f"{n}{dict(lb)}": (v, m.get((n, lb))) for (n, lb), v in want.items()
                 if m.get((n, lb), 0 if n == "rocesw_drops_total" else None) != v}
+        first = dict(list(diff.items())[:8])
         self.inv.check("metrics_match", not diff,
-                       f"round {k}: show counters vs /metrics differ: {dict(list(diff.items())[:8])}")
+                       f"round {k}: show counters vs /metrics differ: {first}")
 
     @staticmethod
     def packet_view(sws):
@@ -632,7 +638,7 @@ class Soak:
             v = rss_kib(pid)
             if v is not None:
                 self.born.setdefault(pid, t)
-                self.rss[kind].append((t - self.t0, pid, v))
+                self.rss[kind].append((t - self.t0, pid, v, self.dp_reloads))
 
     # --- faults ---------------------------------------------------------------------------
 
@@ -662,6 +668,7 @@ class Soak:
         self.wait_log(mark, "reloaded: zone", "reload refused", "reload not applied")
         after = self.state()
         changed = after[sw][0] != before[sw][0]
+        self.dp_reloads += changed
         ok = (after[sw][0] == self.expected_routes(sw) and
               after[sw][1] == before[sw][1] + (1 if changed else 0) and
               all(after[o] == before[o] for o in SWITCHES if o != sw))
@@ -734,6 +741,7 @@ class Soak:
         self.wait_log(mark, "dataplane answers on")
         t1 = now()
         self.dp_answered_at = t1
+        self.dp_reloads = 0
         win[2] = t1
         wait_until(lambda: all(self.routes(sw) == self.expected_routes(sw) for sw in SWITCHES),
                    "the last applied routes on every switch")
@@ -763,6 +771,7 @@ class Soak:
         self.wait_log(mark, "reloaded: zone", "reload refused", "reload not applied")
         win[2] = now()
         self.kills_since_daemon = 0
+        self.dp_reloads = 0  # reloads with table writes the running dataplane applied
         text = self.log_since(mark)
         self.inv.check("reattach", f"re-attaching to the dataplane pid {dp}" in text and
                        "reloaded: zone" in text and self.dp_pid() == dp,
@@ -815,15 +824,20 @@ class Soak:
         bounds = {"roceswd": self.a.rss_bound_daemon, "dataplane": self.a.rss_bound_dataplane}
         for kind, samples in self.rss.items():
             per = {}
-            for t, pid, v in samples:
-                per.setdefault(pid, []).append((t, v))
+            for t, pid, v, n in samples:
+                per.setdefault(pid, []).append((t, v, n))
             lives = []
             for pid, s in per.items():
                 born = self.born[pid] - self.t0
-                after = [(t, v) for t, v in s if t - born >= self.a.warmup]
+                # warm: lived --warmup s and, a dataplane, applied --warmup-reloads reloads
+                # (each builds a switch's tables beside the running ones: the first ones
+                # touch memory of the heap no table used before)
+                after = [(t, v) for t, v, n in s if t - born >= self.a.warmup and
+                         (kind == "roceswd" or n >= self.a.warmup_reloads)]
                 life = {"pid": pid, "first_s": round(s[0][0], 1), "last_s": round(s[-1][0], 1),
-                        "first_kib": s[0][1], "last_kib": s[-1][1], "max_kib": max(v for _, v in s),
-                        "samples": len(s), "series": [[round(t, 1), v] for t, v in s]}
+                        "first_kib": s[0][1], "last_kib": s[-1][1],
+                        "max_kib": max(v for _, v, _ in s), "samples": len(s),
+                        "series": [[round(t, 1), v, n] for t, v, n in s]}
                 if len(after) >= 3:
                     growth = max(v for _, v in after) - after[0][1]
                     life.update(warm_kib=after[0][1], growth_after_warmup_kib=growth)
@@ -884,9 +898,13 @@ def main():
     p.add_argument("--rate", type=int, default=300, help="lossless frames/s per host")
     p.add_argument("--lossy-rate", type=int, default=100, help="lossy frames/s per host")
     p.add_argument("--warmup", type=float, default=120,
-                   help="seconds of a process's life before its RSS must stay flat")
-    p.add_argument("--rss-bound-dataplane", type=float, default=16, help="MiB")
-    p.add_argument("--rss-bound-daemon", type=float, default=2, help="MiB")
+                   help="seconds of a process's life before its RSS must stay flat "
+                   "(default 120)")
+    p.add_argument("--warmup-reloads", type=int, default=2,
+                   help="reloads with table writes a dataplane applies before its RSS must "
+                   "stay flat (default 2)")
+    p.add_argument("--rss-bound-dataplane", type=float, default=4, help="MiB (default 4)")
+    p.add_argument("--rss-bound-daemon", type=float, default=1, help="MiB (default 1)")
     p.add_argument("--startup-bound", type=float, default=20,
                    help="seconds a restarted dataplane may take past roceswd's backoff")
     p.add_argument("--metrics-port", type=int, default=19531)

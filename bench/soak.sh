@@ -23,7 +23,9 @@ fi
 held=""
 pid=$PPID
 while [[ $pid -gt 1 ]]; do
-  if tr '\0' ' ' </proc/$pid/cmdline | grep -q '^flock .*/tmp/rocesw-live.lock'; then held=1; break; fi
+  if tr '\0' ' ' </proc/$pid/cmdline | grep -q '^flock .*/tmp/rocesw-live.lock'; then
+    held=1; break
+  fi
   pid=$(awk '{print $4}' /proc/$pid/stat)
 done
 if [[ -z $held && -z ${ROCESW_SOAK_LOCKED:-} ]]; then
