@@ -302,6 +302,7 @@ class Soak:
         self.frames = Frames()
         self.windows = []  # [kind, start, end or None]
         self.faults = {}
+        self.variants = {}  # faults by kind and variant ("reload_invalid yaml", ...)
         self.restarts = []
         self.rss = {"roceswd": [], "dataplane": []}  # (t, pid, kib, reloads applied by then)
         self.born = {}  # pid -> time first seen
@@ -470,6 +471,8 @@ class Soak:
                        "h0's traffic into rtsw1")
             self.faults[fault] = self.faults.get(fault, 0) + 1
             res = getattr(self, "fault_" + fault)(variant)
+            kind = f"{fault} {res if fault == 'pfc_storm' else variant or ''}".strip()
+            self.variants[kind] = self.variants.get(kind, 0) + 1
             if fault == "pfc_storm" and res == "watchdog":
                 allowed = ALLOWED["pfc_storm_watchdog"]
             if fault == "kill_dataplane":
@@ -852,7 +855,7 @@ class Soak:
         churn = {c.kind: {"ok": c.ok, "failed": len(c.failures)} for c in self.churn}
         return {"seed": self.a.seed, "duration_s": round(t_end - self.t0, 1),
                 "rounds": self.rounds, "frames_per_round_per_host": self.a.frames,
-                "frames": self.totals, "faults": self.faults,
+                "frames": self.totals, "faults": self.faults, "fault_variants": self.variants,
                 "invariants": self.inv.checks,
                 "held": all(c["failed"] == 0 for c in self.inv.checks.values()),
                 "rss": rss, "restarts": self.restarts, "churn": churn,
@@ -867,7 +870,8 @@ def print_report(r):
           f"{f['lossless_lost_with_killed_dataplane']}, unexplained "
           f"{f['lossless_lost_unexplained']}; lossy sent {f['lossy_sent']}, received "
           f"{f['lossy_received']}; XOFF seen by the senders {f['xoff_seen_by_senders']}")
-    print("faults: " + ", ".join(f"{k} {v}" for k, v in sorted(r["faults"].items())))
+    print("faults: " + ", ".join(f"{k} {v}" for k, v in sorted(r["faults"].items())) +
+          " (" + ", ".join(f"{k}: {v}" for k, v in sorted(r["fault_variants"].items())) + ")")
     for name, c in sorted(r["invariants"].items()):
         print(f"invariant {name}: {c['checked']} checks, {c['failed']} failed")
         for m in c["failures"][:5]:

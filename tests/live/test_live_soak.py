@@ -44,6 +44,11 @@ class LiveSoak(unittest.TestCase):
         faults = sum(FAULTS.values())
         rounds = 2 * faults + 1
         self.assertEqual(rep["faults"], FAULTS)
+        self.assertEqual(rep["fault_variants"], {
+            "reload_valid": 1, "reload_invalid yaml": 1, "reload_invalid prefix": 1,
+            "reload_invalid field": 1, "reload_invalid speed": 1, "port_flap": 1,
+            "pfc_storm watchdog": 1, "pfc_storm zone": 1, "kill_dataplane": 1,
+            "roceswd_restart": 1})
         self.assertEqual(rep["rounds"], rounds)
         fr = rep["frames"]
         self.assertEqual(fr["lossless_sent"], rounds * 2 * FRAMES)
