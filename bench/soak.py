@@ -41,7 +41,7 @@ failed:
 - churn_outside_faults: no churn client failed outside the window of a dataplane death or
   roceswd restart.
 - rss_flat: each process's RSS (VmRSS, sampled at the end of every round) grows by at most
-  --rss-bound-dataplane / --rss-bound-daemon MiB (default 4 and 1) from its first sample once
+  --rss-bound-dataplane / --rss-bound-daemon MiB (default 4 and 2) from its first sample once
   warm to any later sample: warm is --warmup seconds into its life and, for a dataplane,
   --warmup-reloads reloads with table writes applied (a reload builds the switch's tables beside
   the running ones: the first ones touch heap no table used before, 64 MiB of DIR-24-8 each).
@@ -908,7 +908,7 @@ def main():
                    help="reloads with table writes a dataplane applies before its RSS must "
                    "stay flat (default 2)")
     p.add_argument("--rss-bound-dataplane", type=float, default=4, help="MiB (default 4)")
-    p.add_argument("--rss-bound-daemon", type=float, default=1, help="MiB (default 1)")
+    p.add_argument("--rss-bound-daemon", type=float, default=2, help="MiB (default 2)")
     p.add_argument("--startup-bound", type=float, default=20,
                    help="seconds a restarted dataplane may take past roceswd's backoff")
     p.add_argument("--metrics-port", type=int, default=19531)
