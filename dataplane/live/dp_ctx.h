@@ -16,6 +16,9 @@
 #define RSW_DP_MAX_WORKERS 16
 #define RSW_DP_BURST 32
 #define RSW_DP_COUNTED_GROUPS 64
+/* an injected PFC storm's XOFF frames come at least this often, as a storming peer's do: more
+ * often than any watchdog's detection time (SONiC's smallest is 100 ms) */
+#define RSW_DP_STORM_GAP_NS 500000ull
 /* RX queues a DPDK port may be given (--rxq): each one is polled by one worker */
 #define RSW_DP_MAX_RXQ RSW_DP_MAX_WORKERS
 

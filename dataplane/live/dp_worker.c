@@ -239,7 +239,10 @@ static void inject_storm(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t po
 	rsw_tm_pause_rx(dp->tm, &fib->tm, port, &m, p->storm_next_ns ? p->storm_next_ns : now, now);
 	RSW_CNT_ADD(w->cnt->pfc_injected[port], 1);
 	uint32_t speed = fib->ports[port].speed_mbps ? fib->ports[port].speed_mbps : 100000;
-	p->storm_next_ns = now + rsw_pause_ns(0xFFFF, speed) / 2;
+	/* a storming peer keeps sending, and the watchdog wants PFC within its detection time:
+	 * half a pause time alone is 16.8 s at 1 Mb/s, which hid a storm that long */
+	uint64_t gap = rsw_pause_ns(0xFFFF, speed) / 2;
+	p->storm_next_ns = now + (gap < RSW_DP_STORM_GAP_NS ? gap : RSW_DP_STORM_GAP_NS);
 }
 
 /* Frames the main lcore built for this port (ARP/ND answers and requests, ping replies), sent

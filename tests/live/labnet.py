@@ -56,17 +56,19 @@ class Lab:
         sh("ip", "link", "set", "lo", "up", ns=ns)
         return ns
 
-    def socket(self, ns, dev="eth0"):
+    def socket(self, ns, dev="eth0", ethertype=0):
         """A raw AF_PACKET socket on `dev` inside namespace `ns`, owned by this process: made
-        after setns(2) on this thread, which then returns to its own namespace."""
+        after setns(2) on this thread, which then returns to its own namespace. It receives the
+        frames of `ethertype` (0x0003, ETH_P_ALL: every frame; 0: none, it only sends)."""
         own = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
         there = os.open(f"/run/netns/{ns}", os.O_RDONLY)
         try:
             if _libc.setns(there, CLONE_NEWNET) != 0:
                 raise OSError(ctypes.get_errno(), f"setns {ns}")
             try:
-                s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-                s.bind((dev, 0))
+                # socket(2) takes the protocol in network order; Python's bind in host order
+                s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ethertype))
+                s.bind((dev, ethertype))
             finally:
                 if _libc.setns(own, CLONE_NEWNET) != 0:
                     raise OSError(ctypes.get_errno(), "setns back")

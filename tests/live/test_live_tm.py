@@ -355,6 +355,39 @@ class LiveTm(unittest.TestCase):
         self.assertEqual(q3["PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED"], 1)
         self.assertEqual(q3["PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS"], 20)
 
+    def test_injected_storm_on_a_slow_port(self):
+        """`set pfc-storm` on a 1 Mb/s port trips the watchdog within its detection time, as a
+        storming peer does. A pause of 0xFFFF quanta lasts 33.6 s at 1 Mb/s (65535 x 512 bits
+        / 10^6 b/s); the storm's XOFF frames came every half pause time, and the watchdog, which
+        wants PFC within its detection time (200 ms), saw a storm only at the second, 16.8 s
+        in (the soak's storm rounds lasted 18 s). Read on the switch's own counters: when the
+        storm is detected, priority 3 has been paused for less than that half pause time, and
+        the injection has stood in for more than two PFC frames."""
+        wd = """PFC_WD:
+  GLOBAL: {POLL_INTERVAL: 50}
+  Ethernet16: {action: drop, detection_time: 200, restoration_time: 200}
+"""
+        half_pause_us = 0xFFFF * 512 / 1e6 / 2 * 1e6
+        seen = {}
+
+        def scenario(run):
+            def q3(key):
+                return run.queue("Ethernet16", 3)[key]
+            storm = {"v": 1, "op": "pfc_storm", "port": "Ethernet16", "priority": 3, "on": True}
+            self.assertTrue(run.ctl.request(storm)["ok"])
+            wait_until(lambda: q3("PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED") == 1,
+                       "the storm detected")
+            pfc = port(run.ctl.counters(), "Ethernet16")["pfc"]
+            seen["paused_us"] = pfc["SAI_PORT_STAT_PFC_3_RX_PAUSE_DURATION_US"]
+            seen["frames"] = pfc["SAI_PORT_STAT_PFC_3_RX_PKTS"]
+            self.assertTrue(run.ctl.request(dict(storm, on=False))["ok"])
+            wait_until(lambda: q3("PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED") == 1,
+                       "the queue restored")
+        self.run_lab("slow-storm", scenario, {}, rx_speed=1, extra_config=wd)
+        self.assertIn("pfcwd: storm detected on Ethernet16 queue 3, action drop", self.dp_log)
+        self.assertLess(seen["paused_us"], half_pause_us, seen)
+        self.assertGreater(seen["frames"], 2, seen)
+
     def test_two_workers_one_egress_port(self):
         """Ports are dealt to workers round-robin: with two workers, h0's and h1's ports belong
         to different ones, and both feed r0's VOQs (multi-producer rings, atomic counters). Every
