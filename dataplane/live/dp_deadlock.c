@@ -17,8 +17,8 @@ static int peer_of(const struct rsw_zone *m, unsigned s, unsigned p, uint16_t *p
 		const struct rsw_topo_link *l = &m->link[i];
 		if (l->a.sw == RSW_TOPO_HOST || l->b.sw == RSW_TOPO_HOST)
 			continue;
-		const struct rsw_topo_end *far = l->a.sw == s && l->a.idx == p   ? &l->b
-						 : l->b.sw == s && l->b.idx == p ? &l->a
+		const struct rsw_topo_end *far = l->a.sw == (int)s && l->a.idx == p ? &l->b
+						 : l->b.sw == (int)s && l->b.idx == p ? &l->a
 										 : NULL;
 		if (far) {
 			*psw = (uint16_t)far->sw;
