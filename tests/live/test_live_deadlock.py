@@ -9,10 +9,11 @@ Once the senders stop, what is still queued stays queued only if it is caught in
 `rocesw show pfc --deadlock --json` must then report exactly the cycle the routes allow,
 computed here by walking the zone's config files (tests/py/test_deadlock.py's walk, independent
 of rocesw): its members in wait order, each paused (the PFC watchdog off), the cycle still there
-on a second look. Then the zone is reloaded with the PFC watchdog (action drop) on every CTSW
-port of every switch, as config/zone-deadlock/pfcwd has it: the cycle breaks, nothing stays queued, and the frames
-lost are the watchdog's: every member queue stormed, the watchdog's TX drop counters add up to
-the switches' pfcwd_drop, and no other lossless drop appears. Every wait is on the control socket."""
+on a second look. Then the zone is reloaded with the PFC watchdog (action drop) on every port
+of every switch, as config/zone-deadlock/pfcwd has it: the cycle breaks, nothing stays queued,
+and the frames lost are the watchdog's: every member queue stormed, the watchdog's TX drop
+counters add up to the switches' pfcwd_drop, and no other lossless drop appears. Every wait is
+on the control socket."""
 import json
 import os
 import shutil
