@@ -210,6 +210,7 @@ class LiveDeadlock(unittest.TestCase):
             r = subprocess.run([ROCESW, "show", "pfc", "--deadlock", "--socket", self.sock],
                                capture_output=True, text=True)
             self.assertIn("Deadlock 1: 4 queues", r.stdout)
+            sys.stderr.write(r.stdout)
             rows = [l.split()[1] for l in r.stdout.splitlines() if l.split()[:1] in
                     (["1"], ["2"], ["3"], ["4"])]
             self.assertEqual(rows, [m + ":3" for m in members])
