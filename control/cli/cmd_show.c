@@ -14,8 +14,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rocesw show counters|ports|queues|buffers|pfc|watchdog|routes|ecmp|ars|config|\n"
-		"                   control|arp|ndp\n"
+		"                   control|arp|ndp|deadlock\n"
 		"                   [--switch NAME] [--json] [--socket PATH]\n"
+		"       rocesw show pfc --deadlock   (the same as show deadlock)\n"
 		"\n"
 		"Asks a running rocesw-dataplane over its control socket (--socket, else $ROCESW_SOCKET,\n"
 		"else " RSW_CTL_DEFAULT_SOCKET "). Counter names are SAI's (SAI_PORT_STAT_PFC_*,\n"
@@ -24,7 +25,9 @@ static void usage(FILE *f)
 		"A dataplane running a zone (--zone) answers for the switch --switch names; without\n"
 		"it, counters are printed for every switch.\n"
 		"arp / ndp: the neighbours, configured (static) and learnt from ARP / ND (dynamic);\n"
-		"--json adds their ages and the ARP/ND counters.\n");
+		"--json adds their ages and the ARP/ND counters.\n"
+		"deadlock: on a zone, each cycle of paused queues each waiting on the next (a PFC\n"
+		"deadlock), in order, how long it has held and the PFC watchdog of its queues.\n");
 }
 
 /* `show interfaces counters`-like, then the drops by reason and the conservation line. */
@@ -177,6 +180,40 @@ static void print_pfc(json_t *r)
 	print_per_prio(r, "Port Rx", "PFC", "pfc", "SAI_PORT_STAT_PFC_%u_RX_PKTS", NULL);
 	printf("\n");
 	print_per_prio(r, "Port Tx", "PFC", "pfc", "SAI_PORT_STAT_PFC_%u_TX_PKTS", NULL);
+}
+
+/* `show pfc --deadlock`: per cycle, its queues in wait order, each waiting on the next and the
+ * last on the first, with the watchdog's action, status and counters (show pfcwd stats). */
+static void print_deadlock(json_t *r)
+{
+	static const char *const hdr[] = {"#", "QUEUE", "PEER", "PAUSED/ms", "QUEUED/pkts",
+					  "QUEUED/bytes", "WD ACTION", "WD STATUS",
+					  "STORM DETECTED/RESTORED", "TX DROP"};
+	json_t *d, *m, *dls = json_object_get(r, "deadlocks");
+	size_t i, j;
+	printf("Paused queues: %llu, deadlocks: %zu\n", U(r, "paused_queues"), json_array_size(dls));
+	json_array_foreach(dls, i, d) {
+		json_t *cyc = json_object_get(d, "cycle");
+		printf("\nDeadlock %zu: %zu queues, held %.3f ms\n", i + 1, json_array_size(cyc),
+		       (double)U(d, "held_us") / 1000);
+		struct rsw_cli_table *t = rsw_cli_table_new(10, hdr);
+		json_array_foreach(cyc, j, m) {
+			json_t *w = json_object_get(m, "pfcwd");
+			rsw_cli_table_num(t, j + 1);
+			rsw_cli_table_cell(t, "%s|%s:%llu", S(m, "switch"), S(m, "port"),
+					   U(m, "priority"));
+			rsw_cli_table_cell(t, "%s|%s", S(m, "peer_switch"), S(m, "peer_port"));
+			rsw_cli_table_cell(t, "%.3f", (double)U(m, "paused_us") / 1000);
+			rsw_cli_table_num(t, U(m, "queued_frames"));
+			rsw_cli_table_num(t, U(m, "queued_bytes"));
+			rsw_cli_table_cell(t, "%s", S(w, "action"));
+			rsw_cli_table_cell(t, "%s", S(w, "status"));
+			rsw_cli_table_cell(t, "%llu/%llu", U(w, "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED"),
+					   U(w, "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED"));
+			rsw_cli_table_num(t, U(w, "PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS"));
+		}
+		rsw_cli_table_print(t, stdout, "");
+	}
 }
 
 static void print_routes(json_t *r)
@@ -332,6 +369,7 @@ static const struct {
 	{"buffers", print_buffers},
 	{"arp", print_arp},
 	{"ndp", print_ndp},
+	{"deadlock", print_deadlock},
 };
 
 static void print_reply(const char *what, json_t *r)
@@ -353,16 +391,18 @@ int rsw_cmd_show(int argc, char **argv)
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'}, {"socket", required_argument, NULL, 's'},
 		{"switch", required_argument, NULL, 'w'},
+		{"deadlock", no_argument, NULL, 'd'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	const char *sock = NULL, *sw = NULL;
-	int json = 0, c;
+	int json = 0, deadlock = 0, c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
 		case 's': sock = optarg; break;
 		case 'w': sw = optarg; break;
+		case 'd': deadlock = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -372,6 +412,12 @@ int rsw_cmd_show(int argc, char **argv)
 		return 2;
 	}
 	const char *what = argv[optind];
+	if (deadlock && strcmp(what, "pfc")) {
+		fprintf(stderr, "rocesw show: --deadlock goes with pfc (rocesw show pfc --deadlock)\n");
+		return 2;
+	}
+	if (deadlock)
+		what = "deadlock";
 	char err[1024];
 	json_t *req = json_pack("{s:s, s:s}", "op", "show", "what", what);
 	if (sw)

@@ -10,6 +10,7 @@
 #include "replay_digest.h"
 #include "replay_report.h"
 #include "replay_summary.h"
+#include "report_deadlock.h"
 #include "report_scale.h"
 #include "json_get.h"
 
@@ -623,8 +624,12 @@ static json_t *topology_block(struct view *v)
 						       ba->util / 100, "pfc",
 						       (json_int_t)(ab->pfc_tx + ba->pfc_tx)));
 	}
-	return json_pack("{s:s, s:s, s:o, s:o}", "kind", "topology", "id", "topology", "nodes", nodes,
-			 "links", links);
+	json_t *b = json_pack("{s:s, s:s, s:o, s:o}", "kind", "topology", "id", "topology", "nodes",
+			      nodes, "links", links);
+	json_t *cycle = rsw_report_deadlock_cycle(v->sum);
+	if (cycle)
+		json_object_set_new(b, "deadlock", cycle);
+	return b;
 }
 
 static double pct_ns(const uint64_t *c, size_t k, double p)
@@ -842,6 +847,9 @@ json_t *rsw_replay_view(const char *dir, char *err, size_t errlen)
 		}
 		if (v->zone && !v->scale)
 			json_object_set_new(out, "topology", topology_block(v));
+		json_t *dl = rsw_report_deadlock_section(v->sum);
+		if (dl)
+			json_object_set_new(out, "deadlock", dl);
 		json_t *collided, *fu = v->zone ? flows_per_uplink(v, &collided) : NULL;
 		if (fu)
 			json_object_set_new(out, "flows_uplink", fu);
@@ -901,6 +909,8 @@ int rsw_replay_report(const char *dir, const char *path, char *err, size_t errle
 		rsw_block_add(page, section_of("Topology", "Each link is coloured by the utilization of "
 							   "its busier direction; hover a link for both.",
 					       json_object_get(v, "topology")));
+	if (json_object_get(v, "deadlock"))
+		rsw_block_add(page, json_incref(json_object_get(v, "deadlock")));
 	rsw_block_add(page, section_of("Queues", NULL, json_object_get(v, "queue")));
 	json_t *cl = json_object_get(v, "closed_loop");
 	if (cl)

@@ -67,6 +67,10 @@ uint64_t rsw_dp_zone_in_flight(const struct rsw_dp_zone *z);
 struct rsw_dp_totals;
 /* Every switch's counters, the links' and what is on them (dp_zone_stats.c). */
 json_t *rsw_dp_zone_counters_json(const struct rsw_dp_zone *z);
+/* The cycles of paused queues each waiting on the next, over the zone's switches (dp_deadlock.c):
+ * {"zone", "paused_queues", "deadlocks": [{"held_us", "cycle": [member...]}]}. One switch has
+ * none. NULL with err out of memory. */
+json_t *rsw_dp_zone_deadlock_json(const struct rsw_dp_zone *z, char *err, size_t errlen);
 /* The final counters t[switch] as JSON: one switch's document, or the zone's; written whole or
  * not at all (whole_file.h). Returns 0, or -1 with err naming the file and the reason. */
 int rsw_dp_zone_stats_write_json(const struct rsw_dp_zone *z, const struct rsw_dp_totals *t,

@@ -66,6 +66,9 @@ json_t *rsw_ctl_dispatch(struct rsw_ctl *c, const char *op, json_t *req, char *e
 			json_object_set_new(req, keys[k], json_string(bar + 1));
 		}
 	}
+	const char *what = json_string_value(json_object_get(req, "what"));
+	if (z && !strcmp(op, "show") && what && !strcmp(what, "deadlock"))
+		return rsw_dp_zone_deadlock_json(z, err, errlen); /* a zone's cycles, whatever switch */
 	if (!z || !z->model) {
 		const char *host = c->dp->sw->state->sw.hostname;
 		if (name && strcmp(name, host)) {
@@ -78,7 +81,6 @@ json_t *rsw_ctl_dispatch(struct rsw_ctl *c, const char *op, json_t *req, char *e
 	char list[1024];
 	switch_list(z, list, sizeof(list));
 	if (!name) {
-		const char *what = json_string_value(json_object_get(req, "what"));
 		if (!strcmp(op, "hello"))
 			return zone_hello(z);
 		if (!strcmp(op, "show") && what && !strcmp(what, "control"))

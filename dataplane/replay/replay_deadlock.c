@@ -1,10 +1,7 @@
 /* PFC deadlock: a cyclic buffer dependency found in the switches' own state (docs/replay.md,
- * "PFC deadlock"; Hu et al., HotNets 2016). A node of the wait-for graph is an egress queue
- * (switch, port, priority) that holds frames, is paused, and whose peer switch has the ingress PG
- * of that priority over XOFF. Node A waits on node B when B is a paused queue of A's peer switch
- * holding frames that came in through that PG (the TM's tag: in_port, pg): A cannot send until
- * that PG drains, and it cannot drain until B sends. A cycle of such nodes never drains by
- * itself: PFC's refreshes keep every member paused.
+ * "PFC deadlock"). The wait-for graph of paused queues and its cycle search are shared with the
+ * live zone (dataplane/tm/pfc_wait.h); this file builds the graph from replay's switches and
+ * links and keeps what a run reports.
  *
  * Checked when a switch sends a PFC frame (at most every hold / 8 of virtual time) and when a
  * watchdog acts, never per frame; a cycle is reported once, when it has been held for the hold
@@ -14,51 +11,24 @@
 #include <string.h>
 
 #include "dataplane/pkt/addr.h"
+#include "dataplane/tm/pfc_wait.h"
 #include "dataplane/tm/tm.h"
 #include "replay_int.h"
 
-#define DL_SRC_MAX 32 /* distinct (in_port, pg) kept per queue; more: waits on every PG */
-
-struct dl_node {
-	uint16_t sw, port, peer_sw, peer_port;
-	uint8_t prio, all_src, n_src;
-	uint16_t src[DL_SRC_MAX];     /* in_port << 3 | pg of the frames it holds */
-};
-
 struct rp_deadlock {
-	struct dl_node *node;
-	unsigned n, cap;
-	unsigned *first;              /* per switch + 1: its nodes are node[first[s] .. first[s+1]) */
-	unsigned *next_j, *stack;     /* DFS: successor cursor, path */
-	uint8_t *color;               /* 0 new, 1 on the path, 2 done */
+	struct rsw_pfc_wait g;
 	uint8_t *seen;                /* per reported deadlock: found by this check */
 	unsigned seen_cap;
 };
-
-static int add_src(void *arg, struct rte_mbuf *m)
-{
-	struct dl_node *a = arg;
-	const struct rsw_tm_tag *tg = rsw_tm_tag(m);
-	uint16_t k = (uint16_t)(tg->in_port << 3 | (tg->pg & 7));
-	for (unsigned i = 0; i < a->n_src; i++)
-		if (a->src[i] == k)
-			return 0;
-	if (a->n_src == DL_SRC_MAX) {
-		a->all_src = 1;
-		return 1;
-	}
-	a->src[a->n_src++] = k;
-	return 0;
-}
 
 /* The paused, non-empty queues whose peer is a switch with that priority's PG over XOFF. */
 static int collect(struct replay *r, struct rp_deadlock *d, uint64_t t)
 {
 	const struct rsw_replay_model *md = r->model;
-	d->n = 0;
+	if (rsw_pfc_wait_begin(&d->g, md->n_sw) < 0)
+		return -1;
 	for (unsigned s = 0; s < md->n_sw; s++) {
 		const struct sw_node *n = &r->sw[s];
-		d->first[s] = d->n;
 		for (uint16_t p = 0; p < n->fib->n_ports; p++) {
 			const struct rsw_tm_port *tp = &n->tm->port[p];
 			int dir = n->tx_link[p];
@@ -71,37 +41,12 @@ static int collect(struct replay *r, struct rp_deadlock *d, uint64_t t)
 				unsigned q = (unsigned)__builtin_ctz(bits);
 				if (!rsw_tm_queue_bytes(n->tm, p, q))
 					continue;
-				if (d->n == d->cap) {
-					unsigned cap = d->cap ? 2 * d->cap : 64;
-					void *x = realloc(d->node, cap * sizeof(*d->node));
-					if (!x)
-						return -1;
-					d->node = x;
-					d->cap = cap;
-				}
-				struct dl_node *a = &d->node[d->n++];
-				*a = (struct dl_node){.sw = (uint16_t)s, .port = p, .prio = (uint8_t)q,
-						      .peer_sw = (uint16_t)to->sw,
-						      .peer_port = to->idx};
-				rsw_tm_queue_walk(n->tm, p, q, add_src, a);
+				if (!rsw_pfc_wait_add(&d->g, n->tm, (uint16_t)s, p, (uint8_t)q,
+						      (uint16_t)to->sw, to->idx))
+					return -1;
 			}
 		}
 	}
-	d->first[md->n_sw] = d->n;
-	return 0;
-}
-
-/* Does A wait on B: B, on A's peer switch, holds frames of the PG that pauses A? */
-static int waits_on(const struct dl_node *a, const struct dl_node *b)
-{
-	if (b->sw != a->peer_sw)
-		return 0;
-	if (b->all_src)
-		return 1;
-	uint16_t k = (uint16_t)(a->peer_port << 3 | a->prio);
-	for (unsigned i = 0; i < b->n_src; i++)
-		if (b->src[i] == k)
-			return 1;
 	return 0;
 }
 
@@ -186,31 +131,23 @@ static void event_found(struct replay *r, const struct rsw_replay_deadlock *dl)
 	rp_event(r, dl->found_ns, "pfc_deadlock", NULL, NULL, NULL, f);
 }
 
-/* The cycle on the DFS path from stack[from] to its top: reported if held long enough and new. */
-static int found(struct replay *r, struct rp_deadlock *d, unsigned from, unsigned depth,
+/* A cycle the search closed: reported if held long enough and new. */
+static int found(struct replay *r, struct rp_deadlock *d, const unsigned *cyc, unsigned len,
 		 uint64_t t)
 {
-	unsigned len = depth - from, lo = 0;
-	struct rsw_replay_dl_member *m = calloc(len, sizeof(*m));
-	if (!m)
-		return -1;
 	uint64_t formed = 0;
 	for (unsigned i = 0; i < len; i++) {
-		const struct dl_node *a = &d->node[d->stack[from + i]];
-		m[i] = (struct rsw_replay_dl_member){.sw = a->sw, .port = a->port, .prio = a->prio};
+		const struct rsw_pfc_wait_node *a = &d->g.node[cyc[i]];
 		uint64_t since = rsw_pause_since(&r->sw[a->sw].tm->port[a->port].pause, a->prio, t);
 		formed = since > formed ? since : formed;
-		if (member_cmp(&m[i], &m[lo]) < 0)
-			lo = i;
 	}
 	struct rsw_replay_dl_member *c = calloc(len, sizeof(*c));
-	if (!c) {
-		free(m);
+	if (!c)
 		return -1;
+	for (unsigned i = 0; i < len; i++) { /* the lowest member first: one name per cycle */
+		const struct rsw_pfc_wait_node *a = &d->g.node[cyc[i]];
+		c[i] = (struct rsw_replay_dl_member){.sw = a->sw, .port = a->port, .prio = a->prio};
 	}
-	for (unsigned i = 0; i < len; i++) /* the lowest member first: one name per cycle */
-		c[i] = m[(lo + i) % len];
-	free(m);
 	struct rsw_replay_result *res = r->res;
 	for (unsigned k = 0; k < res->n_deadlock; k++) {
 		const struct rsw_replay_deadlock *o = &res->deadlock[k];
@@ -256,43 +193,16 @@ static int found(struct replay *r, struct rp_deadlock *d, unsigned from, unsigne
 	return 0;
 }
 
-/* Every cycle a depth-first search closes (one or more per strongly connected set of waits). */
-static int search(struct replay *r, struct rp_deadlock *d, uint64_t t)
+struct search_ctx {
+	struct replay *r;
+	struct rp_deadlock *d;
+	uint64_t t;
+};
+
+static int on_cycle(void *arg, const unsigned *cyc, unsigned len)
 {
-	memset(d->color, 0, d->n);
-	for (unsigned root = 0; root < d->n; root++) {
-		if (d->color[root])
-			continue;
-		unsigned depth = 0;
-		d->stack[depth++] = root;
-		d->color[root] = 1;
-		d->next_j[root] = d->first[d->node[root].peer_sw];
-		while (depth) {
-			unsigned a = d->stack[depth - 1];
-			unsigned end = d->first[d->node[a].peer_sw + 1];
-			unsigned j = d->next_j[a];
-			while (j < end && !waits_on(&d->node[a], &d->node[j]))
-				j++;
-			if (j == end) {
-				d->color[a] = 2;
-				depth--;
-				continue;
-			}
-			d->next_j[a] = j + 1;
-			if (d->color[j] == 1) { /* back to the path: a cycle */
-				unsigned from = depth;
-				while (d->stack[--from] != j)
-					;
-				if (found(r, d, from, depth, t) < 0)
-					return -1;
-			} else if (!d->color[j]) {
-				d->color[j] = 1;
-				d->next_j[j] = d->first[d->node[j].peer_sw];
-				d->stack[depth++] = j;
-			}
-		}
-	}
-	return 0;
+	struct search_ctx *x = arg;
+	return found(x->r, x->d, cyc, len, x->t);
 }
 
 static void event_broken(struct replay *r, const struct rsw_replay_deadlock *dl)
@@ -308,32 +218,21 @@ static void event_broken(struct replay *r, const struct rsw_replay_deadlock *dl)
 
 void rp_deadlock_check(struct replay *r, uint64_t t)
 {
-	const struct rsw_replay_model *md = r->model;
 	struct rp_deadlock *d = r->dl;
 	r->dl_next_ns = t + (r->res->deadlock_hold_ns / 8 ? r->res->deadlock_hold_ns / 8 : 1);
 	if (!d) {
 		d = r->dl = calloc(1, sizeof(*d));
-		if (!d || !(d->first = calloc(md->n_sw + 1, sizeof(*d->first)))) {
+		if (!d) {
 			r->oom = 1;
 			return;
 		}
 	}
-	unsigned cap = d->cap;
 	if (collect(r, d, t) < 0)
 		goto oom;
-	if (d->cap != cap || !d->stack) {
-		free(d->next_j);
-		free(d->stack);
-		free(d->color);
-		d->next_j = malloc((d->cap + 1) * sizeof(*d->next_j));
-		d->stack = malloc((d->cap + 1) * sizeof(*d->stack));
-		d->color = malloc(d->cap + 1);
-		if (!d->next_j || !d->stack || !d->color)
-			goto oom;
-	}
 	if (r->res->n_deadlock)
 		memset(d->seen, 0, r->res->n_deadlock);
-	if (search(r, d, t) < 0)
+	struct search_ctx x = {.r = r, .d = d, .t = t};
+	if (rsw_pfc_wait_search(&d->g, on_cycle, &x) < 0)
 		goto oom;
 	for (unsigned k = 0; k < r->res->n_deadlock; k++) {
 		struct rsw_replay_deadlock *dl = &r->res->deadlock[k];
@@ -353,11 +252,7 @@ void rp_deadlock_free(struct replay *r)
 	struct rp_deadlock *d = r->dl;
 	if (!d)
 		return;
-	free(d->node);
-	free(d->first);
-	free(d->next_j);
-	free(d->stack);
-	free(d->color);
+	rsw_pfc_wait_free(&d->g);
 	free(d->seen);
 	free(d);
 	r->dl = NULL;

@@ -240,7 +240,8 @@ uint64_t rsw_tm_queued(const struct rsw_tm *tm);
 /* Bytes queued on (port, queue). */
 uint64_t rsw_tm_queue_bytes(const struct rsw_tm *tm, uint16_t port, unsigned queue);
 /* Calls fn on each packet queued on (port, q), oldest first, until fn returns non-zero; returns
- * how many it was called on. Replay's growing VOQs only (tm_walk.c): a live ring gives 0. */
+ * how many it was called on. A live ring is read by another thread than its owner without being
+ * taken from: exact for a paused queue, a snapshot otherwise (tm_walk.c). */
 unsigned rsw_tm_queue_walk(const struct rsw_tm *tm, uint16_t port, unsigned q,
 			   int (*fn)(void *arg, struct rte_mbuf *m), void *arg);
 

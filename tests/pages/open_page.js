@@ -46,6 +46,9 @@ const path = require("path");
     out.topology = await page.evaluate(() => Array.from(document.querySelectorAll("line.link"))
       .map((l) => ({ util: +l.getAttribute("data-util"), pfc: +l.getAttribute("data-pfc"),
                      title: l.textContent })));
+    out.deadlock = await page.evaluate(() => Array.from(document.querySelectorAll("path.deadlock-hop"))
+      .map((p) => ({ order: +p.getAttribute("data-order"), from: p.getAttribute("data-from"),
+                     to: p.getAttribute("data-to"), port: p.getAttribute("data-port") })));
     out.tables = await page.evaluate(() => Object.fromEntries(Array.from(
       document.querySelectorAll("table[id]")).map((t) => [t.id, Array.from(t.rows)
         .map((r) => Array.from(r.cells).map((c) => c.textContent))])));

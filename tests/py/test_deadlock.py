@@ -7,7 +7,8 @@ route (STATIC_ROUTE with its backup distance, NEXTHOP_GROUP, POLICY_ROUTE on an 
 is walked for every pair of ranks over every ECMP choice, the turns the paths take (in through
 one switch-to-switch link, out through the next) give which egress queue's frames wait on which,
 and the cycles of that graph are the buffer dependencies PFC can close (Hu et al., HotNets
-2016). The bounce routes have exactly one; up-down routing has none."""
+2016). The bounce routes have exactly one; up-down routing has none. The bounce run's
+report.html draws that cycle on the topology (headless chromium, tests/py/pages.py)."""
 import ipaddress
 import json
 import os
@@ -17,6 +18,7 @@ import unittest
 import yaml
 
 from common import ROCESW, ROOT, tmpdir
+from pages import open_page
 
 ZONES = os.path.join(ROOT, "config", "zone-deadlock")
 FAIL = ["ctsw1|Ethernet0", "ctsw2|Ethernet8"]
@@ -157,7 +159,7 @@ def replay(variant, ranks, until):
         s = json.load(f)
     with open(os.path.join(out, "events.jsonl")) as f:
         ev = [json.loads(l) for l in f if '"pfc_deadlock' in l]
-    return s, ev, p.stdout
+    return s, ev, p.stdout, out
 
 
 def members(d):
@@ -179,7 +181,7 @@ class Deadlock(unittest.TestCase):
                        "rtsw4|Ethernet16"), rotations(list(self.expected[0])))
 
     def test_bounce_deadlocks_with_the_walked_cycle(self):
-        s, ev, text = replay("bounce", ALL, 3000000)
+        s, ev, text, out = replay("bounce", ALL, 3000000)
         self.assertEqual(len(s["deadlocks"]), 1, s["deadlocks"])
         d = s["deadlocks"][0]
         self.assertIn(tuple(members(d)), rotations(list(self.expected[0])))
@@ -199,9 +201,32 @@ class Deadlock(unittest.TestCase):
         self.assertEqual(ev[0]["t"], d["found_ns"])
         self.assertEqual(s["drops"], {})
         self.assertIn("PFC deadlock formed at", text)
+        self.check_report(out, d)
+
+    def check_report(self, out, d):
+        """report.html draws the cycle on the topology: an arrow per member in wait order, from
+        its switch to the switch at the far end of its port in zone.yaml, each arrow ending where
+        the next starts; the table lists the members in order and the flows caught."""
+        got = open_page(self, os.path.join(out, "report.html"), "deadlock-bounce")
+        _, peer = load_zone("bounce")
+        hops = sorted(got["deadlock"], key=lambda h: h["order"])
+        self.assertEqual([h["order"] for h in hops], list(range(1, len(d["cycle"]) + 1)))
+        self.assertEqual([h["port"] for h in hops], members(d))
+        for i, h in enumerate(hops):
+            self.assertEqual(h["from"], h["port"].split("|")[0])
+            self.assertEqual(h["to"], peer[h["port"]].split("|")[0])
+            self.assertEqual(h["to"], hops[(i + 1) % len(hops)]["from"])
+        rows = got["tables"]["deadlocks"]
+        self.assertEqual(rows[1][1], f"{d['formed_ns'] / 1e3:.3f}")
+        self.assertEqual(rows[1][5], " → ".join(members(d)))
+        self.assertEqual(int(rows[1][6]), len(d["flows"]))
+        flows = got["tables"]["deadlock-flows"][1:]
+        self.assertEqual([(r[0], int(r[2])) for r in flows],
+                         [(f"{f['src']}→{f['dst']} QP {f['dest_qp']}", f["frames"])
+                          for f in d["flows"]])
 
     def test_watchdog_breaks_it_with_its_own_drops(self):
-        s, ev, _ = replay("pfcwd", ALL, 2500000)
+        s, ev, _, _ = replay("pfcwd", ALL, 2500000)
         self.assertGreaterEqual(len(s["deadlocks"]), 1)
         d = s["deadlocks"][0]
         self.assertIn(tuple(members(d)), rotations(list(self.expected[0])))
@@ -222,7 +247,7 @@ class Deadlock(unittest.TestCase):
              if (a in ("h0", "h4")) != (b in ("h0", "h4"))]))
         edges, unreach = turns("updown", UPDOWN_RANKS)
         self.assertEqual(unreach, [])
-        s, ev, _ = replay("updown", UPDOWN_RANKS, 20000000)
+        s, ev, _, _ = replay("updown", UPDOWN_RANKS, 20000000)
         self.assertEqual(s["deadlocks"], [])
         self.assertEqual(ev, [])
         self.assertTrue(s["collective"]["complete"])

@@ -225,6 +225,7 @@
         l.a + ": " + fmt(100 * l.util[1], "%") + "\nPFC frames: " + l.pfc;
       line.appendChild(t);
     });
+    if (b.deadlock) deadlockCycle(b.deadlock, pos, add, NS);
     b.nodes.forEach(function (n) {
       var p = pos[n.name], sw = n.tier > 0;
       add("rect", { x: p[0] - (sw ? 34 : 20), y: p[1] - 11, width: sw ? 68 : 40, height: 22, rx: 4,
@@ -237,8 +238,51 @@
     add("text", { x: 250, y: H + 24, "font-size": 11 }, "100 % utilization (busier direction)");
     add("line", { x1: 520, y1: H + 5, x2: 560, y2: H + 5, stroke: "#c0392b", "stroke-width": 7, "stroke-dasharray": "6 4" });
     add("text", { x: 566, y: H + 10, "font-size": 11 }, "carried PFC frames");
+    if (b.deadlock) {
+      svg.setAttribute("height", H + 46);
+      add("line", { x1: 520, y1: H + 27, x2: 560, y2: H + 27, stroke: "#7b2cbf", "stroke-width": 3,
+                    "marker-end": "url(#dl-arrow)" });
+      add("text", { x: 566, y: H + 32, "font-size": 11 }, "PFC deadlock formed at " +
+          fmt(b.deadlock.formed_us, "µs") + ": queue n waits on n + 1");
+    }
     box.appendChild(svg);
     return null;
+  }
+
+  /* A deadlock's cycle on the topology: an arrow per member, from its switch to the switch whose
+   * PG pauses it (a curve beside the link, so the cycle reads as a loop), numbered in wait order.
+   * Each arrow is a path.deadlock-hop carrying its order, ends and queue, for the page tests. */
+  function deadlockCycle(dl, pos, add, NS) {
+    var defs = add("defs", {}), m = document.createElementNS(NS, "marker");
+    [["id", "dl-arrow"], ["viewBox", "0 0 10 10"], ["refX", "9"], ["refY", "5"],
+     ["markerWidth", "7"], ["markerHeight", "7"], ["orient", "auto-start-reverse"]]
+      .forEach(function (kv) { m.setAttribute(kv[0], kv[1]); });
+    var tip = document.createElementNS(NS, "path");
+    tip.setAttribute("d", "M0,0 L10,5 L0,10 z");
+    tip.setAttribute("fill", "#7b2cbf");
+    m.appendChild(tip);
+    defs.appendChild(m);
+    dl.hops.forEach(function (h) {
+      var a = pos[h.from], c = pos[h.to];
+      if (!a || !c) return;
+      var dx = c[0] - a[0], dy = c[1] - a[1], len = Math.sqrt(dx * dx + dy * dy) || 1;
+      var ux = dx / len, uy = dy / len, nx = -uy * 22, ny = ux * 22; /* to the arrow's left */
+      var x1 = a[0] + ux * 16, y1 = a[1] + uy * 16, x2 = c[0] - ux * 16, y2 = c[1] - uy * 16;
+      var mx = (x1 + x2) / 2 + nx, my = (y1 + y2) / 2 + ny;
+      var p = add("path", { d: "M" + x1 + "," + y1 + " Q" + mx + "," + my + " " + x2 + "," + y2,
+                            fill: "none", stroke: "#7b2cbf", "stroke-width": 3,
+                            "marker-end": "url(#dl-arrow)", "class": "deadlock-hop",
+                            "data-order": h.order, "data-from": h.from, "data-to": h.to,
+                            "data-port": h.port });
+      var t = document.createElementNS(NS, "title");
+      t.textContent = h.order + ". " + h.port + " priority " + h.priority + " → " + h.peer +
+        ": paused, its frames wait on the next member";
+      p.appendChild(t);
+      var lx = (x1 + x2) / 4 + mx / 2, ly = (y1 + y2) / 4 + my / 2;
+      add("circle", { cx: lx, cy: ly, r: 9, fill: "#7b2cbf" });
+      add("text", { x: lx, y: ly + 4, "text-anchor": "middle", "font-size": 11, fill: "#fff",
+                    "font-weight": "bold" }, String(h.order));
+    });
   }
 
   /* Sequential colour scale for a heat map (ColorBrewer YlOrRd): 0 light yellow, 1 dark red. */
