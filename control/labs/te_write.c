@@ -240,7 +240,7 @@ static int sonic_switch(const char *path, const struct rsw_zone *z, unsigned sw,
 		const struct rsw_te_route *r = &res->route[k];
 		if (r->sw != sw)
 			continue;
-		char tname[96], rname[160], ip[64], nh[64], dst[80], act[160];
+		char tname[96], rname[96 + 4 + 64], ip[64], nh[64], dst[80], act[160];
 		const char *in = port_name(z, sw, r->in_port);
 		snprintf(tname, sizeof(tname), "TE_%s", in);
 		if (!json_object_get(tables, tname))
