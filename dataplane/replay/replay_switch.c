@@ -103,7 +103,8 @@ void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct r
 		return;
 	}
 	rp_ports_add(&n->dirty_tx, v.port);
-	rp_ports_add(&n->dirty_ctrl, port); /* its PG grew */
+	if (rsw_tm_pfc_may_act(n->tm, &n->fib->tm, port, rsw_tm_tag(mb)->pg))
+		rp_ports_add(&n->dirty_ctrl, port); /* its PG grew past XOFF */
 }
 
 /* When port p can next send: its wire frees, or a pause ends. */
@@ -144,7 +145,6 @@ void sw_service(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 	n->res->port[p].tx_packets++;
 	n->res->port[p].tx_bytes += len;
 	n->res->transmitted++;
-	rp_ports_add(&n->dirty_ctrl, rsw_tm_tag(m)->in_port); /* its PG shrank */
 	if (t > r->res->end_ns)
 		r->res->end_ns = t;
 	if (n->tx_link[p] >= 0) {

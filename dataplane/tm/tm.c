@@ -546,6 +546,19 @@ uint64_t rsw_tm_ctrl_next(const struct rsw_tm *tm, const struct rsw_tm_config *t
 	return next;
 }
 
+int rsw_tm_pfc_may_act(const struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
+		       unsigned pg)
+{
+	const struct rsw_tm_port *ip = &tm->port[port];
+	if (ip->xoff_pgs)
+		return 1;
+	if (!(tc->brief[port].pfc_enable & (1u << pg)) || tc->pools.n_pools == 0)
+		return 0;
+	const struct rsw_buf_profile_cfg *gp = &tc->port[port].pg[pg];
+	return rsw_buf_pg_over_xoff(&ip->pg[pg], gp, &tc->pools.pool[gp->pool],
+				    &tm->pool_used[gp->pool], &tm->desc);
+}
+
 int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 		   uint64_t now_ns, uint8_t *class_enable, uint16_t time[8])
 {
@@ -631,7 +644,9 @@ uint64_t rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint
 	uint64_t flushed = 0;
 	if (now_ns < ep->next_wd_poll_ns)
 		return 0;
-	ep->next_wd_poll_ns = now_ns + tc->pools.pfcwd_poll_ns;
+	/* polls at multiples of the interval, as a timer would: not at whichever event came */
+	uint64_t poll = tc->pools.pfcwd_poll_ns ? tc->pools.pfcwd_poll_ns : 1;
+	ep->next_wd_poll_ns = (now_ns / poll + 1) * poll;
 	for (unsigned bits = tc->brief[port].wd_enable; bits; bits &= bits - 1) {
 		unsigned q = (unsigned)__builtin_ctz(bits);
 		const struct rsw_pfcwd_cfg *wc = &cfg->wd[q];

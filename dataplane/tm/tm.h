@@ -178,6 +178,12 @@ void rsw_tm_pause_rx(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t
 int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 		   uint64_t now_ns, uint8_t *class_enable, uint16_t time[8]);
 
+/* Whether port's PFC generation may act after its PG pg admitted a packet: an XOFF in force on
+ * the port (refresh, XON), or pg now over its XOFF point. XOFF is decided as a packet is admitted
+ * to its PG, as the MMU does; a PG that did not grow cannot cross it. */
+int rsw_tm_pfc_may_act(const struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
+		       unsigned pg);
+
 /* When port next has time-driven control work, for a caller that sleeps between events (replay):
  * an XOFF refresh, or a watchdog poll while one of its queues is paused or in a storm.
  * UINT64_MAX if none. */
