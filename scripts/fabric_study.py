@@ -325,6 +325,7 @@ def main():
                 os.makedirs(out, exist_ok=True)
                 cmd = [a.rocesw, "replay", "--config", zones[mode or kind], "--collective", spec,
                        "--out", out, "--quiet", "--captures", "none", *extra]
+                print(f"== {name}", file=sys.stderr)
                 r = subprocess.run(cmd, capture_output=True, text=True)
                 if r.returncode != 0:
                     sys.exit(f"{' '.join(cmd)}: {r.stderr}")
@@ -333,7 +334,6 @@ def main():
                           "routing": routing.replace("qN", f"q{a.qps}"), "receivers": ooo,
                           "qps": qps, "bound_ns": bound, "wire_ns": wire, "command": cmd})
                 rows.append(m)
-                print(" ".join(cell(m)), file=sys.stderr)
     print(table(rows))
     with open(os.path.join(a.out, "study.json"), "w") as f:
         json.dump({"version": version(), "racks": a.racks, "hosts": a.hosts, "ctsws": a.ctsws,
