@@ -62,9 +62,12 @@ def version():
 
 def size_bytes(text):
     units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    if text and text[-1].upper() in units:
-        return int(text[:-1]) * units[text[-1].upper()]
-    return int(text)
+    try:
+        if text and text[-1].upper() in units:
+            return int(text[:-1]) * units[text[-1].upper()]
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expects bytes, with K, M or G") from None
 
 
 class Zone:
@@ -236,12 +239,11 @@ def table(rows):
     return "\n".join(lines)
 
 
-def subset(text, allowed, what):
+def subset(ap, text, allowed, what):
     names = allowed if text is None else text.split(",")
     bad = [x for x in names if x not in allowed]
     if bad:
-        sys.exit(f"fabric_study.py: --{what}: unknown {', '.join(bad)} "
-                 f"(expects some of {','.join(allowed)})")
+        ap.error(f"--{what}: unknown {', '.join(bad)} (expects some of {','.join(allowed)})")
     return names
 
 
@@ -251,12 +253,14 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--version", action="version", version=f"fabric_study.py {version()}")
     ap.add_argument("--out", required=True, help="directory for the zone, the runs and study.json")
-    ap.add_argument("--rocesw", default=os.path.join(ROOT, "build", "rocesw"))
-    ap.add_argument("--racks", type=int, default=4)
+    ap.add_argument("--rocesw", default=os.path.join(ROOT, "build", "rocesw"),
+                    help="the rocesw binary (default build/rocesw of this tree)")
+    ap.add_argument("--racks", type=int, default=4, help="rack switches (default 4)")
     ap.add_argument("--hosts", type=int, default=4, help="hosts per rack (default 4)")
-    ap.add_argument("--ctsws", type=int, default=4)
+    ap.add_argument("--ctsws", type=int, default=4, help="cluster switches (default 4)")
     ap.add_argument("--speed", type=int, default=400000, help="Mb/s (default 400000)")
-    ap.add_argument("--size", default="16M", help="AllReduce size (K/M/G; default 16M)")
+    ap.add_argument("--size", default="16M", type=size_bytes,
+                    help="AllReduce size (K/M/G; default 16M)")
     ap.add_argument("--qps", type=int, default=4, help="QPs per connection of ecmp-qN (default 4)")
     ap.add_argument("--idle", type=int, default=256,
                     help="ARS flowlet idle time, us (default 256, SONiC's default)")
@@ -269,13 +273,13 @@ def main():
     ap.add_argument("--failures", help=f"comma-separated subset of {','.join(FAILURES)}")
     ap.add_argument("--routings", help=f"comma-separated subset of {','.join(ROUTINGS)}")
     a = ap.parse_args()
-    placements = subset(a.placements, PLACEMENTS, "placements")
-    failures = subset(a.failures, FAILURES, "failures")
-    routings = subset(a.routings, list(ROUTINGS), "routings")
+    placements = subset(ap, a.placements, PLACEMENTS, "placements")
+    failures = subset(ap, a.failures, FAILURES, "failures")
+    routings = subset(ap, a.routings, list(ROUTINGS), "routings")
     if a.ctsws < 2 or a.racks < 2:
         ap.error("--racks and --ctsws must be at least 2")
     z = Zone(a.racks, a.hosts, a.ctsws, a.speed)
-    size = size_bytes(a.size)
+    size = a.size
     if size % (z.n * MTU):
         ap.error(f"--size must be a multiple of {z.n} ranks x {MTU} bytes")
     if not os.access(a.rocesw, os.X_OK):
@@ -299,7 +303,7 @@ def main():
                 "uplink": ["--fail", f"rtsw1|{z.uplink_port(0)}@{a.fail_at}"]}
 
     rows = []
-    print(f"ring AllReduce of {a.size} over {z.n} ranks; {a.racks} racks x {a.hosts} hosts, "
+    print(f"ring AllReduce of {size} bytes over {z.n} ranks; {a.racks} racks x {a.hosts} hosts, "
           f"{a.ctsws} CTSWs, {a.speed // 1000}G; wire bound {wire / 1e3:.1f} us; failures at "
           f"{a.fail_at / 1e3:g} us", file=sys.stderr)
     for placement in placements:
@@ -310,7 +314,7 @@ def main():
             for routing in routings:
                 kind, mode, ooo = ROUTINGS[routing]
                 qps = a.qps if routing == "ecmp-qN" else 1
-                spec = f"ring,size={a.size},ranks={ranks},qps={qps},ooo={ooo}"
+                spec = f"ring,size={size},ranks={ranks},qps={qps},ooo={ooo}"
                 if a.rto:
                     spec += f",rto={a.rto}"
                 extra = list(fail_arg[failure])

@@ -137,6 +137,22 @@ class FabricStudy(unittest.TestCase):
             self.assertAlmostEqual(run["bound_ns"], bound, delta=1)
         self.assertLess(te["time_ns"], pinned["time_ns"])
 
+    def test_help_version_and_bad_arguments(self):
+        r = subprocess.run([sys.executable, STUDY, "--version"], capture_output=True, text=True)
+        self.assertEqual((r.returncode, r.stdout.split()[0]), (0, "fabric_study.py"))
+        r = subprocess.run([sys.executable, STUDY, "--help"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("docs/study.md", r.stdout)
+        for args, why in ((["--routings", "ecmp,te"], "--routings: unknown ecmp"),
+                          (["--failures", "spine"], "--failures: unknown spine"),
+                          (["--size", "16X"], "'16X': expects bytes"),
+                          (["--size", "1000"], "a multiple of 16 ranks x 4096 bytes")):
+            r = subprocess.run([sys.executable, STUDY, "--out", os.path.join(self.dir, "bad"),
+                                *args], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertIn(why, r.stderr, args)
+            self.assertNotIn("Traceback", r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
