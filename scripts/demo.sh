@@ -56,4 +56,6 @@ echo "a 4-rack, 4-CTSW zone, fragmented placement, with and without ctsw1 failin
   --reinstall-ns 20000 --placements fragmented --failures none,ctsw \
   --routings ecmp-q1,ecmp-qN,pinned,te,flowlet-nak,spray-q-nak,spray-q-accept
 echo "(x bound: the ring's wire time, and after the failure the 3 uplinks left to each rack's 4"
-echo "flows; each run's report: build/demo/study/runs/<run>/report.html)"
+echo "flows. Sprayed QPs all lose packets when the CTSW fails, and a receiver that places out of"
+echo "order sends no NAK: each waits one retransmission timeout, 67.1 ms. Each run's report:"
+echo "build/demo/study/runs/<run>/report.html; the whole study and its reading: docs/study.md)"
