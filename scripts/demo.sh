@@ -50,8 +50,8 @@ if [ "$captures" != none ]; then
   echo "build/demo/<run>/<switch>/<port>.pcap and per host build/demo/<run>/<host>.pcap"
 fi
 echo
-echo "the fabric study, short (docs/study.md has the whole one): a 16-rank ring AllReduce of 4 MiB on"
-echo "a 4-rack, 4-CTSW zone, fragmented placement, with and without ctsw1 failing at 40 us"
+echo "the fabric study, short (docs/study.md has the whole one): a 16-rank ring AllReduce of"
+echo "4 MiB on a 4-rack, 4-CTSW zone, fragmented placement, with and without ctsw1 failing at 40 us"
 /usr/bin/python3 scripts/fabric_study.py --out build/demo/study --size 4M --fail-at 40000 \
   --reinstall-ns 20000 --placements fragmented --failures none,ctsw \
   --routings ecmp-q1,ecmp-qN,pinned,te,flowlet-nak,spray-q-nak,spray-q-accept

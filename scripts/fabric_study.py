@@ -208,7 +208,8 @@ def metrics(out):
             "incomplete_reason": c.get("incomplete_reason"),
             "retransmitted": c["retransmitted"], "timeouts": c["timeouts"],
             "naks": sum(q["naks_rx"] for q in c["qps"]),
-            "ooo_packets": c.get("ooo_packets", 0), "ooo_max_distance": c.get("ooo_max_distance", 0),
+            "ooo_packets": c.get("ooo_packets", 0),
+            "ooo_max_distance": c.get("ooo_max_distance", 0),
             "reorder_max_packets": c.get("reorder_max_packets", 0),
             "max_queue_bytes": depth, "pfc_frames": pfc, "drops": sum(s["drops"].values())}
 
@@ -286,14 +287,15 @@ def main():
         sys.exit(f"fabric_study.py: {a.rocesw}: not an executable (build first, or --rocesw)")
 
     zdir = os.path.join(a.out, "zone")
-    for old in ["zone", "zone-pinned", "runs"] + [f"zone-{m}" for _, m, _ in ROUTINGS.values() if m]:
+    modes = sorted({m for _, m, _ in ROUTINGS.values() if m})
+    for old in ["zone", "zone-pinned", "runs"] + [f"zone-{m}" for m in modes]:
         shutil.rmtree(os.path.join(a.out, old), ignore_errors=True)
     subprocess.run([sys.executable, os.path.join(HERE, "gen_zone.py"), "--racks", str(a.racks),
                     "--hosts", str(a.hosts), "--ctsws", str(a.ctsws), "--speed", str(a.speed),
                     "--out", zdir], check=True, stdout=subprocess.DEVNULL)
     zones = {"eecmp": os.path.join(zdir, "zone.yaml"), "te": os.path.join(zdir, "zone.yaml"),
              "pinned": write_variant(zdir, os.path.join(a.out, "zone-pinned"), pinned_edit(z))}
-    for mode in sorted({m for k, m, _ in ROUTINGS.values() if m}):
+    for mode in modes:
         zones[mode] = write_variant(zdir, os.path.join(a.out, f"zone-{mode}"),
                                     ars_edit(z, mode, a.idle))
     orders = {"contiguous": list(range(z.n)), "fragmented": fragmented_order(z)}
