@@ -4,8 +4,9 @@
 # and 16 QPs per connection, with the 5-tuple and with the destination-QP (E-ECMP) hash policy;
 # then the same with a failed CTSW, and a 7-to-1 incast with and without CTS admission. Prints a
 # side-by-side table, writes a report per run (build/demo/<run>/report.html) and one page with
-# every run side by side on shared axes (build/demo/compare.html). Works without hugepages or
-# network.
+# every run side by side on shared axes (build/demo/compare.html); last, a short version of the
+# fabric study (docs/study.md): E-ECMP, pinning, TE, flowlets and spraying on one fragmented
+# placement, with and without a CTSW failure. Works without hugepages or network.
 # The live dataplane demo is scripts/demo-live.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,3 +49,13 @@ if [ "$captures" != none ]; then
   echo "captures ($(du -sh build/demo | cut -f1) in build/demo; DEMO_CAPTURES=none skips them): per port"
   echo "build/demo/<run>/<switch>/<port>.pcap and per host build/demo/<run>/<host>.pcap"
 fi
+echo
+echo "the fabric study, short (docs/study.md has the whole one): a 16-rank ring AllReduce of"
+echo "4 MiB on a 4-rack, 4-CTSW zone, fragmented placement, with and without ctsw1 failing at 40 us"
+/usr/bin/python3 scripts/fabric_study.py --out build/demo/study --size 4M --fail-at 40000 \
+  --reinstall-ns 20000 --placements fragmented --failures none,ctsw \
+  --routings ecmp-q1,ecmp-qN,pinned,te,flowlet-nak,spray-q-nak,spray-q-accept
+echo "(x bound: the ring's wire time, and after the failure the 3 uplinks left to each rack's 4"
+echo "flows. Sprayed QPs all lose packets when the CTSW fails, and a receiver that places out of"
+echo "order sends no NAK: each waits one retransmission timeout, 67.1 ms. Each run's report:"
+echo "build/demo/study/runs/<run>/report.html; the whole study and its reading: docs/study.md)"

@@ -18,64 +18,27 @@ ratio to the wire bound and the analytic bound of the case, and writes OUT/compa
 import argparse
 import json
 import os
-import random
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from fabric_study import Zone, fragmented_order, pinned_edit, write_variant  # noqa: E402
+
 RACKS = HOSTS = CTSWS = 4
 N = RACKS * HOSTS
+ZONE = Zone(RACKS, HOSTS, CTSWS, 400000)
 
 
-def host_ip(i):
-    return f"10.1.0.{1 + 2 * i}"
-
-
-def rack(i):
-    return i % RACKS
-
-
-def slot(i):
-    return i // RACKS
+def pinned_zone(zdir, out):
+    """The zone with slice pinning: POLICY_ROUTE per RTSW host port and remote destination."""
+    write_variant(zdir, out, pinned_edit(ZONE))
 
 
 def ring_order():
     """A fixed shuffle whose slice pinning puts two flows on one uplink of every rack and no
     more (the seeds' fragmented placement)."""
-    rng = random.Random(1)
-    while True:
-        order = list(range(N))
-        rng.shuffle(order)
-        load = {}
-        for k, s in enumerate(order):
-            d = order[(k + 1) % N]
-            if rack(s) != rack(d):
-                key = (rack(s), slot(d))
-                load[key] = load.get(key, 0) + 1
-        per_rack = [max(v for (r, _), v in load.items() if r == rr) for rr in range(RACKS)]
-        if all(p == 2 for p in per_rack):
-            return order
-
-
-def pinned_zone(zdir, out):
-    """The zone with slice pinning: POLICY_ROUTE per RTSW host port and remote destination."""
-    os.makedirs(out, exist_ok=True)
-    for name in os.listdir(zdir):
-        with open(os.path.join(zdir, name)) as f:
-            text = f.read()
-        if name.startswith("rtsw"):
-            r = int(name[4:-5]) - 1
-            nh = [line.split('"')[1].split("|")[1] for line in text.splitlines()
-                  if line.strip().startswith('"Ethernet') and "|10.254." in line]
-            lines = ["POLICY_ROUTE:"]
-            for p in range(HOSTS):
-                for d in range(N):
-                    if rack(d) != r:
-                        lines.append(f'  "Ethernet{8 * p}|{host_ip(d)}/32": '
-                                     f'{{nexthop: "{nh[slot(d) % CTSWS]}"}}')
-            text += "\n".join(lines) + "\n"
-        with open(os.path.join(out, name), "w") as f:
-            f.write(text)
+    return fragmented_order(ZONE)
 
 
 def run(rocesw, zone, out, spec, extra):

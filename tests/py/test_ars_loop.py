@@ -22,6 +22,7 @@ import unittest
 from scapy.utils import RawPcapReader
 
 from common import ROCESW, tmpdir
+from ring_bound import ring_wire_bound_ns
 
 SIZE = 256 << 10
 MTU = 4096
@@ -290,11 +291,7 @@ RING = "ring,ranks=h0:h1:h2:h3,size=4M"  # h0 -> h1 and h2 -> h3 cross sw1 -> sw
 
 
 def wire_bound_ns(n=4, size=4 << 20, speed=100000):
-    """A ring's wire bound: 2(N-1) steps each putting a chunk (S/N in MTU packets: 58 bytes of
-    headers and ICRC, 16 more for the first's RETH, 24 of FCS, preamble and IFG) on a link."""
-    chunk = size // n
-    lens = [14 + 20 + 8 + 12 + (16 if i == 0 else 0) + MTU + 4 for i in range(chunk // MTU)]
-    return 2 * (n - 1) * sum((x + 24) * 8000 / speed for x in lens)
+    return ring_wire_bound_ns(n, size, speed)
 
 
 class ArsCollision(unittest.TestCase):

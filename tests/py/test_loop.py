@@ -18,7 +18,9 @@ import yaml
 from scapy.utils import RawPcapReader
 
 import rocepkt
+import ring_bound
 from common import ROCESW, ROOT, tmpdir
+from ring_bound import WIRE_EXTRA, data_frame_len
 
 ZONE2 = os.path.join(ROOT, "config", "zone-2stage.yaml")
 
@@ -67,7 +69,6 @@ SPEED = 100000  # Mb/s
 CABLE_M = 3
 PROP_NS = 5 * CABLE_M
 MTU = 4096
-WIRE_EXTRA = 24  # FCS + preamble/SFD + IFG (REFERENCE §3)
 IFG = 12
 
 
@@ -108,12 +109,7 @@ def bth(raw):
 
 
 def wire_ns(length):
-    return (length + WIRE_EXTRA) * 8000 / SPEED
-
-
-def data_frame_len(payload, first):
-    pad = (4 - payload % 4) % 4
-    return 14 + 20 + 8 + 12 + (16 if first else 0) + payload + pad + 4
+    return ring_bound.wire_ns(length, SPEED)
 
 
 class Loop(unittest.TestCase):
