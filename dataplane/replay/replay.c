@@ -759,7 +759,9 @@ static void progress_line(const struct replay *r, const struct rsw_replay_opts *
 	uint64_t hops = 0;
 	for (unsigned s = 0; s < r->model->n_sw; s++)
 		hops += r->res->sw[s].received;
-	fprintf(opts->progress, "\rreplay: %.6f s virtual, %.2f M switch-hops/s, %lu frames in, "
+	/* three significant digits: a first line on a loaded machine may come at a few thousand
+	 * hops a second, which two decimals of millions would show as 0.00 */
+	fprintf(opts->progress, "\rreplay: %.6f s virtual, %.3g M switch-hops/s, %lu frames in, "
 		"%lu delivered", (double)t / 1e9, wall_s > 0 ? (double)hops / wall_s / 1e6 : 0.0,
 		(unsigned long)r->res->entered,
 		(unsigned long)(r->res->delivered + r->res->left));
