@@ -57,7 +57,7 @@ static size_t entry_words(const struct rsw_ars_decision *d, char *out, size_t ca
 		    "%.3f us)", d->entry, d->entry_hash, US(elapsed(d)), US(d->idle_ns));
 	if (d->held_down)
 		PUT(", its member is down");
-	if (!per_packet(d) && d->why != RSW_ARS_WHY_NOT_MATCHED)
+	if (!per_packet(d) && d->why != RSW_ARS_WHY_NOT_MATCHED && d->entry_valid)
 		PUT(d->new_flowlet ? ": a new flowlet" : d->why == RSW_ARS_WHY_TABLE_FULL
 							 ? ": still active" : ": the same flowlet");
 	return o;
