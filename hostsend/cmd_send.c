@@ -21,6 +21,7 @@
 
 #include "control/cli/cmd.h"
 #include "hostsend/pfc_xdp_load.h"
+#include "hostsend/recv.h"
 #include "hostsend/xsk_tx.h"
 
 /* Frames handed to the kernel and not yet on the wire cannot be called back when an XOFF
@@ -47,6 +48,8 @@ struct opts {
 	int fast, ignore_pfc, json;
 	unsigned link_mbps;
 	uint8_t dscp_prio[64];
+	int receive;            /* --receive: count what arrives instead of sending */
+	struct rsw_recv_opts recv;
 };
 
 static volatile sig_atomic_t g_stop;
@@ -70,6 +73,7 @@ static void usage(FILE *f)
 		"                   [--dscp-map DSCP:PRIO,...] [--default-priority P]\n"
 		"                   [--link-speed MBPS] [--tx auto|xdp|packet]\n"
 		"                   [--xdp-mode auto|native|skb] [--json] | --version\n"
+		"       rocesw send IFACE --receive [--count N] [--start-psn PSN] [--json]\n"
 		"\n"
 		"Sends the frames of the captures (merged by time; `rocesw gen` output works) onto\n"
 		"IFACE at their relative timestamps, through an AF_XDP socket, and honours the PFC and\n"
@@ -94,7 +98,16 @@ static void usage(FILE *f)
 		"  --xdp-mode MODE      how the PFC program attaches: auto (native, else skb)\n"
 		"  --json               counters as JSON on stdout\n"
 		"\n"
-		"Exit status: 0 all frames sent, 1 error or interrupted, 2 bad usage.\n");
+		"--receive: the receiving host. Counts the RoCEv2 RC data frames arriving on IFACE\n"
+		"(UDP/4791, a capture), per QP (source address and destination QP), as a receiver\n"
+		"that places out of order would see them: packets past the expected PSN\n"
+		"(ooo_packets), the largest distance, the reorder buffer a strict receiver would\n"
+		"need (packets and payload bytes), duplicates; it sends nothing. Stops after\n"
+		"--count N data packets, or at SIGINT/SIGTERM, then reports (docs/lab.md).\n"
+		"  --start-psn PSN      every QP's first PSN (default 0, as rocesw gen and replay)\n"
+		"\n"
+		"Exit status: 0 all frames sent (--receive: the count reached, or stopped by a\n"
+		"signal), 1 error or interrupted, 2 bad usage.\n");
 }
 
 static int parse_dscp_map(const char *s, uint8_t *map)
@@ -425,7 +438,9 @@ static const struct option send_options[] = {
 	{"default-priority", required_argument, 0, 'p'},
 	{"link-speed", required_argument, 0, 's'}, {"tx", required_argument, 0, 't'},
 	{"xdp-mode", required_argument, 0, 'x'}, {"json", no_argument, 0, 'j'},
-	{"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
+	{"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'},
+	{"receive", no_argument, 0, 'R'}, {"count", required_argument, 0, 'c'},
+	{"start-psn", required_argument, 0, 'P'}, {0, 0, 0, 0}};
 
 /* Takes one option; --dscp-map and --default-priority wait in *user_map and *def_prio.
  * Returns -1 to go on, or the exit status. */
@@ -473,7 +488,24 @@ static int take_option(struct opts *o, int c, const char **user_map, int *def_pr
 		*(c == 't' ? &o->tx_mode : &o->xdp_mode) = optarg;
 		break;
 	}
-	case 'j': o->json = 1; break;
+	case 'j': o->json = o->recv.json = 1; break;
+	case 'R': o->receive = 1; break;
+	case 'c':
+	case 'P': {
+		unsigned long long v = strtoull(optarg, &end, 0);
+		if (!*optarg || *end || optarg[0] == '-' || (c == 'P' && v > 0xFFFFFF) ||
+		    (c == 'c' && !v)) {
+			fprintf(stderr, "rocesw send: --%s wants %s, not '%s'\n",
+				c == 'c' ? "count" : "start-psn",
+				c == 'c' ? "a number of packets > 0" : "a PSN 0-16777215", optarg);
+			return 2;
+		}
+		if (c == 'c')
+			o->recv.count = v;
+		else
+			o->recv.start_psn = (uint32_t)v;
+		break;
+	}
 	case 'h': usage(stdout); return 0;
 	case 'V':
 		printf("rocesw send %s (libbpf %s)\n", RSW_VERSION, rsw_pfc_xdp_libbpf_version());
@@ -495,6 +527,18 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			return rc;
 	if (o->fast && o->rate > 0) {
 		fprintf(stderr, "rocesw send: --fast and --rate exclude each other\n");
+		return 2;
+	}
+	if (o->receive) {
+		if (argc - optind != 1) {
+			fprintf(stderr, "rocesw send: --receive takes the interface and no capture\n");
+			return 2;
+		}
+		o->ifname = argv[optind];
+		return -1;
+	}
+	if (o->recv.count || o->recv.start_psn) {
+		fprintf(stderr, "rocesw send: --count and --start-psn go with --receive\n");
 		return 2;
 	}
 	if (argc - optind < 2) {
@@ -571,6 +615,8 @@ int rsw_cmd_send(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
+	if (o.receive)
+		return rsw_send_receive(o.ifname, &o.recv);
 	if (!o.link_mbps && !(o.link_mbps = sysfs_speed(o.ifname))) {
 		o.link_mbps = 10000;
 		fprintf(stderr, "rocesw send: %s reports no speed; pause quanta are counted at "

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "cmd_hash_explain.h"
 #include "dataplane/config/config.h"
 #include "ctl_client.h"
 #include "dataplane/hash/hash_algo.h"
@@ -22,6 +23,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: rocesw hash explain --policy F --pcap F [--frame N] [--members N]\n"
 		"                           [--buckets N | --no-resilient] [--in-port N] [--json]\n"
+		"       rocesw hash explain --config SWITCH --pcap F [--frame N] [--in-port NAME]\n"
+		"                           [--json]\n"
 		"       rocesw hash explain --src IP --dst IP [--sport P] [--dport P] [--qp N]\n"
 		"                           [--in-port NAME] [--socket PATH] [--json]\n"
 		"\n"
@@ -30,10 +33,82 @@ static void usage(FILE *f)
 		"bucket and the member among N (default 8; resilient table of 4096 buckets unless\n"
 		"--no-resilient).\n"
 		"\n"
+		"With --config: frames 1..N enter port NAME (default the first) of that switch config at\n"
+		"their capture times, and frame N is shown as the switch's pipeline decided it: route,\n"
+		"group, policy, key bytes, hash, bucket, member, and for a group with ARS the flowlet\n"
+		"entry, each member's load and queue averages and bands, the member chosen and why\n"
+		"(the lab's ports drain at their configured speed; docs/hash-lab.md).\n"
+		"\n"
 		"With --src: on the live tables of a running dataplane (its control socket), for a\n"
 		"RoCEv2 packet with these addresses, UDP ports (default 49152 -> 4791) and destination\n"
 		"QP entering port NAME (default the first): the route's group and policy, the bytes fed\n"
 		"to its hash, the hash, the bucket, the member, the next hop and the egress port.\n");
+}
+
+/* The ARS part of an explain: the flowlet entry, each candidate's quality, the member and why. */
+static void print_ars(json_t *a)
+{
+	printf("ars %s (object %s), flowlet entry %lld of %lld\n",
+	       json_string_value(json_object_get(a, "mode")),
+	       json_string_value(json_object_get(a, "object")),
+	       (long long)json_integer_value(json_object_get(a, "flowlet_entry")),
+	       (long long)json_integer_value(json_object_get(a, "max_flows")));
+	printf("  %s\n", json_string_value(json_object_get(json_object_get(a, "entry"), "text")));
+	json_t *c = json_object_get(a, "candidates"), *q;
+	size_t i;
+	if (c) {
+		printf("  quality after %lld samples (bytes; band 0 is the least loaded):\n",
+		       (long long)json_integer_value(json_object_get(a, "samples")));
+		json_array_foreach(c, i, q)
+			printf("    member %-3lld %-14s load %10lld band %lld  queue %10lld band %lld"
+			       "  -> band %lld\n",
+			       (long long)json_integer_value(json_object_get(q, "member")),
+			       json_string_value(json_object_get(q, "port")),
+			       (long long)json_integer_value(json_object_get(q, "load_avg")),
+			       (long long)json_integer_value(json_object_get(q, "load_band")),
+			       (long long)json_integer_value(json_object_get(q, "queue_avg")),
+			       (long long)json_integer_value(json_object_get(q, "queue_band")),
+			       (long long)json_integer_value(json_object_get(q, "band")));
+	}
+	printf("  chosen: %s\n", json_string_value(json_object_get(a, "why")));
+}
+
+void rsw_hash_explain_print(json_t *r, int json)
+{
+	if (json) {
+		json_dumpf(r, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		printf("\n");
+	} else {
+		const char *g = json_string_value(json_object_get(r, "group"));
+		printf("in %s", json_string_value(json_object_get(r, "in_port")));
+		if (g) {
+			printf(", group %s, policy %s (%s)\n", g,
+			       json_string_value(json_object_get(r, "policy")),
+			       json_string_value(json_object_get(r, "algorithm")));
+			json_t *f;
+			size_t i;
+			json_array_foreach(json_object_get(r, "key"), i, f)
+				printf("  %-48s %s\n", json_string_value(json_object_get(f, "bytes")),
+				       json_string_value(json_object_get(f, "field")));
+			json_t *ars = json_object_get(r, "ars");
+			printf("hash 0x%04llx, bucket %lld, %s %lld\n",
+			       (unsigned long long)json_integer_value(json_object_get(r, "hash")),
+			       (long long)json_integer_value(json_object_get(r, "bucket")),
+			       ars ? "static member" : "member",
+			       (long long)json_integer_value(json_object_get(ars ? ars : r,
+									   ars ? "static_member"
+									       : "member")));
+			if (ars)
+				print_ars(ars);
+		} else {
+			printf("\n");
+		}
+		if (json_object_get(r, "drop"))
+			printf("dropped: %s\n", json_string_value(json_object_get(r, "drop")));
+		else
+			printf("next hop %s out of %s\n", json_string_value(json_object_get(r, "nexthop")),
+			       json_string_value(json_object_get(r, "egress_port")));
+	}
 }
 
 /* --src ...: the dataplane's hash_explain on its live tables. */
@@ -60,34 +135,7 @@ static int live_explain(const char *src, const char *dst, long long sport, long 
 		fprintf(stderr, "rocesw hash explain: %s\n", err);
 		return 1;
 	}
-	if (json) {
-		json_dumpf(r, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		printf("\n");
-	} else {
-		const char *g = json_string_value(json_object_get(r, "group"));
-		printf("in %s", json_string_value(json_object_get(r, "in_port")));
-		if (g) {
-			printf(", group %s, policy %s (%s)\n", g,
-			       json_string_value(json_object_get(r, "policy")),
-			       json_string_value(json_object_get(r, "algorithm")));
-			json_t *f;
-			size_t i;
-			json_array_foreach(json_object_get(r, "key"), i, f)
-				printf("  %-48s %s\n", json_string_value(json_object_get(f, "bytes")),
-				       json_string_value(json_object_get(f, "field")));
-			printf("hash 0x%04llx, bucket %lld, member %lld\n",
-			       (unsigned long long)json_integer_value(json_object_get(r, "hash")),
-			       (long long)json_integer_value(json_object_get(r, "bucket")),
-			       (long long)json_integer_value(json_object_get(r, "member")));
-		} else {
-			printf("\n");
-		}
-		if (json_object_get(r, "drop"))
-			printf("dropped: %s\n", json_string_value(json_object_get(r, "drop")));
-		else
-			printf("next hop %s out of %s\n", json_string_value(json_object_get(r, "nexthop")),
-			       json_string_value(json_object_get(r, "egress_port")));
-	}
+	rsw_hash_explain_print(r, json);
 	json_decref(r);
 	return 0;
 }
@@ -245,11 +293,12 @@ int rsw_cmd_hash_explain(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'}, {"src", required_argument, NULL, 'S'},
 		{"dst", required_argument, NULL, 'D'}, {"sport", required_argument, NULL, 's'},
 		{"dport", required_argument, NULL, 'd'}, {"qp", required_argument, NULL, 'q'},
-		{"socket", required_argument, NULL, 'k'}, {NULL, 0, NULL, 0},
+		{"socket", required_argument, NULL, 'k'}, {"config", required_argument, NULL, 'C'},
+		{NULL, 0, NULL, 0},
 	};
 	const char *src = NULL, *dst = NULL, *in_name = NULL, *sock = NULL;
 	long long sport = -1, dport = -1, qp = -1;
-	const char *policy = NULL, *pcap = NULL;
+	const char *policy = NULL, *pcap = NULL, *config = NULL;
 	unsigned frame_no = 1, members = 8, in_port = 0;
 	uint32_t buckets = 4096;
 	int json = 0, c;
@@ -282,6 +331,7 @@ int rsw_cmd_hash_explain(int argc, char **argv)
 		case 'd': dport = (long long)v; break;
 		case 'q': qp = (long long)v; break;
 		case 'k': sock = optarg; break;
+		case 'C': config = optarg; break;
 		case 'j': json = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -289,6 +339,14 @@ int rsw_cmd_hash_explain(int argc, char **argv)
 	}
 	if (src || dst)
 		return live_explain(src, dst, sport, dport, qp, in_name, sock, json);
+	if (config) {
+		if (policy || !pcap || optind < argc || frame_no < 1) {
+			fprintf(stderr, "rocesw hash explain: --config takes --pcap and --frame >= 1, "
+					"not --policy\n");
+			return 2;
+		}
+		return rsw_hash_explain_switch(config, pcap, frame_no, in_name, json);
+	}
 	if (in_name) {
 		in_port = (unsigned)strtoul(in_name, &end, 0);
 		if (!*in_name || *end) {

@@ -11,6 +11,7 @@
 #include "dataplane/config/config.h"
 #include "dataplane/hash/hash_algo.h"
 #include "dataplane/hash/hash_policy.h"
+#include "control/labs/ars_export.h"
 #include "hash_export_eos.h"
 
 static void usage(FILE *f)
@@ -32,7 +33,13 @@ static void usage(FILE *f)
 		"destination port, beyond byte 62 or with a partial byte mask is refused with the\n"
 		"reason; the algorithm, seed and header fields, which the profile does not set, are\n"
 		"named in its comment lines. --profile N names the profile (default: the policy's\n"
-		"name; `default` changes the profile the switch uses unless told otherwise).\n");
+		"name; `default` changes the profile the switch uses unless told otherwise).\n"
+		"\n"
+		"When F is a switch config whose NEXTHOP_GROUPs name an ARS_OBJECT, its ARS settings\n"
+		"follow (--no-ars: not): sonic adds ARS_PROFILE, ARS_OBJECT, ARS_INTERFACES and\n"
+		"ARS_NEXTHOPS (SONiC's sonic-ars tables); a mode or value SONiC cannot hold is\n"
+		"refused with the reason, and the settings it has no field for are named on stderr.\n"
+		"eos adds them as comment lines: EOS's DLB commands are not written (docs/ars.md).\n");
 }
 
 /* The native field a UDF is equivalent to, or -1. */
@@ -101,16 +108,51 @@ static int to_sonic(const struct rsw_named_policy *np, json_t **out, char *why, 
 	return 0;
 }
 
+static int export_eos(const struct rsw_named_policy *np, const char *profile,
+		      const struct rsw_txn *ars)
+{
+	char why[256];
+	if (rsw_export_eos(np, profile ? profile : np->name, stdout, why, sizeof(why)) < 0) {
+		fprintf(stderr, "rocesw hash export: %s cannot be expressed for EOS: %s\n", np->name,
+			why);
+		return 1;
+	}
+	if (ars)
+		rsw_ars_export_eos(ars, stdout);
+	return 0;
+}
+
+static int export_sonic(const struct rsw_named_policy *np, const struct rsw_txn *ars)
+{
+	char why[256];
+	json_t *out;
+	if (to_sonic(np, &out, why, sizeof(why)) < 0) {
+		fprintf(stderr, "rocesw hash export: %s cannot be expressed for SONiC: %s\n", np->name,
+			why);
+		return 1;
+	}
+	if (ars && rsw_ars_export_sonic(ars, out, why, sizeof(why)) < 0) {
+		fprintf(stderr, "rocesw hash export: the ARS settings cannot be expressed for SONiC: "
+			"%s (--no-ars exports the hash policy alone)\n", why);
+		json_decref(out);
+		return 1;
+	}
+	json_dumpf(out, stdout, JSON_INDENT(4) | JSON_PRESERVE_ORDER);
+	printf("\n");
+	json_decref(out);
+	return 0;
+}
+
 int rsw_cmd_hash_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"format", required_argument, NULL, 'f'}, {"policy", required_argument, NULL, 'p'},
 		{"name", required_argument, NULL, 'n'}, {"help", no_argument, NULL, 'h'},
-		{"profile", required_argument, NULL, 'P'},
+		{"profile", required_argument, NULL, 'P'}, {"no-ars", no_argument, NULL, 'A'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *format = NULL, *file = NULL, *name = NULL, *profile = NULL;
-	int c;
+	int c, no_ars = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
@@ -118,6 +160,7 @@ int rsw_cmd_hash_export(int argc, char **argv)
 		case 'p': file = optarg; break;
 		case 'n': name = optarg; break;
 		case 'P': profile = optarg; break;
+		case 'A': no_ars = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -159,25 +202,14 @@ int rsw_cmd_hash_export(int argc, char **argv)
 		rsw_txn_free(txn);
 		return 1;
 	}
-	char why[256];
-	if (eos) {
-		int rc = rsw_export_eos(np, profile ? profile : np->name, stdout, why, sizeof(why));
-		if (rc < 0)
-			fprintf(stderr, "rocesw hash export: %s cannot be expressed for EOS: %s\n",
-				np->name, why);
-		rsw_txn_free(txn);
-		return rc < 0 ? 1 : 0;
-	}
-	json_t *out;
-	if (to_sonic(np, &out, why, sizeof(why)) < 0) {
-		fprintf(stderr, "rocesw hash export: %s cannot be expressed for SONiC: %s\n", np->name,
-			why);
+	struct rsw_txn *ars = NULL;
+	if (!no_ars && rsw_ars_export_load(file, &ars, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocesw hash export: %s: %s\n", file, err);
 		rsw_txn_free(txn);
 		return 1;
 	}
-	json_dumpf(out, stdout, JSON_INDENT(4) | JSON_PRESERVE_ORDER);
-	printf("\n");
-	json_decref(out);
+	int rc = eos ? export_eos(np, profile, ars) : export_sonic(np, ars);
+	rsw_txn_free(ars);
 	rsw_txn_free(txn);
-	return 0;
+	return rc;
 }

@@ -240,7 +240,7 @@ static int inspect_frames(pcap_t *pc, const char *path, const struct rsw_fib *fi
 	int rc, status = 0;
 	struct rsw_ingress_ctx ictx = {.rnd = 0x9E3779B97F4A7C15ull};
 	struct rsw_pipeline p = {.fib = fib, .ictx = &ictx};
-	struct rsw_trace tr;
+	static struct rsw_trace tr;
 	uint8_t *buf = malloc(65536);
 	if (!json)
 		print_text_header(fib != NULL);
@@ -249,6 +249,8 @@ static int inspect_frames(pcap_t *pc, const char *path, const struct rsw_fib *fi
 		frame++;
 		uint32_t len = h->caplen > 65535 ? 65535 : h->caplen;
 		memcpy(buf, data, len);
+		/* the capture's time (nanosecond precision): ARS's idle time is measured on it */
+		ictx.now_ns = (uint64_t)h->ts.tv_sec * 1000000000ull + (uint64_t)h->ts.tv_usec;
 		struct rsw_verdict v = rsw_pipeline_frame(&p, port, buf, len, NULL, &m, &tr);
 		unsigned prc = v.stage == RSW_STAGE_PARSE ? v.drop : 0;
 		/* the frame as captured: the rewrite changed buf's TTL and MACs */

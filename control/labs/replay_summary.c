@@ -372,10 +372,10 @@ static void ooo_totals(const struct rsw_coll_result *cr, uint64_t v[4])
 	v[0] = v[1] = v[2] = v[3] = 0;
 	for (uint64_t i = 0; i < cr->n_qps; i++) {
 		const struct rsw_coll_qp_stats *q = &cr->qp[i];
-		v[0] += q->ooo_packets;
-		v[1] = q->ooo_max_distance > v[1] ? q->ooo_max_distance : v[1];
-		v[2] = q->reorder_max_packets > v[2] ? q->reorder_max_packets : v[2];
-		v[3] = q->reorder_max_bytes > v[3] ? q->reorder_max_bytes : v[3];
+		v[0] += q->reorder.ooo_packets;
+		v[1] = q->reorder.ooo_max_distance > v[1] ? q->reorder.ooo_max_distance : v[1];
+		v[2] = q->reorder.reorder_max_packets > v[2] ? q->reorder.reorder_max_packets : v[2];
+		v[3] = q->reorder.reorder_max_bytes > v[3] ? q->reorder.reorder_max_bytes : v[3];
 	}
 }
 
@@ -442,8 +442,8 @@ static json_t *coll_json(const struct rsw_zone *z, const struct rsw_coll *c,
 		json_object_set_new(e, "rate_cuts", J(q->rate_cuts));
 		json_object_set_new(e, "min_rate_mbps", J(q->min_rate_mbps));
 		if (ooo) {
-			const uint64_t v[4] = {q->ooo_packets, q->ooo_max_distance,
-					       q->reorder_max_packets, q->reorder_max_bytes};
+			const uint64_t v[4] = {q->reorder.ooo_packets, q->reorder.ooo_max_distance,
+					       q->reorder.reorder_max_packets, q->reorder.reorder_max_bytes};
 			for (unsigned k = 0; k < 4; k++)
 				json_object_set_new(e, ooo_keys[k], J(v[k]));
 		}

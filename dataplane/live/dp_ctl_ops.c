@@ -12,6 +12,7 @@
 #include "dataplane/pkt/parse.h"
 #include "dataplane/pkt/roce_build.h"
 #include "dataplane/pipeline/pipeline.h"
+#include "dataplane/pipeline/trace_explain.h"
 #include "dataplane/tables/ars_stats.h"
 #include "dataplane/tables/ingress.h"
 #include "dataplane/tables/state_diff.h"
@@ -377,46 +378,6 @@ static int u32_arg(json_t *req, const char *k, uint32_t def, uint32_t max, uint3
 	return 0;
 }
 
-/* hash_explain's answer, a view of the packet's trace: the route, and for an ECMP group the
- * bytes fed to its hash (field by field), the hash, the bucket and the member. */
-static json_t *explain_view(const struct rsw_trace *tr, const struct rsw_verdict *v,
-			    const struct rsw_fib *fib)
-{
-	json_t *o = json_object();
-	json_object_set_new(o, "in_port", json_string(fib->ports[tr->in_port].name));
-	const struct rsw_trace_rec *e = rsw_trace_find(tr, RSW_TR_ECMP);
-	if (e) {
-		const struct rsw_fib_group *g = &fib->groups[e->u.ecmp.group];
-		const char *names[RSW_HF_COUNT + RSW_UDF_MAX];
-		char hex[RSW_HF_COUNT + RSW_UDF_MAX][3 * 64 + 1];
-		char udf_names[RSW_UDF_MAX][RSW_UDF_LABEL_MAX];
-		unsigned parts = rsw_trace_key_fields(tr, fib, names, hex, RSW_HF_COUNT + RSW_UDF_MAX,
-						      udf_names, 0);
-		json_t *fields = json_array();
-		for (unsigned k = 0; k < parts; k++)
-			json_array_append_new(fields, json_pack("{s:s, s:s}", "field", names[k],
-								"bytes", hex[k]));
-		json_object_set_new(o, "group", json_string(g->name));
-		json_object_set_new(o, "policy", json_string(fib->policy_names[g->policy]));
-		json_object_set_new(o, "algorithm",
-				    json_string(rsw_hash_algo_name(fib->policies[g->policy].algo)));
-		json_object_set_new(o, "key", fields);
-		json_object_set_new(o, "hash", J(e->u.ecmp.hash));
-		json_object_set_new(o, "bucket", J(e->u.ecmp.bucket));
-		json_object_set_new(o, "member", J(e->u.ecmp.member));
-	}
-	if (v->kind != RSW_VERDICT_ENQUEUED) {
-		json_object_set_new(o, "drop", json_string(rsw_verdict_name(v)));
-		return o;
-	}
-	const struct rsw_trace_rec *nh = rsw_trace_find(tr, RSW_TR_NEXTHOP);
-	char ip[64];
-	json_object_set_new(o, "nexthop", json_string(rsw_ip_str(&fib->nh[nh->u.nexthop.nexthop].ip,
-								 ip, sizeof(ip))));
-	json_object_set_new(o, "egress_port", json_string(fib->ports[v->port].name));
-	return o;
-}
-
 /* What the live tables do with a RoCEv2 packet of the given addresses, ports and QP entering a
  * port: the route, and for an ECMP group the bytes fed to its hash, the hash, the bucket and the
  * member (the same code as the workers). */
@@ -449,12 +410,14 @@ static json_t *hash_explain(struct rsw_ctl *c, json_t *req, char *err, size_t er
 	}
 	/* the pipeline's trace of the packet, without a TM: nothing is sent */
 	struct rsw_pkt_meta m;
-	struct rsw_ingress_ctx ictx = {.rnd = 0x9E3779B97F4A7C15ull};
+	/* ARS decides as for a packet arriving now, and changes nothing (ars_dry) */
+	struct rsw_ingress_ctx ictx = {.rnd = 0x9E3779B97F4A7C15ull,
+				       .now_ns = rsw_clock_now(&c->dp->clock), .ars_dry = 1};
 	struct rsw_pipeline p = {.fib = fib, .ictx = &ictx};
-	struct rsw_trace tr;
+	static _Thread_local struct rsw_trace tr;
 	struct rsw_verdict v = rsw_pipeline_frame(&p, (uint16_t)port, frame, (uint32_t)len, NULL,
 						  &m, &tr);
-	return explain_view(&tr, &v, fib);
+	return rsw_trace_explain_json(&tr, &v, fib);
 }
 
 void rsw_ctl_keep_run_params(struct rsw_txn *file, const struct rsw_state *running)

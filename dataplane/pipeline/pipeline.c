@@ -120,7 +120,11 @@ struct rsw_verdict rsw_pipeline_frame(const struct rsw_pipeline *p, uint16_t in_
 	if (front(p, in_port, frame, len, m, &v, tr))
 		goto out;
 	ars_sample_if_due(p);
+	if (tr && p->ictx) /* the ARS step records its decision in the trace */
+		p->ictx->ars_why = &tr->ars;
 	rsw_ingress(p->fib, frame, m, p->ictx);
+	if (tr && p->ictx)
+		p->ictx->ars_why = NULL;
 	decide(p, frame, m, &v, tr);
 	if (v.kind != RSW_VERDICT_ENQUEUED || !p->tm)
 		goto out;

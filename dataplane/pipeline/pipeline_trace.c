@@ -41,6 +41,9 @@ static void trace_ecmp(struct rsw_trace *tr, const struct rsw_fib *fib, const ui
 								 : g->active_slot[m->bucket];
 	/* the same key function the hash stage fed (rsw_hash_packet) */
 	tr->key_len = (uint16_t)rsw_hash_key(&fib->policies[g->policy], frame, m, tr->key);
+	/* the ARS step recorded its decision in tr->ars (rsw_ingress_ctx.ars_why) */
+	if (g->ars && tr->ars.recorded)
+		rsw_trace_add(tr, RSW_TR_ARS, RSW_STAGE_INGRESS);
 }
 
 void rsw_pipeline_trace_ingress(struct rsw_trace *tr, const struct rsw_fib *fib,

@@ -13,6 +13,7 @@ void rsw_trace_start(struct rsw_trace *tr, uint16_t in_port)
 {
 	tr->in_port = in_port;
 	tr->key_len = 0;
+	tr->ars.recorded = 0;
 	tr->n = 0;
 }
 
@@ -143,6 +144,9 @@ void rsw_trace_rec_format(const struct rsw_trace *tr, const struct rsw_trace_rec
 		return;
 	case RSW_TR_ECMP:
 		format_ecmp(tr, r, fib, out, cap);
+		return;
+	case RSW_TR_ARS:
+		rsw_trace_ars_line(tr, fib, out, cap);
 		return;
 	case RSW_TR_NEXTHOP:
 		PUT("nexthop: %s out of %s", fib && r->u.nexthop.nexthop < fib->n_nh

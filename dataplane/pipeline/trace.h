@@ -11,6 +11,7 @@
 
 #include "dataplane/hash/hash_policy.h"
 #include "dataplane/pkt/pkt_meta.h"
+#include "dataplane/tables/ars.h"
 #include "dataplane/tables/fib.h"
 
 enum rsw_trace_kind {
@@ -24,6 +25,7 @@ enum rsw_trace_kind {
 	RSW_TR_REWRITE,     /* TTL after the rewrite */
 	RSW_TR_TM,          /* admitted onto (port, queue) */
 	RSW_TR_DROP,        /* the reason, and the stage (rsw_trace_rec.stage) */
+	RSW_TR_ARS,         /* the ARS step of an ECMP group with an ARS object (rsw_trace.ars) */
 };
 
 enum rsw_trace_route_table { RSW_TR_TABLE_POLICY = 1, RSW_TR_TABLE_MAIN };
@@ -54,6 +56,7 @@ struct rsw_trace {
 	struct rsw_pkt_meta parsed;       /* as the parser left it (RSW_TR_PARSE) */
 	uint8_t key[RSW_HASH_KEY_MAX];    /* the ECMP hash's input (RSW_TR_ECMP) */
 	uint16_t key_len;
+	struct rsw_ars_decision ars;      /* RSW_TR_ARS: what the ARS step saw and decided */
 	unsigned n;
 	struct rsw_trace_rec rec[RSW_TRACE_MAX];
 };
@@ -74,5 +77,12 @@ void rsw_trace_rec_format(const struct rsw_trace *tr, const struct rsw_trace_rec
 unsigned rsw_trace_key_fields(const struct rsw_trace *tr, const struct rsw_fib *fib,
 			      const char *name[], char (*hex)[3 * 64 + 1], unsigned max,
 			      char udf_names[][RSW_UDF_LABEL_MAX], int spaced);
+
+/* The ARS record (trace_ars.c): one line, "ars: ..."; and as JSON for explain's views (the
+ * flowlet entry, each candidate's quality, the member and why). NULL without an ARS record. */
+void rsw_trace_ars_line(const struct rsw_trace *tr, const struct rsw_fib *fib, char *out,
+			size_t cap);
+struct json_t;
+struct json_t *rsw_trace_ars_json(const struct rsw_trace *tr, const struct rsw_fib *fib);
 
 #endif

@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "dataplane/transport/rc_reorder.h"
+
 #include "dcqcn.h"
 
 enum rsw_coll_pattern {
@@ -89,8 +91,7 @@ struct rsw_coll_qp_stats {
 	/* reordering at the receiver: data packets that arrived past the expected PSN (as
 	 * ConnectX's out_of_sequence counts them), the largest such distance, and (ooo=accept)
 	 * the most packets and payload bytes held past a gap at once: the reorder buffer needed */
-	uint64_t ooo_packets, ooo_max_distance;
-	uint64_t reorder_max_packets, reorder_max_bytes;
+	struct rsw_reorder_counts reorder;
 };
 
 struct rsw_coll_result {

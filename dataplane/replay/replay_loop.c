@@ -13,7 +13,7 @@
 #include "dataplane/pkt/roce_hdr.h"
 #include "dataplane/tables/ingress.h"
 #include "replay_int.h"
-#include "replay_ooo.h"
+#include "dataplane/transport/rc_reorder.h"
 
 #define QPN_BASE 0x100u
 #define OP_SEND_ONLY 0x04
@@ -540,37 +540,19 @@ static void acked(struct replay *r, struct qp *qp, uint64_t upto, uint64_t t)
 	qp->rto_at = qp->snd_una < qp->snd_max ? t + r->loop->c->rto_ns : NEVER;
 }
 
-/* The 64-bit PSN whose low 24 bits are p, nearest to ref. */
-static uint64_t unwrap(uint64_t ref, uint32_t p)
-{
-	uint64_t v = (ref & ~(uint64_t)PSN_MASK) | p;
-	if (v + (PSN_MASK + 1) / 2 < ref)
-		v += PSN_MASK + 1;
-	else if (v > ref + (PSN_MASK + 1) / 2 && v >= PSN_MASK + 1)
-		v -= PSN_MASK + 1;
-	return v;
-}
-
 /* ---- responder ---- */
 
 /* A data packet past the expected PSN, counted as ConnectX counts out_of_sequence. */
 static void reordered(struct qp *qp, uint64_t psn)
 {
-	qp->st->ooo_packets++;
-	if (psn - qp->epsn > qp->st->ooo_max_distance)
-		qp->st->ooo_max_distance = psn - qp->epsn;
+	rsw_reorder_seen(&qp->st->reorder, qp->epsn, psn);
 }
 
 /* ooo=accept: the packet is placed where it belongs, no NAK; what is held past the gap is the
  * reorder buffer a strict receiver would need. Out of memory it is dropped, as if lost. */
 static void hold(struct qp *qp, uint64_t psn, uint32_t payload)
 {
-	if (rsw_ooo_place(&qp->ooo, qp->epsn, psn, payload) <= 0)
-		return;
-	if (qp->ooo.held_pkts > qp->st->reorder_max_packets)
-		qp->st->reorder_max_packets = qp->ooo.held_pkts;
-	if (qp->ooo.held_bytes > qp->st->reorder_max_bytes)
-		qp->st->reorder_max_bytes = qp->ooo.held_bytes;
+	rsw_reorder_hold(&qp->ooo, &qp->st->reorder, qp->epsn, psn, payload);
 }
 
 /* ooo=accept: the gap before held packets filled. They complete in PSN order (an OOO QP still
@@ -609,7 +591,7 @@ static void rx_data(struct replay *r, struct qp *qp, const uint8_t *data,
 	struct loop *L = r->loop;
 	const struct rsw_coll *c = L->c;
 	uint32_t qi = (uint32_t)(qp - L->qp);
-	uint64_t psn = unwrap(qp->epsn, m->bth_psn);
+	uint64_t psn = rsw_psn_unwrap(qp->epsn, m->bth_psn);
 	if (c->dcqcn && m->ecn == 3 &&
 	    (qp->last_cnp == NEVER || t >= qp->last_cnp + c->dcqcn_p.cnp_interval_ns)) {
 		qp->last_cnp = t; /* at most one CNP per QP per interval */
@@ -680,7 +662,7 @@ int loop_rx(struct replay *r, unsigned h, uint64_t t, const uint8_t *data,
 	struct qp *qp = &L->qp[cn->qp0 + q];
 	if (op == OP_ACK) {
 		uint8_t syn = data[m->bth_off + RSW_BTH_LEN];
-		uint64_t psn = unwrap(qp->snd_una, m->bth_psn);
+		uint64_t psn = rsw_psn_unwrap(qp->snd_una, m->bth_psn);
 		if ((syn & 0xE0) == AETH_NAK_PSN) {
 			qp->st->naks_rx++;
 			acked(r, qp, psn, t);

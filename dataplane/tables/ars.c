@@ -1,4 +1,5 @@
 /* ARS in the ECMP stage: flowlet table, port quality bands, the member choice (docs/ars.md). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,23 +93,38 @@ void rsw_ars_sample(const struct rsw_fib *fib, uint64_t now, const struct rsw_ar
 	}
 }
 
-static uint64_t next_rand(struct rsw_ars_group *a)
+static uint64_t next_rand(uint64_t *rng)
 {
-	uint64_t x = a->rng;
+	uint64_t x = *rng;
 	x ^= x >> 12;
 	x ^= x << 25;
 	x ^= x >> 27;
-	a->rng = x;
+	*rng = x;
 	return x * 0x2545F4914F6CDD1DULL;
 }
 
 /* Index into the group's active members: a random one, or (quality) the one of the lowest band,
- * ties broken by the group's seeded generator. */
-static unsigned pick(const struct rsw_fib *fib, const struct rsw_fib_group *g,
-		     struct rsw_ars_group *a, int quality)
+ * ties broken by the group's seeded generator. why, when not NULL, gets each candidate's
+ * quality, the lowest band and how many shared it. */
+static unsigned pick(const struct rsw_fib *fib, const struct rsw_fib_group *g, uint64_t *rng,
+		     int quality, struct rsw_ars_decision *why)
 {
-	if (!quality || !fib->ars)
-		return (unsigned)((next_rand(a) >> 32) % g->n_active);
+	if (why) {
+		why->n_active = g->n_active;
+		for (unsigned k = 0; k < g->n_active && k < RSW_ARS_DECISION_MEMBERS; k++) {
+			uint16_t port = fib->nh[g->active_nh[k]].port;
+			const struct rsw_ars_port *pt = &fib->ars->port[port];
+			why->q[k] = (struct rsw_ars_quality){
+				.load_avg = pt->load_avg, .queue_avg = pt->queue_avg,
+				.slot = g->active_slot[k], .port = port, .load_band = pt->load_band,
+				.queue_band = pt->queue_band, .band = pt->band};
+		}
+	}
+	if (!quality || !fib->ars) {
+		if (why)
+			why->why = RSW_ARS_WHY_RANDOM;
+		return (unsigned)((next_rand(rng) >> 32) % g->n_active);
+	}
 	uint16_t tie[RSW_ECMP_MAX_MEMBERS];
 	unsigned n = 0, best = RSW_ARS_BANDS;
 	for (unsigned k = 0; k < g->n_active; k++) {
@@ -120,7 +136,12 @@ static unsigned pick(const struct rsw_fib *fib, const struct rsw_fib_group *g,
 		if (b == best)
 			tie[n++] = (uint16_t)k;
 	}
-	return n == 1 ? tie[0] : tie[(next_rand(a) >> 32) % n];
+	if (why) {
+		why->best_band = (uint8_t)best;
+		why->n_tied = (uint16_t)n;
+		why->why = n == 1 ? RSW_ARS_WHY_BEST : RSW_ARS_WHY_TIE;
+	}
+	return n == 1 ? tie[0] : tie[(next_rand(rng) >> 32) % n];
 }
 
 /* The index of slot among the group's active members, or -1 (the member is down or gone). */
@@ -133,33 +154,70 @@ static int active_index(const struct rsw_fib_group *g, unsigned slot)
 }
 
 uint32_t rsw_ars_member(const struct rsw_fib *fib, const struct rsw_fib_group *g,
-			struct rsw_pkt_meta *m, uint32_t nh, uint64_t now)
+			struct rsw_pkt_meta *m, uint32_t nh, uint64_t now,
+			struct rsw_ars_decision *why, int dry)
 {
 	struct rsw_ars_group *a = g->ars;
 	const struct rsw_ars_profile *p = &fib->ars->prof;
+	unsigned mode = a->cfg.mode;
+	if (why) {
+		memset(why, 0, offsetof(struct rsw_ars_decision, q));
+		why->recorded = 1;
+		why->mode = (uint8_t)mode;
+		why->now_ns = now;
+		why->idle_ns = a->idle_ns;
+		why->max_flows = a->cfg.max_flows;
+		why->samples = fib->ars->samples;
+		why->chosen_slot = m->member;
+	}
 	if ((a->cfg.match_udp && (!(m->flags & RSW_META_F_UDP) || m->dport != a->cfg.match_dport)) ||
 	    !(m->l3 == RSW_L3_IPV4 ? p->ipv4 : p->ipv6))
 		return nh; /* not ARS traffic: the static choice */
-	COUNT(a, packets);
-	unsigned mode = a->cfg.mode;
+	if (!dry)
+		COUNT(a, packets);
 	int per_packet = mode == RSW_ARS_PER_PACKET_QUALITY || mode == RSW_ARS_PER_PACKET_RANDOM;
 	int quality = mode != RSW_ARS_FLOWLET_RANDOM && mode != RSW_ARS_PER_PACKET_RANDOM;
 	uint16_t h = (uint16_t)m->hash;
-	struct rsw_flowlet *e = &a->flow[rsw_fastmod(m->hash, a->flows_m, a->cfg.max_flows)];
+	uint32_t index = rsw_fastmod(m->hash, a->flows_m, a->cfg.max_flows);
+	struct rsw_flowlet *e = &a->flow[index];
 	int own = e->valid && e->hash == h;
 	int idle = !e->valid || (now > e->last_ns && now - e->last_ns > a->idle_ns);
+	int prev = own ? active_index(g, e->slot) : -1;
+	if (why) {
+		why->entry = index;
+		why->entry_valid = e->valid;
+		why->entry_own = (uint8_t)own;
+		why->entry_hash = e->hash;
+		why->held_slot = e->slot;
+		why->last_ns = e->last_ns;
+		why->held_down = own && prev < 0;
+		why->new_flowlet = !per_packet && (idle || prev < 0);
+	}
 	if (!own && !idle && !per_packet) {
-		COUNT(a, table_full); /* another active flow holds the entry */
+		if (!dry)
+			COUNT(a, table_full); /* another active flow holds the entry */
+		if (why)
+			why->why = RSW_ARS_WHY_TABLE_FULL;
 		return nh;
 	}
-	int prev = own ? active_index(g, e->slot) : -1;
+	uint64_t rng = a->rng;
 	unsigned k;
-	if (!per_packet && prev >= 0 && (mode == RSW_ARS_FIXED || !idle))
+	if (!per_packet && prev >= 0 && (mode == RSW_ARS_FIXED || !idle)) {
 		k = (unsigned)prev;
-	else
-		k = pick(fib, g, a, quality);
+		if (why) {
+			why->why = RSW_ARS_WHY_KEPT;
+			why->new_flowlet = 0;
+		}
+	} else {
+		k = pick(fib, g, dry ? &rng : &a->rng, quality, why);
+	}
 	uint32_t to = g->active_nh[k];
 	uint16_t port = fib->nh[to].port;
+	if (why)
+		why->chosen_slot = g->active_slot[k];
+	m->member = g->active_slot[k];
+	if (dry)
+		return to;
 	if (own && e->slot != g->active_slot[k]) {
 		COUNT(a, nexthop_reassignments);
 		if (e->port != port)
@@ -172,7 +230,6 @@ uint32_t rsw_ars_member(const struct rsw_fib *fib, const struct rsw_fib_group *g
 		e->valid = 1;
 		e->last_ns = now;
 	}
-	m->member = g->active_slot[k];
 	return to;
 }
 

@@ -67,6 +67,48 @@ struct rsw_ars_sample {
 	uint64_t queue_bytes;  /* bytes queued on the port now, all queues */
 };
 
+/* Why a packet of an ARS group got its member (struct rsw_ars_decision.why). */
+enum rsw_ars_why {
+	RSW_ARS_WHY_NOT_MATCHED = 0, /* not ARS traffic (match, family): the static member */
+	RSW_ARS_WHY_TABLE_FULL,      /* another flow within its idle time holds the entry: static */
+	RSW_ARS_WHY_KEPT,            /* within the idle time (or fixed): the flowlet's member */
+	RSW_ARS_WHY_BEST,            /* the one member of the lowest band */
+	RSW_ARS_WHY_TIE,             /* several share the lowest band: the group's seeded draw */
+	RSW_ARS_WHY_RANDOM,          /* a random mode: the group's seeded draw */
+};
+
+/* A candidate's quality as the decision read it. */
+struct rsw_ars_quality {
+	uint64_t load_avg, queue_avg;
+	uint16_t slot, port;
+	uint8_t load_band, queue_band, band;
+};
+
+#define RSW_ARS_DECISION_MEMBERS 64 /* candidates recorded; n_active says how many there were */
+
+/* What the ARS step saw and decided for one packet, filled only when a front end asks (its
+ * trace, docs/ars.md "Explain"): the flowlet entry before the packet, the candidates' quality,
+ * the member and why. */
+struct rsw_ars_decision {
+	uint8_t recorded;      /* the group has ARS and the step ran */
+	uint8_t why;           /* enum rsw_ars_why */
+	uint8_t mode;          /* enum rsw_ars_mode */
+	uint8_t entry_valid;   /* the entry held a flow */
+	uint8_t entry_own;     /* ... this packet's flow (its 16-bit hash) */
+	uint8_t held_down;     /* the flow's member is no longer active */
+	uint8_t new_flowlet;   /* flowlet modes: the flow may take a new member */
+	uint8_t best_band;     /* lowest band among the candidates (quality modes) */
+	uint16_t entry_hash;   /* the flow holding the entry */
+	uint16_t held_slot;    /* its member */
+	uint16_t chosen_slot;
+	uint16_t n_active, n_tied;
+	uint32_t entry;        /* flowlet table index: hash mod max_flows */
+	uint32_t max_flows;
+	uint64_t now_ns, last_ns, idle_ns; /* idle_ns: the configured idle time */
+	uint64_t samples;      /* port-quality samples taken so far (0: all bands 0) */
+	struct rsw_ars_quality q[RSW_ARS_DECISION_MEMBERS];
+};
+
 /* The band of v between lo (band 0 at or below) and hi (the top band at or above), in
  * RSW_ARS_BANDS equal steps. */
 static inline unsigned rsw_ars_band(uint64_t v, uint64_t lo, uint64_t hi)
@@ -94,9 +136,12 @@ int rsw_ars_sample_due(const struct rsw_fib *fib, uint64_t now);
 void rsw_ars_sample(const struct rsw_fib *fib, uint64_t now, const struct rsw_ars_sample *s);
 
 /* The ECMP stage's ARS step for a packet of group g (g->ars set) whose static choice is
- * m->member / nh: returns the next-hop index to use, m->member updated. */
+ * m->member / nh: returns the next-hop index to use, m->member updated. why, when not NULL,
+ * gets what the step saw and decided; dry: decide without changing the flowlet entry, the
+ * tie-break stream or the counters (an explain on live tables). */
 uint32_t rsw_ars_member(const struct rsw_fib *fib, const struct rsw_fib_group *g,
-			struct rsw_pkt_meta *m, uint32_t nh, uint64_t now);
+			struct rsw_pkt_meta *m, uint32_t nh, uint64_t now,
+			struct rsw_ars_decision *why, int dry);
 /* A packet of ARS group g dropped for want of a member. */
 void rsw_ars_count_drop(const struct rsw_fib_group *g);
 

@@ -217,7 +217,8 @@ static inline void ingress_route(const struct rsw_fib *fib, const uint8_t *frame
 			idx = g->active_nh[m->bucket];
 		}
 		if (g->ars) /* adaptive routing may move the flow off its static member */
-			idx = rsw_ars_member(fib, g, m, idx, ctx ? ctx->now_ns : 0);
+			idx = rsw_ars_member(fib, g, m, idx, ctx ? ctx->now_ns : 0,
+					     ctx ? ctx->ars_why : NULL, ctx && ctx->ars_dry);
 	}
 	m->nexthop = idx;
 	const struct rsw_fib_nh *nh = &fib->nh[idx];

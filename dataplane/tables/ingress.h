@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "../pkt/pkt_meta.h"
+#include "ars.h"
 #include "fib.h"
 
 /* What the thread running the ingress brings to it: the state of the RANDOM hash algorithm,
@@ -14,6 +15,10 @@
 struct rsw_ingress_ctx {
 	uint64_t rnd;
 	uint64_t now_ns;
+	/* explain: what the ARS step saw and decided (NULL: not recorded), and whether it may
+	 * change the ARS state (ars_dry: an explain on live tables changes nothing) */
+	struct rsw_ars_decision *ars_why;
+	uint8_t ars_dry;
 };
 
 /* m comes from rsw_parse with m->in_port set. Sets tc, pg, egress_port, nexthop, group, hash,

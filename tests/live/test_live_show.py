@@ -179,6 +179,26 @@ class LiveShow(unittest.TestCase):
         self.assertEqual(self.show_json("counters")["ecmp_groups"][0]["ars"]["RSW_ARS_PACKETS"],
                          N_FRAMES)
 
+    def test_explain_ars_changes_nothing(self):
+        """hash_explain on the live tables shows the ARS step (a random mode: the group's seeded
+        draw among the 4 uplinks) and changes no ARS state: the counters stay, and asking
+        twice draws the same member (the tie-break stream did not move)."""
+        before = self.show_json("ars")[0]
+        cmd = [ROCESW, "hash", "explain", "--src", "10.1.0.1", "--dst", "10.2.0.1", "--qp",
+               "0x100", "--in-port", "Ethernet0", "--socket", self.sock, "--json"]
+        answers = []
+        for _ in range(2):
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            answers.append(json.loads(r.stdout))
+        a = answers[0]["ars"]
+        self.assertEqual((a["object"], a["mode"], a["reason"]),
+                         ("spray", "per_packet_random", "random"))
+        self.assertEqual([c["port"] for c in a["candidates"]], UPLINKS)
+        self.assertEqual(answers[0]["egress_port"], UPLINKS[a["member"]])
+        self.assertEqual(answers[1]["ars"]["member"], a["member"])
+        self.assertEqual(self.show_json("ars")[0], before)
+
     def test_counters_and_ports(self):
         text = self.show("counters")
         ports = table(text)

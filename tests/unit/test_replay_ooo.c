@@ -1,6 +1,7 @@
-/* A responder's out-of-order record (dataplane/replay/replay_ooo.c): packets held past a gap
+/* A responder's out-of-order record (dataplane/transport/rc_reorder.c): packets held past a gap
  * keep their sizes when the ring grows to a distance 4 times its first size, duplicates are
- * refused, and releasing them in PSN order gives back exactly what was held. */
+ * refused, and releasing them in PSN order gives back exactly what was held; a receiver's
+ * counts (out of order, distance, buffer, duplicates) for an arrival order worked by hand. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "dataplane/replay/replay_ooo.h"
+#include "dataplane/transport/rc_reorder.h"
 
 static void held_through_growth(void **state)
 {
@@ -44,10 +45,43 @@ static void held_through_growth(void **state)
 	rsw_ooo_free(&o);
 }
 
+/* A receiver watching one QP, fed 0 2 3 1 4 6 5 5 (100-byte payloads), by hand: 2 and 3 wait
+ * for 1 (distances 1 and 2, two held at once), 6 waits for 5 (distance 1), the second 5 is a
+ * duplicate: 3 out of order, largest distance 2, at most 2 packets (200 bytes) held. */
+static void observer_counts(void **state)
+{
+	(void)state;
+	struct rsw_psn_observer q;
+	rsw_psn_observer_init(&q, 0);
+	static const uint32_t order[] = {0, 2, 3, 1, 4, 6, 5, 5};
+	for (unsigned i = 0; i < 8; i++)
+		rsw_psn_observe(&q, order[i], 100);
+	assert_int_equal(q.c.ooo_packets, 3);
+	assert_int_equal(q.c.ooo_max_distance, 2);
+	assert_int_equal(q.c.reorder_max_packets, 2);
+	assert_int_equal(q.c.reorder_max_bytes, 200);
+	assert_int_equal(q.duplicates, 1);
+	assert_int_equal(q.packets, 8);
+	assert_int_equal(q.epsn, 7);
+	assert_int_equal(q.held.held_pkts, 0);
+	rsw_psn_observer_free(&q);
+	/* across the 24-bit wrap: 0xFFFFFE, 0, 0xFFFFFF, 1: 0 is one ahead of 0xFFFFFF */
+	rsw_psn_observer_init(&q, 0xFFFFFE);
+	static const uint32_t wrap[] = {0xFFFFFE, 0, 0xFFFFFF, 1};
+	for (unsigned i = 0; i < 4; i++)
+		rsw_psn_observe(&q, wrap[i], 10);
+	assert_int_equal(q.c.ooo_packets, 1);
+	assert_int_equal(q.c.ooo_max_distance, 1);
+	assert_int_equal(q.duplicates, 0);
+	assert_int_equal(q.epsn & RSW_PSN_MASK, 2);
+	rsw_psn_observer_free(&q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(held_through_growth),
+		cmocka_unit_test(observer_counts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
