@@ -15,10 +15,12 @@ its memory and its control socket, then runs as nobody:
   refused at connect.
 - an af_xdp port keeps CAP_NET_ADMIN in the main thread only, with which the dataplane detaches
   its XDP program at exit (without it the program stays on the interface);
-- roceswd (root) with ROCESWD.GLOBAL user and control_readonly_group starts its dataplane so,
-  restarts it so after a kill -9, and reloads it (the running copy passed open), itself confined
-  as config/roceswd.service confines it where the test can: the unit's CapabilityBoundingSet,
-  NoNewPrivileges and UMask (the rest of its sandbox needs systemd: docs/security.md)."""
+- roceswd with ROCESWD.GLOBAL user runs as that user itself, without capabilities, its launcher
+  (root, the unit's capabilities) its only privileged part; the dataplane runs as the user
+  after every (re)start, a kill -9 brings it back with the running copy restored, a reload
+  applies; roceswd confined as config/roceswd.service confines it where the test can: the
+  unit's CapabilityBoundingSet, NoNewPrivileges and UMask (the rest of its sandbox needs
+  systemd: docs/security.md)."""
 import json
 import os
 import signal
@@ -179,7 +181,9 @@ class LeastPrivilege(unittest.TestCase):
 
     def test_3_socket_file(self):
         st = os.stat(self.sock)
-        self.assertEqual((st.st_mode & 0o777, st.st_uid, st.st_gid), (0o660, 0, CONTROL_GID))
+        # the user the dataplane became owns it (its uid may use it anyway)
+        self.assertEqual((st.st_mode & 0o777, st.st_uid, st.st_gid),
+                         (0o660, NOBODY, CONTROL_GID))
         # the kernel's ACL (acl(5)'s xattr: version 2, then tag, permissions, id per entry)
         raw = os.getxattr(self.sock, "system.posix_acl_access")
         self.assertEqual(struct.unpack_from("<I", raw)[0], 2)
@@ -347,9 +351,32 @@ def unit_confinement():
             "sh", "-c", f'umask {umask} && exec "$@"', "roceswd"]
 
 
+def status(pid):
+    """/proc/PID/status as {field: value}."""
+    with open(f"/proc/{pid}/status") as f:
+        return dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+
+
+def unit_caps():
+    """The unit's CapabilityBoundingSet as a mask (capability numbers from capabilities(7))."""
+    numbers = {"CAP_CHOWN": 0, "CAP_KILL": 5, "CAP_SETGID": 6, "CAP_SETUID": 7,
+               "CAP_SETPCAP": 8, "CAP_NET_ADMIN": 12, "CAP_NET_RAW": 13, "CAP_IPC_LOCK": 14,
+               "CAP_PERFMON": 38, "CAP_BPF": 39}
+    mask = 0
+    with open(UNIT) as f:
+        for line in f:
+            key, _, value = line.strip().partition("=")
+            if key == "CapabilityBoundingSet":
+                for c in value.split():
+                    mask |= 1 << numbers[c]
+    return mask
+
+
 class RoceswdUser(unittest.TestCase):
-    """roceswd, confined as its unit confines it, runs its dataplane as ROCESWD.GLOBAL.user,
-    after every (re)start."""
+    """roceswd, confined as its unit confines it, with ROCESWD.GLOBAL user: it drops to that user
+    itself (no capability, no_new_privs, root not regained) and leaves root to its launcher,
+    which only starts and stops the dataplane; the dataplane runs as the user after every
+    (re)start, the running copy restored into it by reload."""
 
     def setUp(self):
         require_root()
@@ -365,6 +392,7 @@ class RoceswdUser(unittest.TestCase):
                      four_uplink_config("rswr", "live-priv-d", "", "hash_policy: default"))
         with open(self.cfg, "w") as f:
             f.write(self.base)
+        os.chmod(self.cfg, 0o644)  # roceswd reads it as nobody on every reload
         self.lab = Lab("rswr")
         self.lab.host("h0", "rswr-h0", HOST_MAC)
         for i in range(4):
@@ -379,44 +407,73 @@ class RoceswdUser(unittest.TestCase):
         Lab.stop(self.daemon, signal.SIGTERM)
         self.lab.close()
 
-    def count(self, text):
-        with open(self.log) as f:
-            return f.read().count(text)
-
     def dataplane(self):
-        """The dataplane's pid, from the control socket's peer (SO_PEERCRED), and its uids."""
+        """The dataplane's pid, from the control socket's peer (SO_PEERCRED), and its status."""
         s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         s.connect(self.sock)
         pid = struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[0]
         s.close()
-        with open(f"/proc/{pid}/status") as f:
-            st = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
-        return pid, st["Uid"].split(), int(st["CapEff"], 16)
+        return pid, status(pid)
 
-    def test_started_restarted_and_reloaded_as_user(self):
+    def routes(self):
+        r = subprocess.run([ROCESW, "show", "routes", "--json", "--socket", self.sock],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout
+
+    def assert_user(self, st, what):
+        with self.subTest(process=what):
+            self.assertEqual(st["Uid"].split(), ["65534"] * 4)
+            self.assertEqual(st["Gid"].split(), ["65534"] * 4)
+            self.assertEqual(int(st["CapPrm"], 16), 0)
+            self.assertEqual(int(st["CapEff"], 16), 0)
+            self.assertEqual(int(st["CapAmb"], 16), 0)
+            self.assertEqual(st["NoNewPrivs"], "1")
+
+    def test_roceswd_and_its_dataplane_run_as_user(self):
         wait_in_file(self.log, "dataplane answers on")
-        wait_in_file(self.log, "running as nobody (uid 65534, gid 65534)")
-        pid, uids, caps = self.dataplane()
-        self.assertEqual((uids, caps), (["65534"] * 4, 0))
-        with open(f"/proc/{self.daemon.pid}/status") as f:
-            st = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
-        self.assertEqual(st["NoNewPrivs"], "1", "roceswd confined")
-        self.assertEqual(int(st["CapBnd"], 16) & (1 << 21), 0, "no CAP_SYS_ADMIN")
-        os.kill(pid, signal.SIGKILL)
-        wait_in_file(self.log, "dataplane answers on", count=2)
-        wait_in_file(self.log, "running as nobody (uid 65534, gid 65534)", count=2)
-        pid2, uids, caps = self.dataplane()
-        self.assertNotEqual(pid2, pid)
-        self.assertEqual((uids, caps), (["65534"] * 4, 0))
+        wait_in_file(self.log, "running copy restored: ")
+        # roceswd itself: nobody, nothing to regain (empty bounding set)
+        me = status(self.daemon.pid)
+        self.assert_user(me, "roceswd")
+        self.assertEqual(int(me["CapBnd"], 16), 0)
+        # its one child is the launcher: root, the unit's capabilities, nothing more
+        with open(f"/proc/{self.daemon.pid}/task/{self.daemon.pid}/children") as f:
+            children = [int(p) for p in f.read().split()]
+        self.assertEqual(len(children), 1, children)
+        launcher = status(children[0])
+        self.assertEqual(launcher["Name"], "roceswd-launch")
+        self.assertEqual(launcher["Uid"].split(), ["0"] * 4)
+        self.assertEqual(int(launcher["CapBnd"], 16), unit_caps())
+        self.assertEqual(int(launcher["CapPrm"], 16) & ~unit_caps(), 0)
+        self.assertEqual(launcher["NoNewPrivs"], "1")
+        # the dataplane: the launcher's child, nobody
+        pid, st = self.dataplane()
+        self.assertEqual(int(st["PPid"]), children[0])
+        self.assert_user(st, "dataplane")
+        self.assertEqual(os.stat(self.sock).st_uid, NOBODY, "the socket is the user's")
+        # roceswd's copies are the user's, root's boot copy root's
+        running = os.path.join(self.dir, "run", "roceswd", "running-config.yaml")
+        self.assertEqual(os.stat(running).st_uid, NOBODY)
+        self.assertEqual(os.stat(os.path.join(self.dir, "run", "boot-config.yaml")).st_uid, 0)
+        # a reload applies, by roceswd as nobody
         with open(self.cfg, "w") as f:
             f.write(self.base + '  "10.3.0.0/16": {nexthop: 10.255.0.7}\n')
         self.daemon.send_signal(signal.SIGHUP)
         wait_in_file(self.log, "reloaded: ")
-        r = subprocess.run([ROCESW, "show", "routes", "--json", "--socket", self.sock],
-                           capture_output=True, text=True)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("10.3.0.0/16", r.stdout)
-        self.assertEqual(self.dataplane()[0], pid2, "reloaded, not restarted")
+        self.assertIn("10.3.0.0/16", self.routes())
+        self.assertEqual(self.dataplane()[0], pid, "reloaded, not restarted")
+        # kill -9: the launcher starts it again (from root's boot copy), and roceswd restores
+        # the running copy into it: the reloaded route is back
+        os.kill(pid, signal.SIGKILL)
+        wait_in_file(self.log, "dataplane answers on", count=2)
+        wait_in_file(self.log, "running copy restored: ", count=2)
+        pid2, st = self.dataplane()
+        self.assertNotEqual(pid2, pid)
+        self.assertEqual(int(st["PPid"]), children[0])
+        self.assert_user(st, "restarted dataplane")
+        self.assertIn("10.3.0.0/16", self.routes())
+        self.assert_user(status(self.daemon.pid), "roceswd after the restart")
 
 
 if __name__ == "__main__":
