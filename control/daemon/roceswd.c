@@ -727,5 +727,5 @@ int main(int argc, char **argv)
 	rsw_watch_close(&d.watch);
 	rsw_zsnap_free(&d.snap);
 	json_decref(d.stats.switch_generation);
-	return 0;
+	return d.failed; /* systemd's Restart=on-failure starts roceswd again */
 }

@@ -49,6 +49,7 @@ struct roceswd {
 	int restore;               /* the dataplane started from boot: reload the running copy */
 	int restoring;             /* the reload in flight is that restore */
 	int stopping;
+	int failed;                /* stopping because roceswd cannot go on: exit 1 */
 
 	/* the dataplane */
 	enum rsw_dp_state state;

@@ -209,7 +209,7 @@ void rsw_child_reap(struct roceswd *d)
 			 * re-attaches to a dataplane still running */
 			rsw_log(LOG_ERR, "the launcher (pid %d) died: stopping", (int)pid);
 			d->launcher_pid = 0;
-			d->stopping = 1;
+			d->stopping = d->failed = 1;
 		} else if (pid == d->pid && d->own && d->launcher_fd < 0) {
 			rsw_child_died(d, status);
 		}
@@ -224,7 +224,7 @@ void rsw_child_launcher_event(struct roceswd *d)
 		rsw_log(LOG_ERR, "the launcher's channel closed: stopping");
 		close(d->launcher_fd);
 		d->launcher_fd = -1;
-		d->stopping = 1;
+		d->stopping = d->failed = 1;
 		return;
 	}
 	if (m.kind == RSW_LAUNCH_EXITED && m.pid == d->pid && d->own)
@@ -271,6 +271,12 @@ void rsw_child_stop(struct roceswd *d)
 	d->stopping = 1;
 	if (d->pid <= 0 || d->attach)
 		return;
+	if (d->failed) {
+		/* without its launcher roceswd cannot restart it: the next roceswd adopts it */
+		rsw_log(LOG_NOTICE, "leaving dataplane pid %d forwarding for the next roceswd",
+			(int)d->pid);
+		return;
+	}
 	if (d->own && d->launcher_fd >= 0) {
 		/* the launcher's child, perhaps still root: it stops it */
 		if (rsw_launcher_stop(d->launcher_fd, d->pid) < 0)
