@@ -475,6 +475,29 @@ class RoceswdUser(unittest.TestCase):
         self.assertIn("10.3.0.0/16", self.routes())
         self.assert_user(status(self.daemon.pid), "roceswd after the restart")
 
+    def test_launcher_death_leaves_the_dataplane_to_the_next_roceswd(self):
+        wait_in_file(self.log, "running copy restored: ")
+        pid, _ = self.dataplane()
+        with open(f"/proc/{self.daemon.pid}/task/{self.daemon.pid}/children") as f:
+            launcher = int(f.read().split()[0])
+        os.kill(launcher, signal.SIGKILL)
+        # roceswd can no longer start a dataplane: it exits 1 (systemd's Restart=on-failure)
+        self.assertEqual(self.daemon.wait(timeout=30), 1)
+        self.assertEqual(self.dataplane()[0], pid, "still forwarding")
+        # the next roceswd (as nobody) adopts it; its own launcher restarts it after a kill
+        with open(self.log, "a") as log:
+            self.daemon = self.lab.start(unit_confinement() +
+                                         [os.path.join(BUILD, "roceswd"), "--config", self.cfg,
+                                          "--foreground"], stdout=log, stderr=log)
+        wait_in_file(self.log, f"re-attaching to the dataplane pid {pid}")
+        wait_in_file(self.log, "reloaded: ")
+        self.assert_user(status(self.daemon.pid), "the next roceswd")
+        os.kill(pid, signal.SIGKILL)
+        wait_in_file(self.log, "running copy restored: ", count=2)
+        pid2, st = self.dataplane()
+        self.assertNotEqual(pid2, pid)
+        self.assert_user(st, "its dataplane")
+
 
 if __name__ == "__main__":
     unittest.main()
