@@ -52,6 +52,8 @@ CHANGES = [
     {"op": "set_route", "prefix": "10.9.0.0/16", "nexthop": "10.255.0.1"},
     {"op": "del_route", "prefix": "10.2.0.0/16"},
     {"op": "pfc_storm", "port": "Ethernet8", "priority": 3, "on": True},
+    {"op": "trace_add", "count": 10},
+    {"op": "trace_clear"},
 ]
 
 CLIENT = r"""
@@ -213,15 +215,16 @@ class LeastPrivilege(unittest.TestCase):
             with self.subTest(op=req["op"]):
                 self.assertFalse(r["ok"])
                 self.assertEqual(r["error"], f"{req['op']} changes the switch: uid {READER[0]} "
-                                 "is in the read-only control group (hello, show and "
-                                 "hash_explain only)")
+                                 "is in the read-only control group (hello, show, "
+                                 "hash_explain and trace_show only)")
         self.assertEqual(self.generation(), gen, "nothing changed")
         ports = self.ctl.show("ports")
         ports = ports["ports"] if isinstance(ports, dict) else ports
         self.assertEqual(next(p for p in ports if p["name"] == "Ethernet8")["admin_status"], "up")
         # each refusal logged with who asked
         lines = self.wait_log(f"control: uid {READER[0]} gid {READER[1]} pid ")
-        for op in ("set_port", "set_route", "del_route", "pfc_storm", "reload"):
+        for op in ("set_port", "set_route", "del_route", "pfc_storm", "reload", "trace_add",
+                   "trace_clear"):
             self.assertTrue(any(f'"op":"{op}"' in line and "refused:" in line for line in lines),
                             f"{op} refused and logged: {lines}")
 
