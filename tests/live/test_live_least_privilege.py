@@ -23,6 +23,7 @@ its memory and its control socket, then runs as nobody:
   systemd: docs/security.md)."""
 import json
 import os
+import shutil
 import signal
 import socket
 import struct
@@ -500,6 +501,74 @@ class RoceswdUser(unittest.TestCase):
         pid2, st = self.dataplane()
         self.assertNotEqual(pid2, pid)
         self.assert_user(st, "its dataplane")
+
+
+ZONE_SRC = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests", "configs", "zone-ecmp2")
+LAB_PY = os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts", "lab.py")
+
+
+class RoceswdZoneUser(unittest.TestCase):
+    """roceswd --zone with ROCESWD user: the same split for a zone (root's boot snapshot, the
+    user's running snapshot restored into a restarted dataplane)."""
+
+    def setUp(self):
+        require_root()
+        self.dir = tmpdir()
+        os.chmod(self.dir, 0o755)
+        self.zdir = os.path.join(self.dir, "zone")
+        shutil.copytree(ZONE_SRC, self.zdir)
+        os.chmod(self.zdir, 0o755)
+        self.zone = os.path.join(self.zdir, "zone.yaml")
+        self.sock = os.path.join(self.dir, "run", "dp.sock")
+        with open(self.zone, "a") as f:
+            f.write("ROCESWD:\n  GLOBAL: {eal_args: \"--no-huge -m 2048 --no-pci -l 0-1 "
+                    f"--no-shconf --file-prefix {PREFIX}z --log-level error\", "
+                    f"control_socket: {self.sock}, user: nobody}}\n")
+        for f in os.listdir(self.zdir):
+            os.chmod(os.path.join(self.zdir, f), 0o644)
+        subprocess.run([LAB_PY, "down", self.zone], capture_output=True)
+        r = subprocess.run([LAB_PY, "up", self.zone], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.log = os.path.join(self.dir, "roceswd.log")
+        with open(self.log, "w") as log:
+            self.daemon = subprocess.Popen(unit_confinement() +
+                                           [os.path.join(BUILD, "roceswd"), "--zone", self.zone,
+                                            "--foreground"], stdout=log, stderr=log)
+
+    def tearDown(self):
+        Lab.stop(self.daemon, signal.SIGTERM)
+        subprocess.run([LAB_PY, "down", self.zone], capture_output=True)
+
+    def routes(self, sw):
+        r = subprocess.run([ROCESW, "show", "routes", "--json", "--switch", sw, "--socket",
+                            self.sock], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout
+
+    def test_zone_restarted_with_the_running_snapshot(self):
+        wait_in_file(self.log, "running copy restored: ")
+        self.assertEqual(status(self.daemon.pid)["Uid"].split(), ["65534"] * 4)
+        boot = os.path.join(self.dir, "run", "boot-zone")
+        self.assertEqual(os.stat(boot).st_uid, 0)
+        self.assertEqual(os.stat(os.path.join(self.dir, "run", "roceswd", "running-zone"))
+                         .st_uid, NOBODY)
+        rtsw1 = os.path.join(self.zdir, "rtsw1.yaml")
+        with open(rtsw1) as f:
+            text = f.read()
+        with open(rtsw1, "w") as f:
+            f.write(text.replace('"10.1.0.0/16": {nexthop_group: uplinks}',
+                                 '"10.1.0.0/16": {nexthop_group: uplinks}\n'
+                                 '  "10.9.0.0/16": {nexthop_group: uplinks}'))
+        wait_in_file(self.log, "reloaded: zone")
+        self.assertIn("10.9.0.0/16", self.routes("rtsw1"))
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.connect(self.sock)
+        pid = struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[0]
+        s.close()
+        self.assertEqual(status(pid)["Uid"].split(), ["65534"] * 4)
+        os.kill(pid, signal.SIGKILL)
+        wait_in_file(self.log, "running copy restored: ", count=2)
+        self.assertIn("10.9.0.0/16", self.routes("rtsw1"), "the running zone, not the boot one")
 
 
 if __name__ == "__main__":
