@@ -39,7 +39,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "py"))
 import rocepkt  # noqa: E402
 from common import BUILD, ROCESW, dataplane_cmd, require_root, tmpdir  # noqa: E402
 from labnet import (HOST_MAC, ROUTER_MAC, UPLINK_MACS, Control, Lab,  # noqa: E402
-                    four_uplink_config, sh, wait_drained, wait_for_line, wait_in_file)
+                    four_uplink_config, sh, wait_drained, wait_for_line, wait_in_file,
+                    wait_until)
 
 PREFIX = "rswpriv"
 NOBODY = 65534
@@ -478,6 +479,12 @@ class RoceswdUser(unittest.TestCase):
         self.assert_user(st, "restarted dataplane")
         self.assertIn("10.3.0.0/16", self.routes())
         self.assert_user(status(self.daemon.pid), "roceswd after the restart")
+        # SIGTERM: the launcher stops the dataplane, roceswd exits 0 (under ASan: no leak)
+        launcher = children[0]
+        self.assertEqual(Lab.stop(self.daemon, signal.SIGTERM), 0)
+        wait_until(lambda: not os.path.exists(f"/proc/{pid2}"), "the dataplane to stop")
+        wait_until(lambda: not os.path.exists(f"/proc/{launcher}/status") or
+                   status(launcher)["State"].startswith("Z"), "the launcher to end")
 
     def test_launcher_death_leaves_the_dataplane_to_the_next_roceswd(self):
         wait_in_file(self.log, "running copy restored: ")
