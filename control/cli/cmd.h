@@ -15,5 +15,11 @@ int rsw_cmd_report(int argc, char **argv);
 int rsw_cmd_reload(int argc, char **argv);
 int rsw_cmd_send(int argc, char **argv);
 int rsw_cmd_te(int argc, char **argv);
+int rsw_cmd_trace(int argc, char **argv);
+int rsw_cmd_clear(int argc, char **argv);
+
+#include <jansson.h>
+/* `show trace`'s text (cmd_trace.c). */
+void rsw_print_trace(json_t *r);
 
 #endif

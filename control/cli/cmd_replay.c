@@ -20,6 +20,7 @@
 #include "replay_memory.h"
 #include "replay_report.h"
 #include "replay_summary.h"
+#include "replay_trace.h"
 #include "replay_text.h"
 #include "dataplane/config/zone.h"
 
@@ -32,7 +33,7 @@ static void usage(FILE *f)
 		"usage: rocesw replay --config F --out DIR [--in WHERE=FILE ...] [--in-dir DIR]\n"
 		"                     [--collective SPEC] [--hash-policy FILE[:NAME]]\n"
 		"                     [--hosts-ignore-pfc] [--seed N] [--until NS] [--sample-ns NS]\n"
-		"                     [--deadlock-ns NS] [--te [--te-reinstall-ns NS]]\n"
+		"                     [--deadlock-ns NS] [--te [--te-reinstall-ns NS]] [--trace FILTER]\n"
 		"                     [--quiet] [--captures all|none] [--capture-only P ...] [--capture-...]\n"
 		"\n"
 		"Replays captures on virtual time through the switch of config F, or through the\n"
@@ -80,6 +81,11 @@ static void usage(FILE *f)
 		"  --sample-ns NS   queue-depth sampling period of the event log (default 1000)\n"
 		"  --deadlock-ns NS a PFC deadlock (a cycle of paused queues each waiting on the\n"
 		"                   next) held this long is reported (default 500000: 500 us)\n"
+		"  --trace FILTER   trace through the pipeline every frame the BPF expression FILTER\n"
+		"                   (pcap-filter(7), e.g. 'udp port 4791 and ip dst 10.2.0.1')\n"
+		"                   matches as it arrives at a switch: each stage's decision and the\n"
+		"                   verdict, one JSON line per arrival in DIR/trace.jsonl (at most\n"
+		"                   100000; more are counted)\n"
 		"  --quiet          no progress line (there is none unless stderr is a terminal)\n"
 		RSW_TEXT_USAGE RSW_CAPTURE_USAGE);
 }
@@ -269,11 +275,11 @@ static int write_outputs(const char *out, const struct rsw_zone *z, int zone,
 	return rc;
 }
 
-enum { OPT_TE = 1200, OPT_TE_REINSTALL };
+enum { OPT_TE = 1200, OPT_TE_REINSTALL, OPT_TRACE };
 
 /* What the command line asked for. */
 struct replay_args {
-	const char *config, *out, *in_dir, *policy_arg, *coll_arg;
+	const char *config, *out, *in_dir, *policy_arg, *coll_arg, *trace;
 	char *in_arg[MAX_INPUTS], *fault_arg[MAX_FAULTS];
 	int fault_up[MAX_FAULTS];
 	unsigned n_in, n_fault;
@@ -325,6 +331,7 @@ static int take_option(struct replay_args *a, int c)
 		}
 		return -1;
 	case OPT_TE: a->te = 1; return -1;
+	case OPT_TRACE: a->trace = optarg; return -1;
 	case OPT_TE_REINSTALL: {
 		unsigned long long v;
 		if (number("te-reinstall-ns", optarg, &v) < 0)
@@ -354,6 +361,7 @@ static int parse_args(int argc, char **argv, struct replay_args *a)
 		{"deadlock-ns", required_argument, NULL, 'K'},
 		{"te", no_argument, NULL, OPT_TE},
 		{"te-reinstall-ns", required_argument, NULL, OPT_TE_REINSTALL},
+		{"trace", required_argument, NULL, OPT_TRACE},
 		{"hash-policy", required_argument, NULL, 'P'},
 		{"collective", required_argument, NULL, 'C'},
 		{"fail", required_argument, NULL, 'F'}, {"recover", required_argument, NULL, 'R'},
@@ -485,9 +493,18 @@ static int run(struct replay_args *a, const struct rsw_zone *z, const struct rsw
 	}
 	/* a progress line rewritten with \r is for a person watching; in a log it reads like loss */
 	FILE *progress = !a->quiet && isatty(STDERR_FILENO) ? stderr : NULL;
+	struct rsw_replay_trace hooks;
+	struct rsw_replay_tracer *tracer = NULL;
+	if (a->trace && !(tracer = rsw_replay_tracer_open(a->trace, a->out, &hooks, err,
+							  sizeof(err)))) {
+		fprintf(stderr, "rocesw replay: %s\n", err);
+		fclose(ev);
+		unlink(evpath);
+		return 2;
+	}
 	struct rsw_replay_opts ro = {.until_ns = a->until, .progress = progress, .events = ev,
 				     .sample_ns = a->sample, .capture = &a->cap,
-				     .deadlock_ns = a->deadlock};
+				     .deadlock_ns = a->deadlock, .trace = tracer ? &hooks : NULL};
 	struct rsw_replay_result res;
 	int rc = rsw_replay_run(m, a->out, &ro, &res, err, sizeof(err));
 	if (rc < 0)
@@ -499,11 +516,16 @@ static int run(struct replay_args *a, const struct rsw_zone *z, const struct rsw
 	}
 	if (rc < 0) {
 		unlink(evpath); /* the log of a run that did not finish, or cut short */
+		rsw_replay_tracer_close(tracer, NULL, err, sizeof(err)); /* and its trace */
 		return 1;
 	}
 	rc = write_outputs(a->out, z, m->zone, &res, m->coll) < 0;
 	rsw_replay_text_print(stdout, z, m->zone, &res, m->coll, &a->text);
 	rsw_capture_print(stdout, &a->cap, a->out);
+	if (rsw_replay_tracer_close(tracer, stdout, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocesw replay: %s\n", err);
+		rc = 1;
+	}
 	rsw_replay_result_free(&res, z->n_sw);
 	rsw_fib_process_exiting();
 	return rc;

@@ -14,7 +14,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rocesw show counters|ports|queues|buffers|pfc|watchdog|routes|ecmp|ars|config|\n"
-		"                   control|arp|ndp|deadlock\n"
+		"                   control|arp|ndp|deadlock|trace\n"
 		"                   [--switch NAME] [--json] [--socket PATH]\n"
 		"       rocesw show pfc --deadlock   (the same as show deadlock)\n"
 		"\n"
@@ -27,7 +27,8 @@ static void usage(FILE *f)
 		"arp / ndp: the neighbours, configured (static) and learnt from ARP / ND (dynamic);\n"
 		"--json adds their ages and the ARP/ND counters.\n"
 		"deadlock: on a zone, each cycle of paused queues each waiting on the next (a PFC\n"
-		"deadlock), in order, how long it has held and the PFC watchdog of its queues.\n");
+		"deadlock), in order, how long it has held and the PFC watchdog of its queues.\n"
+		"trace: what the workers traced since `rocesw trace add N` (rocesw trace --help).\n");
 }
 
 /* `show interfaces counters`-like, then the drops by reason and the conservation line. */
@@ -370,6 +371,7 @@ static const struct {
 	{"arp", print_arp},
 	{"ndp", print_ndp},
 	{"deadlock", print_deadlock},
+	{"trace", rsw_print_trace},
 };
 
 static void print_reply(const char *what, json_t *r)
@@ -419,7 +421,9 @@ int rsw_cmd_show(int argc, char **argv)
 	if (deadlock)
 		what = "deadlock";
 	char err[1024];
-	json_t *req = json_pack("{s:s, s:s}", "op", "show", "what", what);
+	/* the workers' trace has an op of its own (rocesw trace) */
+	json_t *req = !strcmp(what, "trace") ? json_pack("{s:s}", "op", "trace_show")
+					     : json_pack("{s:s, s:s}", "op", "show", "what", what);
 	if (sw)
 		json_object_set_new(req, "switch", json_string(sw));
 	json_t *r = rsw_ctl_call(rsw_ctl_socket_path(sock), req, err, sizeof(err));

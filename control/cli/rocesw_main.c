@@ -31,6 +31,9 @@ static void usage(FILE *f)
 		"  set port NAME up|down | pfc-storm PORT PRIO on|off | route PREFIX ...\n"
 		"  del route PREFIX\n"
 		"              fault injection and quick changes on a running dataplane\n"
+		"  trace add N | show trace | clear trace\n"
+		"              trace the next N frames each worker of a running dataplane receives\n"
+		"              through its pipeline, stage by stage (as VPP's packet trace)\n"
 		"  reload CONFIG\n"
 		"              apply a config to a running dataplane (the file is passed open)\n"
 		"  send IFACE PCAP... [--rate FPS | --fast] [--ignore-pfc] [--json]\n"
@@ -53,6 +56,8 @@ static const struct {
 	{"reload", rsw_cmd_reload},
 	{"send", rsw_cmd_send},
 	{"te", rsw_cmd_te},
+	{"trace", rsw_cmd_trace},
+	{"clear", rsw_cmd_clear},
 };
 
 int main(int argc, char **argv)

@@ -25,6 +25,7 @@
 #include "daemon_log.h"
 #include "dataplane/tables/state_diff.h"
 #include "roceswd.h"
+#include "roceswd_drop.h"
 #include "dataplane/config/zone.h"
 
 static void usage(FILE *f)
@@ -42,7 +43,9 @@ static void usage(FILE *f)
 		"the control socket (left by a roceswd that was restarted) is re-attached, not\n"
 		"replaced. With ROCESWD metrics_port it serves Prometheus metrics on\n"
 		"metrics_address (default 127.0.0.1):PORT/metrics. Under systemd (NOTIFY_SOCKET) it\n"
-		"reports readiness and pings the watchdog.\n"
+		"reports readiness and pings the watchdog. With ROCESWD user it runs as that user\n"
+		"once started, without capabilities; a launcher it forks while still root starts\n"
+		"and stops the dataplane (docs/security.md \"roceswd's privileges\").\n"
 		"\n"
 		"  --zone Z         a zone file (docs/replay.md; its ROCESWD table as above): one\n"
 		"                   rocesw-dataplane --zone runs every switch; a reload applies each\n"
@@ -231,6 +234,57 @@ sent:
 	rsw_log(LOG_INFO, "reload sent to the dataplane, awaiting its answer");
 }
 
+/* A dataplane the launcher started runs the boot copy (root's, made at roceswd's start): the
+ * running copy, which roceswd (not root) wrote, reaches it as any reload does, passed open to a
+ * dataplane that already runs as the user. Ports cannot change by reload, so what a root
+ * process opened is always what the boot copy says. */
+static void restore_send(struct roceswd *d)
+{
+	char err[2048];
+	d->restore = 0;
+	if (d->zone) {
+		struct rsw_zsnap s;
+		d->reload_fd = -1;
+		if (rsw_zsnap_read(d->running, &s, err, sizeof(err)) == 0) {
+			for (unsigned i = 0; i < s.n; i++)
+				s.copy[i] = strdup(s.src[i]);
+			d->reload_fd = rsw_zsnap_send_reload(&s, d->cfg.control_socket, err,
+							     sizeof(err));
+			rsw_zsnap_free(&s);
+		}
+	} else {
+		d->reload_fd = rsw_ctl_send_reload(d->cfg.control_socket, d->running, d->running,
+						   err, sizeof(err));
+	}
+	if (d->reload_fd < 0) {
+		rsw_log(LOG_ERR, "cannot restore the running copy %s: %s; the dataplane runs %s, "
+			"the config roceswd started with (SIGHUP reloads)", d->running, err, d->boot);
+		return;
+	}
+	d->restoring = 1;
+	d->reload_sent = rsw_now();
+	rsw_log(LOG_INFO, "restoring the running copy %s (the dataplane started from %s)",
+		d->running, d->boot);
+}
+
+static void restore_finish(struct roceswd *d, json_t *r, const char *err, double took)
+{
+	d->restoring = 0;
+	if (!r) {
+		rsw_log(LOG_ERR, "running copy not restored (%.2f s): %s; the dataplane runs %s, the "
+			"config roceswd started with (SIGHUP reloads)", took, err, d->boot);
+		return;
+	}
+	if (d->zone)
+		set_generations(d, json_object_get(r, "switches"));
+	else
+		set_stat(d, &d->stats.generation,
+			 (uint64_t)json_integer_value(json_object_get(r, "generation")));
+	rsw_log(LOG_NOTICE, "running copy restored: %lld table writes, in %.2f s",
+		(long long)json_integer_value(json_object_get(r, "writes")), took);
+	json_decref(r);
+}
+
 /* The dataplane's answer: applied at a generation (the snapshot becomes running-config), or
  * refused with its reason. */
 static void reload_finish(struct roceswd *d)
@@ -239,6 +293,10 @@ static void reload_finish(struct roceswd *d)
 	json_t *r = rsw_ctl_recv(d->reload_fd, d->cfg.control_socket, 0, err, sizeof(err));
 	d->reload_fd = -1;
 	double took = rsw_now() - d->reload_sent;
+	if (d->restoring) {
+		restore_finish(d, r, err, took);
+		return;
+	}
 	if (d->zone) {
 		zone_reload_finish(d, r, err, took);
 		return;
@@ -270,6 +328,11 @@ void rsw_reload_abort(struct roceswd *d, const char *why)
 		return;
 	close(d->reload_fd);
 	d->reload_fd = -1;
+	if (d->restoring) {
+		d->restoring = 0;
+		rsw_log(LOG_ERR, "running copy not restored (%s)", why);
+		return;
+	}
 	if (d->zone)
 		rsw_zsnap_remove(d->next_dir);
 	else
@@ -321,6 +384,8 @@ void rsw_dataplane_ready(struct roceswd *d)
 		snprintf(d->reload_why, sizeof(d->reload_why), "re-attach");
 		d->reload_wanted = 1;
 	}
+	if (d->restore)
+		restore_send(d);
 	if (!d->ready_told) {
 		d->ready_told = 1;
 		notify(d, "READY=1\nSTATUS=dataplane answering");
@@ -354,6 +419,48 @@ static char *scrape(void *arg, uint64_t cut, size_t *len)
 	return body;
 }
 
+/* With ROCESWD user: roceswd's own copies go to RUNDIR/roceswd/, the user's (roceswd writes
+ * them once it runs as the user); a dataplane started as root reads only root's boot copy in
+ * RUNDIR, made while roceswd is still root. Returns the copies' directory, or NULL (said). */
+static const char *user_dir(struct roceswd *d, const char *rundir, char *out, size_t len)
+{
+	char err[512];
+	uid_t uid;
+	gid_t gid;
+	if (rsw_daemon_user(d->cfg.user, &uid, &gid, err, sizeof(err)) < 0) {
+		fprintf(stderr, "roceswd: %s\n", err);
+		return NULL;
+	}
+	/* the user must reach RUNDIR/roceswd and the control socket: a directory of root's that
+	 * only root may enter gets the user's group (0750: its group reads, never writes) */
+	struct stat st;
+	if (stat(rundir, &st) < 0) {
+		fprintf(stderr, "roceswd: %s: %s\n", rundir, strerror(errno));
+		return NULL;
+	}
+	if (!(st.st_mode & S_IXOTH) && st.st_gid != gid) {
+		if (st.st_uid != 0 || st.st_gid != 0 || lchown(rundir, (uid_t)-1, gid) < 0 ||
+		    chmod(rundir, (st.st_mode & 07777) | S_IRGRP | S_IXGRP) < 0) {
+			fprintf(stderr, "roceswd: %s: user %s cannot enter it (mode %o, uid %u, "
+				"gid %u): give it the user's group\n", rundir, d->cfg.user,
+				(unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
+				(unsigned)st.st_gid);
+			return NULL;
+		}
+	}
+	if (snprintf(out, len, "%s/roceswd", rundir) >= (int)len) {
+		fprintf(stderr, "roceswd: %s: too long a path\n", rundir);
+		return NULL;
+	}
+	/* chmod first: once it is the user's, root without CAP_FOWNER may not (the unit) */
+	if ((mkdir(out, 0700) < 0 && errno != EEXIST) || lstat(out, &st) < 0 ||
+	    (st.st_uid == 0 && chmod(out, 0700) < 0) || lchown(out, uid, gid) < 0) {
+		fprintf(stderr, "roceswd: %s: %s\n", out, strerror(errno));
+		return NULL;
+	}
+	return out;
+}
+
 static int setup(struct roceswd *d, const char *config, int zone, const char *attach,
 		 const char *dp_arg, const char *argv0)
 {
@@ -383,36 +490,50 @@ static int setup(struct roceswd *d, const char *config, int zone, const char *at
 	else
 		snprintf(d->dataplane, sizeof(d->dataplane), "%s/rocesw-dataplane", dirname(dir));
 	/* the running copy lives beside the control socket (e.g. /run/rocesw/) */
-	char sdir[sizeof(d->cfg.control_socket)];
+	char sdir[sizeof(d->cfg.control_socket)], udir[PATH_MAX];
 	snprintf(sdir, sizeof(sdir), "%s", d->cfg.control_socket);
-	const char *rundir = dirname(sdir);
+	const char *rundir = dirname(sdir), *copies = rundir;
 	if (mkdir(rundir, 0750) < 0 && errno != EEXIST) {
 		fprintf(stderr, "roceswd: %s: %s\n", rundir, strerror(errno));
 		return -1;
 	}
+	if (d->cfg.user[0] && !(copies = user_dir(d, rundir, udir, sizeof(udir))))
+		return -1;
+	int launcher = d->cfg.user[0] && !d->attach;
 	if (!d->zone) {
-		snprintf(d->running, sizeof(d->running), "%s/running-config.yaml", rundir);
-		snprintf(d->next, sizeof(d->next), "%s/running-config.yaml.next", rundir);
+		snprintf(d->running, sizeof(d->running), "%s/running-config.yaml", copies);
+		snprintf(d->next, sizeof(d->next), "%s/running-config.yaml.next", copies);
+		snprintf(d->boot, sizeof(d->boot), "%s/boot-config.yaml", rundir);
+		if (launcher && rsw_file_copy_whole(d->config, d->boot, 0600, err, sizeof(err)) < 0) {
+			fprintf(stderr, "roceswd: %s\n", err);
+			return -1;
+		}
 		return 0;
 	}
-	if (snprintf(d->running_dir, sizeof(d->running_dir), "%s/running-zone", rundir) >=
+	if (snprintf(d->running_dir, sizeof(d->running_dir), "%s/running-zone", copies) >=
 		    (int)sizeof(d->running_dir) ||
-	    snprintf(d->next_dir, sizeof(d->next_dir), "%s/running-zone.next", rundir) >=
+	    snprintf(d->next_dir, sizeof(d->next_dir), "%s/running-zone.next", copies) >=
 		    (int)sizeof(d->next_dir) ||
+	    snprintf(d->boot_dir, sizeof(d->boot_dir), "%s/boot-zone", rundir) >=
+		    (int)sizeof(d->boot_dir) ||
 	    snprintf(d->running, sizeof(d->running), "%s/zone.yaml", d->running_dir) >=
 		    (int)sizeof(d->running) ||
+	    snprintf(d->boot, sizeof(d->boot), "%s/zone.yaml", d->boot_dir) >=
+		    (int)sizeof(d->boot) ||
 	    snprintf(d->next, sizeof(d->next), "%s/zone.yaml", d->next_dir) >= (int)sizeof(d->next)) {
 		fprintf(stderr, "roceswd: %s: the control socket's directory is too long a path\n",
 			rundir);
 		return -1;
 	}
-	/* every switch checked, every error of each said, before anything starts */
-	if (rsw_zsnap_take(d->config, d->next_dir, &d->snap, err, sizeof(err)) < 0) {
+	/* every switch checked, every error of each said, before anything starts; with a
+	 * launcher the snapshot is root's boot copy (roceswd takes its own once it is the user) */
+	const char *snap = launcher ? d->boot_dir : d->next_dir;
+	if (rsw_zsnap_take(d->config, snap, &d->snap, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return -1;
 	}
 	if (rsw_zsnap_validate(&d->snap, "refusing to start")) {
-		rsw_zsnap_remove(d->next_dir);
+		rsw_zsnap_remove(snap);
 		return -1;
 	}
 	return 0;
@@ -434,6 +555,15 @@ static int first_dataplane(struct roceswd *d)
 			rsw_zsnap_remove(d->next_dir); /* the re-attach reload takes its own */
 		return 0;
 	}
+	char err[RSW_DAEMON_MAX_ERROR];
+	if (d->zone && d->launcher_fd >= 0) {
+		/* root's boot snapshot was checked; the user's copy is taken now, as the user */
+		rsw_zsnap_free(&d->snap);
+		if (rsw_zsnap_take(d->config, d->next_dir, &d->snap, err, sizeof(err)) < 0) {
+			rsw_log(LOG_ERR, "%s", err);
+			return -1;
+		}
+	}
 	if (d->zone) {
 		if (rsw_zsnap_promote(d->next_dir, d->running_dir) < 0) {
 			rsw_log(LOG_ERR, "cannot make %s the running zone: %s", d->next_dir,
@@ -443,12 +573,33 @@ static int first_dataplane(struct roceswd *d)
 		rsw_child_start(d);
 		return 0;
 	}
-	char err[1024];
 	if (rsw_file_copy_whole(d->config, d->running, 0600, err, sizeof(err)) < 0) {
 		rsw_log(LOG_ERR, "%s", err);
 		return -1;
 	}
 	rsw_child_start(d);
+	return 0;
+}
+
+/* With ROCESWD user: the launcher forked (root, for the dataplane's starts), then roceswd
+ * becomes the user for good. Returns 0 or -1 (logged). */
+static int privileges(struct roceswd *d)
+{
+	char err[512];
+	d->launcher_fd = -1;
+	if (!d->cfg.user[0])
+		return 0;
+	if (!d->attach && rsw_child_launcher(d) < 0)
+		return -1;
+	if (rsw_daemon_drop(d->cfg.user, err, sizeof(err)) < 0) {
+		rsw_log(LOG_ERR, "%s", err);
+		return -1;
+	}
+	rsw_log(LOG_NOTICE, "roceswd dropped to %s (uid %d, gid %d): no capabilities", d->cfg.user,
+		(int)getuid(), (int)getgid());
+	if (d->launcher_fd >= 0)
+		rsw_log(LOG_NOTICE, "launcher pid %d starts the dataplane as root from %s",
+			(int)d->launcher_pid, d->boot);
 	return 0;
 }
 
@@ -524,7 +675,7 @@ int main(int argc, char **argv)
 	}
 	if (sd_watchdog_enabled(0, &d.watchdog_usec) <= 0)
 		d.watchdog_usec = 0;
-	if (first_dataplane(&d) < 0)
+	if (privileges(&d) < 0 || first_dataplane(&d) < 0)
 		return 1;
 	if (d.cfg.metrics_port && !(d.http = rsw_http_start(&d.cfg, scrape, &d))) {
 		rsw_child_stop(&d);
@@ -533,11 +684,15 @@ int main(int argc, char **argv)
 	rsw_log(LOG_NOTICE, "running: %s %s, dataplane socket %s%s", d.zone ? "zone" : "config",
 		d.config, d.cfg.control_socket, d.watchdog_usec ? ", systemd watchdog on" : "");
 	while (!d.stopping) {
-		struct pollfd p[4] = {{.fd = sfd, .events = POLLIN}, {.fd = ifd, .events = POLLIN},
+		struct pollfd p[5] = {{.fd = sfd, .events = POLLIN}, {.fd = ifd, .events = POLLIN},
 				      {.fd = d.reload_fd, .events = POLLIN},
-				      {.fd = d.own ? -1 : d.pidfd, .events = POLLIN}};
-		if (poll(p, 4, poll_timeout_ms(&d)) < 0 && errno != EINTR)
+				      {.fd = d.own ? -1 : d.pidfd, .events = POLLIN},
+				      {.fd = d.launcher_fd, .events = POLLIN}};
+		if (poll(p, 5, poll_timeout_ms(&d)) < 0 && errno != EINTR)
 			break;
+		/* the launcher's dataplane died (as SIGCHLD tells of roceswd's own child) */
+		if (p[4].fd >= 0 && p[4].fd == d.launcher_fd && p[4].revents)
+			rsw_child_launcher_event(&d);
 		if (p[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
@@ -574,5 +729,5 @@ int main(int argc, char **argv)
 	rsw_watch_close(&d.watch);
 	rsw_zsnap_free(&d.snap);
 	json_decref(d.stats.switch_generation);
-	return 0;
+	return d.failed; /* systemd's Restart=on-failure starts roceswd again */
 }

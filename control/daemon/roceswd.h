@@ -40,7 +40,16 @@ struct roceswd {
 	char dataplane[4096];      /* rocesw-dataplane binary */
 	struct rsw_daemon_cfg cfg;
 	int attach;                /* --attach: programming a dataplane someone else runs */
+	/* with ROCESWD user: roceswd runs as that user and its launcher (root) starts the
+	 * dataplane from `boot`, root's copy of the config made at roceswd's start; once it
+	 * answers, roceswd restores the running copy by reload (roceswd_launcher.h) */
+	int launcher_fd;           /* -1: roceswd starts the dataplane itself (no user) */
+	pid_t launcher_pid;
+	char boot[4096], boot_dir[4096];
+	int restore;               /* the dataplane started from boot: reload the running copy */
+	int restoring;             /* the reload in flight is that restore */
 	int stopping;
+	int failed;                /* stopping because roceswd cannot go on: exit 1 */
 
 	/* the dataplane */
 	enum rsw_dp_state state;
@@ -73,6 +82,10 @@ void rsw_child_died(struct roceswd *d, int status);
 void rsw_child_reap(struct roceswd *d);
 void rsw_child_tick(struct roceswd *d);
 void rsw_child_stop(struct roceswd *d);
+/* Forks the launcher with the dataplane's command line on the boot copy. Returns 0 or -1. */
+int rsw_child_launcher(struct roceswd *d);
+/* The launcher's channel is readable: a death of its dataplane, or the launcher gone. */
+void rsw_child_launcher_event(struct roceswd *d);
 
 /* roceswd.c */
 /* The config compiled and built into tables, as the dataplane would; errors name it `name`. */

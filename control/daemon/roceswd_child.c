@@ -18,6 +18,7 @@
 #include "ctl_client.h"
 #include "daemon_log.h"
 #include "roceswd.h"
+#include "roceswd_launcher.h"
 
 #define MAX_ARGS 64
 #define HELLO_EVERY_S 0.1
@@ -46,19 +47,18 @@ static void schedule_restart(struct roceswd *d)
 		d->deaths);
 }
 
-void rsw_child_start(struct roceswd *d)
+/* The dataplane's command line: the EAL arguments, then its own. */
+static void build_argv(struct roceswd *d, const char *config, char *argv[], char *eal)
 {
-	char *argv[MAX_ARGS + 12], eal[sizeof(d->cfg.eal_args)];
 	int n = 0;
 	argv[n++] = d->dataplane;
-	snprintf(eal, sizeof(eal), "%s", d->cfg.eal_args);
+	snprintf(eal, sizeof(d->cfg.eal_args), "%s", d->cfg.eal_args);
 	for (char *save, *tok = strtok_r(eal, " \t", &save); tok && n < MAX_ARGS;
 	     tok = strtok_r(NULL, " \t", &save))
 		argv[n++] = tok;
 	argv[n++] = "--";
-	/* always the copy of the last config applied: what runs is what running-config says */
 	argv[n++] = d->zone ? "--zone" : "--config";
-	argv[n++] = d->running;
+	argv[n++] = (char *)config;
 	argv[n++] = "--control-socket";
 	argv[n++] = d->cfg.control_socket;
 	if (d->cfg.control_group[0]) {
@@ -74,12 +74,31 @@ void rsw_child_start(struct roceswd *d)
 		argv[n++] = d->cfg.user;
 	}
 	argv[n] = NULL;
-	pid_t pid = fork();
-	if (pid < 0) {
-		rsw_log(LOG_ERR, "cannot start %s: %s", d->dataplane, strerror(errno));
-		schedule_restart(d);
-		return;
+}
+
+int rsw_child_launcher(struct roceswd *d)
+{
+	char *argv[MAX_ARGS + 12], eal[sizeof(d->cfg.eal_args)];
+	/* root's copy, made at start: the only file a dataplane started as root ever reads */
+	build_argv(d, d->boot, argv, eal);
+	d->launcher_fd = rsw_launcher_fork(argv, &d->launcher_pid);
+	if (d->launcher_fd < 0) {
+		rsw_log(LOG_ERR, "cannot fork the launcher: %s", strerror(errno));
+		return -1;
 	}
+	return 0;
+}
+
+static pid_t spawn(struct roceswd *d)
+{
+	if (d->launcher_fd >= 0) {
+		d->restore = 1;
+		return rsw_launcher_start(d->launcher_fd);
+	}
+	char *argv[MAX_ARGS + 12], eal[sizeof(d->cfg.eal_args)];
+	/* always the copy of the last config applied: what runs is what running-config says */
+	build_argv(d, d->running, argv, eal);
+	pid_t pid = fork();
 	if (pid == 0) {
 		sigset_t none;
 		sigemptyset(&none);
@@ -88,14 +107,26 @@ void rsw_child_start(struct roceswd *d)
 		fprintf(stderr, "roceswd: cannot execute %s: %s\n", d->dataplane, strerror(errno));
 		_exit(127);
 	}
+	return pid;
+}
+
+void rsw_child_start(struct roceswd *d)
+{
+	pid_t pid = spawn(d);
+	if (pid < 0) {
+		rsw_log(LOG_ERR, "cannot start %s: %s", d->dataplane, strerror(errno));
+		schedule_restart(d);
+		return;
+	}
 	d->pid = pid;
 	d->own = 1;
 	d->state = RSW_DP_STARTING;
 	d->started = rsw_now();
 	d->next_hello = d->started + HELLO_EVERY_S;
-	rsw_log(LOG_INFO, "started dataplane pid %d: %s %s -- %s %s --control-socket %s",
-		(int)pid, d->dataplane, d->cfg.eal_args, d->zone ? "--zone" : "--config", d->running,
-		d->cfg.control_socket);
+	rsw_log(LOG_INFO, "started dataplane pid %d%s: %s %s -- %s %s --control-socket %s",
+		(int)pid, d->launcher_fd >= 0 ? " (by the launcher, as root)" : "", d->dataplane,
+		d->cfg.eal_args, d->zone ? "--zone" : "--config",
+		d->launcher_fd >= 0 ? d->boot : d->running, d->cfg.control_socket);
 }
 
 /* A dataplane listening on the control socket, left by a roceswd that was killed or restarted:
@@ -173,8 +204,31 @@ void rsw_child_reap(struct roceswd *d)
 	int status;
 	pid_t pid;
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-		if (pid == d->pid && d->own)
+		if (pid == d->launcher_pid) {
+			/* no dataplane can be started any more: systemd restarts roceswd, which
+			 * re-attaches to a dataplane still running */
+			rsw_log(LOG_ERR, "the launcher (pid %d) died: stopping", (int)pid);
+			d->launcher_pid = 0;
+			d->stopping = d->failed = 1;
+		} else if (pid == d->pid && d->own && d->launcher_fd < 0) {
 			rsw_child_died(d, status);
+		}
+}
+
+/* The launcher's news: the death of the dataplane it started. */
+void rsw_child_launcher_event(struct roceswd *d)
+{
+	struct rsw_launch_msg m;
+	int rc = rsw_launcher_event(d->launcher_fd, &m);
+	if (rc <= 0) {
+		rsw_log(LOG_ERR, "the launcher's channel closed: stopping");
+		close(d->launcher_fd);
+		d->launcher_fd = -1;
+		d->stopping = d->failed = 1;
+		return;
+	}
+	if (m.kind == RSW_LAUNCH_EXITED && m.pid == d->pid && d->own)
+		rsw_child_died(d, m.status);
 }
 
 /* Timers: a due restart, a readiness probe. Never blocks longer than one hello. */
@@ -185,8 +239,10 @@ void rsw_child_tick(struct roceswd *d)
 		pthread_mutex_lock(&d->lock);
 		d->stats.restarts++;
 		pthread_mutex_unlock(&d->lock);
-		rsw_log(LOG_NOTICE, "restarting the dataplane (restart %llu) with %s",
-			(unsigned long long)d->stats.restarts, d->running);
+		rsw_log(LOG_NOTICE, "restarting the dataplane (restart %llu) with %s%s",
+			(unsigned long long)d->stats.restarts,
+			d->launcher_fd >= 0 ? d->boot : d->running,
+			d->launcher_fd >= 0 ? ", then the running copy by reload" : "");
 		rsw_child_start(d);
 		return;
 	}
@@ -215,6 +271,19 @@ void rsw_child_stop(struct roceswd *d)
 	d->stopping = 1;
 	if (d->pid <= 0 || d->attach)
 		return;
+	if (d->failed) {
+		/* without its launcher roceswd cannot restart it: the next roceswd adopts it */
+		rsw_log(LOG_NOTICE, "leaving dataplane pid %d forwarding for the next roceswd",
+			(int)d->pid);
+		return;
+	}
+	if (d->own && d->launcher_fd >= 0) {
+		/* the launcher's child, perhaps still root: it stops it */
+		if (rsw_launcher_stop(d->launcher_fd, d->pid) < 0)
+			rsw_log(LOG_ERR, "the launcher did not stop dataplane pid %d", (int)d->pid);
+		d->pid = 0;
+		return;
+	}
 	kill(d->pid, SIGTERM);
 	for (int i = 0; i < 100 && d->pid > 0; i++) {
 		if (d->own && waitpid(d->pid, NULL, WNOHANG) == d->pid)

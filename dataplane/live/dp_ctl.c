@@ -313,8 +313,8 @@ static json_t *handle_message(struct rsw_ctl *c, unsigned i, ssize_t n)
 		json_t *result = NULL;
 		if (c->peer[i].readonly && rsw_ctl_op_changes(op)) {
 			snprintf(err, sizeof(err), "%.64s changes the switch: uid %u is in the "
-				 "read-only control group (hello, show and hash_explain only)", op,
-				 (unsigned)c->peer[i].uid);
+				 "read-only control group (hello, show, hash_explain and trace_show only)",
+				 op, (unsigned)c->peer[i].uid);
 			rsw_ctl_log_change(c, op, req, NULL, err);
 		} else {
 			result = rsw_ctl_dispatch(c, op, req, err, sizeof(err));

@@ -19,6 +19,8 @@
 #include "dp_ctl.h"
 #include "dp_neigh.h"
 #include "dp_stats.h"
+#include "dp_trace.h"
+#include "dp_zone.h"
 
 #define J(v) json_integer((json_int_t)(v))
 
@@ -486,6 +488,47 @@ static json_t *hello(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
 }
 
 /* Every op of the protocol, in the order the unknown-op error lists them. */
+/* trace_add {"count": N}: every worker traces its next N frames too, VPP's `trace add`
+ * (dp_trace.h); trace_show: what they traced; trace_clear: drop it and stop. */
+static int no_workers(const struct rsw_ctl *c, char *err, size_t errlen)
+{
+	if (c->zone && c->zone->n_workers)
+		return 0;
+	snprintf(err, errlen, "no workers to trace");
+	return 1;
+}
+
+static json_t *trace_add(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
+{
+	json_t *n = json_object_get(req, "count");
+	if (no_workers(c, err, errlen))
+		return NULL;
+	if (!json_is_integer(n) || json_integer_value(n) < 1 ||
+	    json_integer_value(n) > RSW_DP_TRACE_MAX) {
+		snprintf(err, errlen, "trace_add: expected {\"count\": N}, N from 1 to %d (frames "
+			 "each worker traces)", RSW_DP_TRACE_MAX);
+		return NULL;
+	}
+	if (rsw_dp_trace_request(c->zone, (unsigned)json_integer_value(n), 0, err, errlen) < 0)
+		return NULL;
+	return json_pack("{s:I, s:i}", "count", json_integer_value(n), "workers",
+			 (int)c->zone->n_workers);
+}
+
+static json_t *trace_show(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
+{
+	(void)req;
+	return no_workers(c, err, errlen) ? NULL : rsw_dp_trace_json(c->zone);
+}
+
+static json_t *trace_clear(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
+{
+	(void)req;
+	if (no_workers(c, err, errlen) || rsw_dp_trace_request(c->zone, 0, 1, err, errlen) < 0)
+		return NULL;
+	return json_pack("{s:i}", "workers", (int)c->zone->n_workers);
+}
+
 static const struct ctl_op {
 	const char *name;
 	json_t *(*handle)(struct rsw_ctl *c, json_t *req, char *err, size_t errlen);
@@ -500,6 +543,10 @@ static const struct ctl_op {
 	{.name = "pfc_storm", .handle = pfc_storm, .changes = true},
 	{.name = "reload", .handle = reload, .changes = true, .takes_files = true},
 	{.name = "hash_explain", .handle = hash_explain},
+	/* tracing changes no table, but what the workers do and cost: a change, logged */
+	{.name = "trace_add", .handle = trace_add, .changes = true},
+	{.name = "trace_show", .handle = trace_show},
+	{.name = "trace_clear", .handle = trace_clear, .changes = true},
 };
 
 #define N_CTL_OPS (sizeof(ctl_ops) / sizeof(ctl_ops[0]))

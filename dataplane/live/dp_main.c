@@ -292,6 +292,13 @@ static int start(struct rsw_dp_zone *z, struct rsw_ctl *ctl, const struct dp_arg
 		fprintf(stderr, "rocesw-dataplane: %s\n", err);
 		return -1;
 	}
+	/* owned by the user it becomes: roceswd, which runs as that user too, reaches it without
+	 * being in the control group (docs/security.md "roceswd's privileges") */
+	if (a->user && a->ctl_path && lchown(a->ctl_path, user.uid, (gid_t)-1) < 0) {
+		fprintf(stderr, "rocesw-dataplane: --control-socket %s: %s\n", a->ctl_path,
+			strerror(errno));
+		return -1;
+	}
 	ctl->zone = z;
 	ctl->config_path = z->config[0];
 	ctl->log = rsw_dp_log_line;

@@ -20,6 +20,7 @@
 #include "dataplane/tm/tsan.h"
 #include "dp_link.h"
 #include "dp_neigh.h"
+#include "dp_trace.h"
 #include "dp_worker.h"
 
 static inline void drop(struct rsw_dp_counters *c, struct rte_mbuf *m, unsigned reason)
@@ -134,10 +135,35 @@ static void pause_take(struct rsw_dp *dp, const struct rsw_fib *fib, uint16_t po
 	}
 }
 
+/* A burst while `trace add` has frames left (dp_trace.h): frame by frame through the same
+ * pipeline, the next ones traced into the worker's buffer. Returns the bytes received. */
+static uint64_t traced_burst(const struct rsw_pipeline *p, struct rsw_dp *dp,
+			     struct rsw_dp_trace *t, uint16_t in_port, struct rte_mbuf **pkts,
+			     uint16_t n, struct rsw_pkt_meta meta[], struct rsw_verdict v[],
+			     uint64_t now)
+{
+	uint64_t bytes = 0;
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *mb = pkts[i];
+		bytes += mb->pkt_len;
+		if (mb->nb_segs > 1 && rte_pktmbuf_linearize(mb) < 0) {
+			v[i] = (struct rsw_verdict){.kind = RSW_VERDICT_DROP, .stage = RSW_STAGE_RX,
+						    .drop = RSW_DROP_RX_MULTISEG, .icrc = -1};
+			continue;
+		}
+		uint8_t *data = rte_pktmbuf_mtod(mb, uint8_t *);
+		struct rsw_trace *tr = rsw_dp_trace_slot(t, dp, in_port, data, mb->data_len, now);
+		v[i] = rsw_pipeline_frame(p, in_port, data, mb->data_len, mb, &meta[i], tr);
+		if (tr)
+			rsw_dp_trace_done(t, &v[i]);
+	}
+	return bytes;
+}
+
 /* One RX burst through the pipeline (pipeline.h); the worker keeps the port's counters, the
  * CPU's frames (punt, neighbour solicitations) and the pause frames' hand-off to the port owner. */
-static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_port,
-			uint16_t queue, const struct rsw_fib *fib, uint64_t now)
+static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, struct rsw_dp_trace *t,
+			uint16_t in_port, uint16_t queue, const struct rsw_fib *fib, uint64_t now)
 {
 	struct rte_mbuf *pkts[RSW_DP_BURST];
 	struct rsw_dp_counters *c = w->cnt;
@@ -155,7 +181,10 @@ static uint16_t rx_port(struct rsw_dp *dp, struct rsw_dp_worker *w, uint16_t in_
 	w->ictx.now_ns = now;
 	struct rsw_pipeline p = {.fib = fib, .tm = dp->tm, .ictx = &w->ictx,
 				 .punt = dp->neigh != NULL, .verify_icrc = dp->verify_icrc};
-	RSW_CNT_ADD(c->rx_bytes[in_port], rsw_pipeline_burst(&p, in_port, pkts, n, meta, v));
+	RSW_CNT_ADD(c->rx_bytes[in_port],
+		    __builtin_expect(t->left != 0, 0)
+			    ? traced_burst(&p, dp, t, in_port, pkts, n, meta, v, now)
+			    : rsw_pipeline_burst(&p, in_port, pkts, n, meta, v));
 
 	/* the enqueued mbufs are the TM's now: only their metadata is read here */
 	for (uint16_t i = 0; i < n; i++) {
@@ -348,8 +377,9 @@ int rsw_dp_worker_main(void *arg)
 		unsigned work = 0;
 		for (unsigned i = 0; i < lc->n_items; i++) {
 			struct rsw_dp *dp = lc->items[i].dp;
-			work += rx_port(dp, &dp->workers[wi], lc->items[i].port, lc->items[i].queue,
-					rsw_switch_fib(dp->sw), rsw_clock_now(&dp->clock));
+			work += rx_port(dp, &dp->workers[wi], lc->trace, lc->items[i].port,
+					lc->items[i].queue, rsw_switch_fib(dp->sw),
+					rsw_clock_now(&dp->clock));
 		}
 		for (unsigned i = 0; i < lc->n_items; i++) {
 			struct rsw_dp *dp = lc->items[i].dp;
@@ -359,6 +389,7 @@ int rsw_dp_worker_main(void *arg)
 					rsw_switch_fib(dp->sw), rsw_clock_now(&dp->clock));
 		}
 		rte_rcu_qsbr_quiescent(lc->qsbr, wi);
+		rsw_dp_trace_poll(lc->trace);
 		__atomic_store_n(&lc->rounds, lc->rounds + 1, __ATOMIC_RELAXED);
 		if (work) {
 			idle = 0;

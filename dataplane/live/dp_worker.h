@@ -5,6 +5,8 @@
 
 #include "dp_ctx.h"
 
+struct rsw_dp_trace;
+
 /* What a worker polls: RX queue `queue` of port of switch dp; with tx set it also owns the
  * port's egress (its traffic-manager queues, PFC, TX): the worker of the port's queue 0. */
 struct rsw_dp_item {
@@ -23,6 +25,7 @@ struct rsw_dp_lcore {
 	unsigned n_items;
 	struct rsw_dp_item *items;
 	uint64_t idle_max_ns;      /* longest back-off sleep; 0: never sleep (spin) */
+	struct rsw_dp_trace *trace; /* `trace add`: this worker's buffer (dp_trace.h) */
 	/* written by the worker, read by anyone (relaxed) */
 	uint64_t rounds, sleeps, slept_ns;
 };

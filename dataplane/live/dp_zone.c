@@ -13,6 +13,7 @@
 #include "dataplane/tm/tsan.h"
 #include "dp_neigh.h"
 #include "dp_ports.h"
+#include "dp_trace.h"
 #include "dp_zone.h"
 
 /* A backlogged port polled late may catch up by this much: a worker the kernel preempts (on a
@@ -241,7 +242,12 @@ int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, ch
 		z->lc[z->n_workers] = (struct rsw_dp_lcore){.index = z->n_workers, .lcore = lc,
 							     .stop = &z->stop,
 							     .idle_max_ns = o->idle_max_ns};
-		z->n_workers++;
+		/* ordinary memory: hugepages (--socket-mem) are for packets and tables */
+		z->lc[z->n_workers].trace = calloc(1, sizeof(struct rsw_dp_trace));
+		if (!z->lc[z->n_workers++].trace) {
+			snprintf(err, errlen, "out of memory for the workers' trace buffers");
+			return -1;
+		}
 	}
 	if (z->n_workers == 0) {
 		snprintf(err, errlen, "no worker lcore: give EAL at least two, e.g. -l 0-1");
@@ -389,6 +395,8 @@ uint64_t rsw_dp_zone_close(struct rsw_dp_zone *z)
 			rsw_switch_free(dp->sw);
 		rte_free(dp);
 	}
+	for (unsigned w = 0; w < z->n_workers; w++)
+		free(z->lc[w].trace);
 	if (z->model) {
 		rsw_zone_free(z->model);
 		free(z->model);

@@ -89,6 +89,8 @@ json_t *rsw_ctl_dispatch(struct rsw_ctl *c, const char *op, json_t *req, char *e
 			return rsw_dp_zone_counters_json(z);
 		if (!strcmp(op, "reload"))
 			return zone_reload(c, req, err, errlen);
+		if (!strncmp(op, "trace_", 6)) /* the workers' buffers serve every switch */
+			return rsw_ctl_handle(c, op, req, err, errlen);
 		snprintf(err, errlen, "%.32s: this dataplane runs zone %s: name a switch "
 			 "(\"switch\": one of %s)", op, z->name, list);
 		return NULL;

@@ -794,7 +794,7 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 {
 	struct replay r = {.model = model, .res = res, .events = opts->events,
 			   .sample_ns = opts->sample_ns, .err = err, .errlen = errlen,
-			   .last_flow = NO_FLOW, .capture = opts->capture};
+			   .last_flow = NO_FLOW, .capture = opts->capture, .trace = opts->trace};
 	int rc = -1, finished = 0;
 	memset(res, 0, sizeof(*res));
 	res->deadlock_hold_ns = opts->deadlock_ns ? opts->deadlock_ns : RSW_REPLAY_DEADLOCK_NS;

@@ -162,6 +162,20 @@ struct rsw_replay_capture {
 	uint64_t bytes;
 };
 
+/* replay --trace: which frames arriving at a switch are traced, and where their traces go
+ * (the pipeline's records, trace.h). match sees the frame as it arrives, before the pipeline
+ * rewrites it; write gets it too. */
+struct rsw_trace;
+struct rsw_verdict;
+struct rsw_fib;
+struct rsw_replay_trace {
+	int (*match)(void *arg, const uint8_t *frame, uint32_t len);
+	void (*write)(void *arg, uint64_t t_ns, const char *sw, const char *port,
+		      const struct rsw_fib *fib, const struct rsw_trace *tr,
+		      const struct rsw_verdict *v);
+	void *arg;
+};
+
 struct rsw_replay_opts {
 	uint64_t until_ns;   /* 0: run to the end */
 	FILE *progress;      /* progress line, or NULL */
@@ -170,6 +184,7 @@ struct rsw_replay_opts {
 	struct rsw_replay_capture *capture; /* NULL: every port and host captured whole */
 	uint64_t deadlock_ns; /* a cyclic buffer dependency held this long is reported (0:
 			       * RSW_REPLAY_DEADLOCK_NS) */
+	const struct rsw_replay_trace *trace; /* NULL: no frame traced */
 };
 
 /* The default hold time of a PFC deadlock before it is reported: 500 us, about six pauses of a

@@ -160,6 +160,7 @@ struct replay {
 	FILE *events;
 	uint64_t sample_ns, next_sample;
 	struct rsw_replay_capture *capture; /* NULL: capture everything */
+	const struct rsw_replay_trace *trace; /* --trace, or NULL */
 	struct rsw_flow_table flows;
 	struct rsw_replay_flow *fl;
 	size_t fl_cap;

@@ -70,8 +70,13 @@ void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct r
 	struct rsw_pkt_meta m;
 	n->ictx.now_ns = t;
 	struct rsw_pipeline p = {.fib = n->fib, .tm = n->tm, .ictx = &n->ictx};
-	struct rsw_verdict v =
-		rsw_pipeline_frame(&p, port, rte_pktmbuf_mtod(mb, uint8_t *), len, mb, &m, NULL);
+	uint8_t *frame = rte_pktmbuf_mtod(mb, uint8_t *);
+	struct rsw_trace tr, *trp = NULL;
+	if (unlikely(r->trace != NULL) && r->trace->match(r->trace->arg, frame, len))
+		trp = &tr;
+	struct rsw_verdict v = rsw_pipeline_frame(&p, port, frame, len, mb, &m, trp);
+	if (trp)
+		r->trace->write(r->trace->arg, t, n->name, port_name(n, port), n->fib, trp, &v);
 	if (v.kind == RSW_VERDICT_MAC_CONTROL) {
 		if (m.l2_kind == RSW_L2_PFC)
 			ps->pfc_rx_frames++;

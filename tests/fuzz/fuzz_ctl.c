@@ -82,10 +82,12 @@ static json_t *random_value(uint64_t (*rnd)(void))
 size_t rsw_fuzz_ctl_mutate(uint8_t *buf, size_t len, size_t cap, uint64_t (*rnd)(void))
 {
 	static const char *const ops[] = {"hello", "show", "set_port", "set_route", "del_route",
-					  "pfc_storm", "hash_explain", "reload", "bogus"};
+					  "pfc_storm", "hash_explain", "reload", "trace_add",
+					  "trace_show", "trace_clear", "bogus"};
 	static const char *const keys[] = {"op", "what", "port", "admin", "prefix", "nexthop",
 					   "nexthop_group", "blackhole", "priority", "on", "src",
-					   "dst", "sport", "dport", "qp", "in_port", "config", "v"};
+					   "dst", "sport", "dport", "qp", "in_port", "config", "v",
+					   "count"};
 	json_t *req = json_loadb((const char *)buf, len, 0, NULL);
 	if (!json_is_object(req)) {
 		json_decref(req);

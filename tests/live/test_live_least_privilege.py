@@ -15,12 +15,15 @@ its memory and its control socket, then runs as nobody:
   refused at connect.
 - an af_xdp port keeps CAP_NET_ADMIN in the main thread only, with which the dataplane detaches
   its XDP program at exit (without it the program stays on the interface);
-- roceswd (root) with ROCESWD.GLOBAL user and control_readonly_group starts its dataplane so,
-  restarts it so after a kill -9, and reloads it (the running copy passed open), itself confined
-  as config/roceswd.service confines it where the test can: the unit's CapabilityBoundingSet,
-  NoNewPrivileges and UMask (the rest of its sandbox needs systemd: docs/security.md)."""
+- roceswd with ROCESWD.GLOBAL user runs as that user itself, without capabilities, its launcher
+  (root, the unit's capabilities) its only privileged part; the dataplane runs as the user
+  after every (re)start, a kill -9 brings it back with the running copy restored, a reload
+  applies; roceswd confined as config/roceswd.service confines it where the test can: the
+  unit's CapabilityBoundingSet, NoNewPrivileges and UMask (the rest of its sandbox needs
+  systemd: docs/security.md)."""
 import json
 import os
+import shutil
 import signal
 import socket
 import struct
@@ -36,7 +39,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "py"))
 import rocepkt  # noqa: E402
 from common import BUILD, ROCESW, dataplane_cmd, require_root, tmpdir  # noqa: E402
 from labnet import (HOST_MAC, ROUTER_MAC, UPLINK_MACS, Control, Lab,  # noqa: E402
-                    four_uplink_config, sh, wait_drained, wait_for_line, wait_in_file)
+                    four_uplink_config, sh, wait_drained, wait_for_line, wait_in_file,
+                    wait_until)
 
 PREFIX = "rswpriv"
 NOBODY = 65534
@@ -50,6 +54,8 @@ CHANGES = [
     {"op": "set_route", "prefix": "10.9.0.0/16", "nexthop": "10.255.0.1"},
     {"op": "del_route", "prefix": "10.2.0.0/16"},
     {"op": "pfc_storm", "port": "Ethernet8", "priority": 3, "on": True},
+    {"op": "trace_add", "count": 10},
+    {"op": "trace_clear"},
 ]
 
 CLIENT = r"""
@@ -179,7 +185,9 @@ class LeastPrivilege(unittest.TestCase):
 
     def test_3_socket_file(self):
         st = os.stat(self.sock)
-        self.assertEqual((st.st_mode & 0o777, st.st_uid, st.st_gid), (0o660, 0, CONTROL_GID))
+        # the user the dataplane became owns it (its uid may use it anyway)
+        self.assertEqual((st.st_mode & 0o777, st.st_uid, st.st_gid),
+                         (0o660, NOBODY, CONTROL_GID))
         # the kernel's ACL (acl(5)'s xattr: version 2, then tag, permissions, id per entry)
         raw = os.getxattr(self.sock, "system.posix_acl_access")
         self.assertEqual(struct.unpack_from("<I", raw)[0], 2)
@@ -209,15 +217,16 @@ class LeastPrivilege(unittest.TestCase):
             with self.subTest(op=req["op"]):
                 self.assertFalse(r["ok"])
                 self.assertEqual(r["error"], f"{req['op']} changes the switch: uid {READER[0]} "
-                                 "is in the read-only control group (hello, show and "
-                                 "hash_explain only)")
+                                 "is in the read-only control group (hello, show, "
+                                 "hash_explain and trace_show only)")
         self.assertEqual(self.generation(), gen, "nothing changed")
         ports = self.ctl.show("ports")
         ports = ports["ports"] if isinstance(ports, dict) else ports
         self.assertEqual(next(p for p in ports if p["name"] == "Ethernet8")["admin_status"], "up")
         # each refusal logged with who asked
         lines = self.wait_log(f"control: uid {READER[0]} gid {READER[1]} pid ")
-        for op in ("set_port", "set_route", "del_route", "pfc_storm", "reload"):
+        for op in ("set_port", "set_route", "del_route", "pfc_storm", "reload", "trace_add",
+                   "trace_clear"):
             self.assertTrue(any(f'"op":"{op}"' in line and "refused:" in line for line in lines),
                             f"{op} refused and logged: {lines}")
 
@@ -347,9 +356,32 @@ def unit_confinement():
             "sh", "-c", f'umask {umask} && exec "$@"', "roceswd"]
 
 
+def status(pid):
+    """/proc/PID/status as {field: value}."""
+    with open(f"/proc/{pid}/status") as f:
+        return dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+
+
+def unit_caps():
+    """The unit's CapabilityBoundingSet as a mask (capability numbers from capabilities(7))."""
+    numbers = {"CAP_CHOWN": 0, "CAP_KILL": 5, "CAP_SETGID": 6, "CAP_SETUID": 7,
+               "CAP_SETPCAP": 8, "CAP_NET_ADMIN": 12, "CAP_NET_RAW": 13, "CAP_IPC_LOCK": 14,
+               "CAP_PERFMON": 38, "CAP_BPF": 39}
+    mask = 0
+    with open(UNIT) as f:
+        for line in f:
+            key, _, value = line.strip().partition("=")
+            if key == "CapabilityBoundingSet":
+                for c in value.split():
+                    mask |= 1 << numbers[c]
+    return mask
+
+
 class RoceswdUser(unittest.TestCase):
-    """roceswd, confined as its unit confines it, runs its dataplane as ROCESWD.GLOBAL.user,
-    after every (re)start."""
+    """roceswd, confined as its unit confines it, with ROCESWD.GLOBAL user: it drops to that user
+    itself (no capability, no_new_privs, root not regained) and leaves root to its launcher,
+    which only starts and stops the dataplane; the dataplane runs as the user after every
+    (re)start, the running copy restored into it by reload."""
 
     def setUp(self):
         require_root()
@@ -365,6 +397,7 @@ class RoceswdUser(unittest.TestCase):
                      four_uplink_config("rswr", "live-priv-d", "", "hash_policy: default"))
         with open(self.cfg, "w") as f:
             f.write(self.base)
+        os.chmod(self.cfg, 0o644)  # roceswd reads it as nobody on every reload
         self.lab = Lab("rswr")
         self.lab.host("h0", "rswr-h0", HOST_MAC)
         for i in range(4):
@@ -379,44 +412,170 @@ class RoceswdUser(unittest.TestCase):
         Lab.stop(self.daemon, signal.SIGTERM)
         self.lab.close()
 
-    def count(self, text):
-        with open(self.log) as f:
-            return f.read().count(text)
-
     def dataplane(self):
-        """The dataplane's pid, from the control socket's peer (SO_PEERCRED), and its uids."""
+        """The dataplane's pid, from the control socket's peer (SO_PEERCRED), and its status."""
         s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         s.connect(self.sock)
         pid = struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[0]
         s.close()
-        with open(f"/proc/{pid}/status") as f:
-            st = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
-        return pid, st["Uid"].split(), int(st["CapEff"], 16)
+        return pid, status(pid)
 
-    def test_started_restarted_and_reloaded_as_user(self):
+    def routes(self):
+        r = subprocess.run([ROCESW, "show", "routes", "--json", "--socket", self.sock],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout
+
+    def assert_user(self, st, what):
+        with self.subTest(process=what):
+            self.assertEqual(st["Uid"].split(), ["65534"] * 4)
+            self.assertEqual(st["Gid"].split(), ["65534"] * 4)
+            self.assertEqual(int(st["CapPrm"], 16), 0)
+            self.assertEqual(int(st["CapEff"], 16), 0)
+            self.assertEqual(int(st["CapAmb"], 16), 0)
+            self.assertEqual(st["NoNewPrivs"], "1")
+
+    def test_roceswd_and_its_dataplane_run_as_user(self):
         wait_in_file(self.log, "dataplane answers on")
-        wait_in_file(self.log, "running as nobody (uid 65534, gid 65534)")
-        pid, uids, caps = self.dataplane()
-        self.assertEqual((uids, caps), (["65534"] * 4, 0))
-        with open(f"/proc/{self.daemon.pid}/status") as f:
-            st = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
-        self.assertEqual(st["NoNewPrivs"], "1", "roceswd confined")
-        self.assertEqual(int(st["CapBnd"], 16) & (1 << 21), 0, "no CAP_SYS_ADMIN")
-        os.kill(pid, signal.SIGKILL)
-        wait_in_file(self.log, "dataplane answers on", count=2)
-        wait_in_file(self.log, "running as nobody (uid 65534, gid 65534)", count=2)
-        pid2, uids, caps = self.dataplane()
-        self.assertNotEqual(pid2, pid)
-        self.assertEqual((uids, caps), (["65534"] * 4, 0))
+        wait_in_file(self.log, "running copy restored: ")
+        # roceswd itself: nobody, nothing to regain (empty bounding set)
+        me = status(self.daemon.pid)
+        self.assert_user(me, "roceswd")
+        self.assertEqual(int(me["CapBnd"], 16), 0)
+        # its one child is the launcher: root, the unit's capabilities, nothing more
+        with open(f"/proc/{self.daemon.pid}/task/{self.daemon.pid}/children") as f:
+            children = [int(p) for p in f.read().split()]
+        self.assertEqual(len(children), 1, children)
+        launcher = status(children[0])
+        self.assertEqual(launcher["Name"], "roceswd-launch")
+        self.assertEqual(launcher["Uid"].split(), ["0"] * 4)
+        self.assertEqual(int(launcher["CapBnd"], 16), unit_caps())
+        self.assertEqual(int(launcher["CapPrm"], 16) & ~unit_caps(), 0)
+        self.assertEqual(launcher["NoNewPrivs"], "1")
+        # the dataplane: the launcher's child, nobody
+        pid, st = self.dataplane()
+        self.assertEqual(int(st["PPid"]), children[0])
+        self.assert_user(st, "dataplane")
+        self.assertEqual(os.stat(self.sock).st_uid, NOBODY, "the socket is the user's")
+        # roceswd's copies are the user's, root's boot copy root's
+        running = os.path.join(self.dir, "run", "roceswd", "running-config.yaml")
+        self.assertEqual(os.stat(running).st_uid, NOBODY)
+        self.assertEqual(os.stat(os.path.join(self.dir, "run", "boot-config.yaml")).st_uid, 0)
+        # a reload applies, by roceswd as nobody
         with open(self.cfg, "w") as f:
             f.write(self.base + '  "10.3.0.0/16": {nexthop: 10.255.0.7}\n')
         self.daemon.send_signal(signal.SIGHUP)
         wait_in_file(self.log, "reloaded: ")
-        r = subprocess.run([ROCESW, "show", "routes", "--json", "--socket", self.sock],
-                           capture_output=True, text=True)
+        self.assertIn("10.3.0.0/16", self.routes())
+        self.assertEqual(self.dataplane()[0], pid, "reloaded, not restarted")
+        # kill -9: the launcher starts it again (from root's boot copy), and roceswd restores
+        # the running copy into it: the reloaded route is back
+        os.kill(pid, signal.SIGKILL)
+        wait_in_file(self.log, "dataplane answers on", count=2)
+        wait_in_file(self.log, "running copy restored: ", count=2)
+        pid2, st = self.dataplane()
+        self.assertNotEqual(pid2, pid)
+        self.assertEqual(int(st["PPid"]), children[0])
+        self.assert_user(st, "restarted dataplane")
+        self.assertIn("10.3.0.0/16", self.routes())
+        self.assert_user(status(self.daemon.pid), "roceswd after the restart")
+        # SIGTERM: the launcher stops the dataplane, roceswd exits 0 (under ASan: no leak)
+        launcher = children[0]
+        self.assertEqual(Lab.stop(self.daemon, signal.SIGTERM), 0)
+        wait_until(lambda: not os.path.exists(f"/proc/{pid2}"), "the dataplane to stop")
+        wait_until(lambda: not os.path.exists(f"/proc/{launcher}/status") or
+                   status(launcher)["State"].startswith("Z"), "the launcher to end")
+
+    def test_launcher_death_leaves_the_dataplane_to_the_next_roceswd(self):
+        wait_in_file(self.log, "running copy restored: ")
+        pid, _ = self.dataplane()
+        with open(f"/proc/{self.daemon.pid}/task/{self.daemon.pid}/children") as f:
+            launcher = int(f.read().split()[0])
+        os.kill(launcher, signal.SIGKILL)
+        # roceswd can no longer start a dataplane: it exits 1 (systemd's Restart=on-failure)
+        self.assertEqual(self.daemon.wait(timeout=30), 1)
+        self.assertEqual(self.dataplane()[0], pid, "still forwarding")
+        # the next roceswd (as nobody) adopts it; its own launcher restarts it after a kill
+        with open(self.log, "a") as log:
+            self.daemon = self.lab.start(unit_confinement() +
+                                         [os.path.join(BUILD, "roceswd"), "--config", self.cfg,
+                                          "--foreground"], stdout=log, stderr=log)
+        wait_in_file(self.log, f"re-attaching to the dataplane pid {pid}")
+        wait_in_file(self.log, "reloaded: ")
+        self.assert_user(status(self.daemon.pid), "the next roceswd")
+        os.kill(pid, signal.SIGKILL)
+        wait_in_file(self.log, "running copy restored: ", count=2)
+        pid2, st = self.dataplane()
+        self.assertNotEqual(pid2, pid)
+        self.assert_user(st, "its dataplane")
+
+
+ZONE_SRC = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests", "configs", "zone-ecmp2")
+LAB_PY = os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts", "lab.py")
+
+
+class RoceswdZoneUser(unittest.TestCase):
+    """roceswd --zone with ROCESWD user: the same split for a zone (root's boot snapshot, the
+    user's running snapshot restored into a restarted dataplane)."""
+
+    def setUp(self):
+        require_root()
+        self.dir = tmpdir()
+        os.chmod(self.dir, 0o755)
+        self.zdir = os.path.join(self.dir, "zone")
+        shutil.copytree(ZONE_SRC, self.zdir)
+        os.chmod(self.zdir, 0o755)
+        self.zone = os.path.join(self.zdir, "zone.yaml")
+        self.sock = os.path.join(self.dir, "run", "dp.sock")
+        with open(self.zone, "a") as f:
+            f.write("ROCESWD:\n  GLOBAL: {eal_args: \"--no-huge -m 2048 --no-pci -l 0-1 "
+                    f"--no-shconf --file-prefix {PREFIX}z --log-level error\", "
+                    f"control_socket: {self.sock}, user: nobody}}\n")
+        for f in os.listdir(self.zdir):
+            os.chmod(os.path.join(self.zdir, f), 0o644)
+        subprocess.run([LAB_PY, "down", self.zone], capture_output=True)
+        r = subprocess.run([LAB_PY, "up", self.zone], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.log = os.path.join(self.dir, "roceswd.log")
+        with open(self.log, "w") as log:
+            self.daemon = subprocess.Popen(unit_confinement() +
+                                           [os.path.join(BUILD, "roceswd"), "--zone", self.zone,
+                                            "--foreground"], stdout=log, stderr=log)
+
+    def tearDown(self):
+        Lab.stop(self.daemon, signal.SIGTERM)
+        subprocess.run([LAB_PY, "down", self.zone], capture_output=True)
+
+    def routes(self, sw):
+        r = subprocess.run([ROCESW, "show", "routes", "--json", "--switch", sw, "--socket",
+                            self.sock], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("10.3.0.0/16", r.stdout)
-        self.assertEqual(self.dataplane()[0], pid2, "reloaded, not restarted")
+        return r.stdout
+
+    def test_zone_restarted_with_the_running_snapshot(self):
+        wait_in_file(self.log, "running copy restored: ")
+        self.assertEqual(status(self.daemon.pid)["Uid"].split(), ["65534"] * 4)
+        boot = os.path.join(self.dir, "run", "boot-zone")
+        self.assertEqual(os.stat(boot).st_uid, 0)
+        self.assertEqual(os.stat(os.path.join(self.dir, "run", "roceswd", "running-zone"))
+                         .st_uid, NOBODY)
+        rtsw1 = os.path.join(self.zdir, "rtsw1.yaml")
+        with open(rtsw1) as f:
+            text = f.read()
+        with open(rtsw1, "w") as f:
+            f.write(text.replace('"10.1.0.0/16": {nexthop_group: uplinks}',
+                                 '"10.1.0.0/16": {nexthop_group: uplinks}\n'
+                                 '  "10.9.0.0/16": {nexthop_group: uplinks}'))
+        wait_in_file(self.log, "reloaded: zone")
+        self.assertIn("10.9.0.0/16", self.routes("rtsw1"))
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.connect(self.sock)
+        pid = struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[0]
+        s.close()
+        self.assertEqual(status(pid)["Uid"].split(), ["65534"] * 4)
+        os.kill(pid, signal.SIGKILL)
+        wait_in_file(self.log, "running copy restored: ", count=2)
+        self.assertIn("10.9.0.0/16", self.routes("rtsw1"), "the running zone, not the boot one")
 
 
 if __name__ == "__main__":
