@@ -35,7 +35,9 @@ fi
 
 version=$(dpkg-query -W -f='${Version}' libns3-dev)
 cache="${ROCESW_NS3_MPI_CACHE:-/var/cache/rocesw/ns3-mpi}/$version"
-if [ -f "$cache/done" ]; then
+# what this script changes in ns-3's build (the stamp names it: a new one rebuilds)
+build_rev="rocesw-2: MPI messages of up to 16 KiB"
+if [ -f "$cache/done" ] && [ "$(cat "$cache/done")" = "$build_rev" ]; then
   echo "$cache"
   exit 0
 fi
@@ -69,8 +71,20 @@ src=${src%/src/mpi}
 stage="$cache.tmp"
 rm -rf "$stage"
 mkdir -p "$stage/include/ns3" "$stage/lib/pkgconfig" "$stage/obj"
+# ns-3 receives MPI messages into buffers of 2000 bytes, less than one 4 KiB RoCE frame: room
+# for a jumbo frame (9216 bytes) and its headers
+m="$src/src/mpi/model"
+sed -i 's/MAX_MPI_MSG_SIZE = 2000;/MAX_MPI_MSG_SIZE = 16384;/' \
+  "$m/granted-time-window-mpi-interface.h" "$m/null-message-mpi-interface.cc"
+for f in "$m/granted-time-window-mpi-interface.h" "$m/null-message-mpi-interface.cc"; do
+  grep -q 'MAX_MPI_MSG_SIZE = 16384;' "$f" ||
+    { echo "setup-ns3-mpi.sh: no MPI message size in $f" >&2; exit 1; }
+done
 cp "$src"/src/mpi/model/*.h "$src"/src/point-to-point/model/point-to-point-remote-channel.h \
   "$stage/include/ns3/"
+# included as ns-3 installs its headers: "ns3/NAME.h"
+sed -i 's|^#include "\([a-z0-9-]*\.h\)"|#include "ns3/\1"|' "$stage"/include/ns3/*.h
+sed -i 's|^#include "ns3/mpi.h"|#include <mpi.h>|' "$stage"/include/ns3/*.h
 printf '#include "ns3/mpi-interface.h"\n#include "ns3/mpi-receiver.h"\n' \
   > "$stage/include/ns3/mpi-module.h"
 cflags="-O2 -fPIC -std=c++17 -DNS3_MPI -I$stage/include $(pkg-config --cflags ns3-core ns3-network ns3-point-to-point) $(mpicxx --showme:compile)"
@@ -95,7 +109,7 @@ Requires: ns3-core ns3-network ns3-point-to-point ompi-cxx
 Cflags: -DNS3_MPI -I\${prefix}/include
 Libs: -L\${prefix}/lib -Wl,-rpath,\${prefix}/lib -lns3-mpi-rocesw
 EOF
-touch "$stage/done"
+echo "$build_rev" > "$stage/done"
 rm -rf "$cache"
 mv "$stage" "$cache"
 # the prefix was written for its final place

@@ -20,6 +20,7 @@
 #include "replay_memory.h"
 #include "replay_report.h"
 #include "replay_summary.h"
+#include "replay_runner.h"
 #include "replay_text.h"
 #include "dataplane/config/zone.h"
 
@@ -473,12 +474,16 @@ static int check_out_dir(const char *out, const struct rsw_replay_input *in, uns
 	return safe ? 0 : 2;
 }
 
+rsw_replay_runner_fn *rsw_replay_runner;
+unsigned rsw_replay_rank;
+
 /* The run, its event log, then the summary, report and captures. Returns the exit status. */
 static int run(struct replay_args *a, const struct rsw_zone *z, const struct rsw_replay_model *m)
 {
 	char evpath[4096], err[2048];
 	snprintf(evpath, sizeof(evpath), "%s/events.jsonl", a->out);
-	FILE *ev = fopen(evpath, "w");
+	/* ranks other than 0 hand their lines to rank 0, which writes the log */
+	FILE *ev = rsw_replay_rank ? tmpfile() : fopen(evpath, "w");
 	if (!ev) {
 		fprintf(stderr, "rocesw replay: cannot write %s\n", evpath);
 		return 1;
@@ -489,9 +494,16 @@ static int run(struct replay_args *a, const struct rsw_zone *z, const struct rsw
 				     .sample_ns = a->sample, .capture = &a->cap,
 				     .deadlock_ns = a->deadlock};
 	struct rsw_replay_result res;
-	int rc = rsw_replay_run(m, a->out, &ro, &res, err, sizeof(err));
+	int rc = rsw_replay_runner ? rsw_replay_runner(m, a->out, &ro, &res, err, sizeof(err))
+				   : rsw_replay_run(m, a->out, &ro, &res, err, sizeof(err));
 	if (rc < 0)
 		fprintf(stderr, "rocesw replay: %s\n", err);
+	if (rsw_replay_rank) { /* its captures are written; rank 0 writes the rest */
+		if (rc == 0)
+			rsw_replay_result_free(&res, z->n_sw);
+		fclose(ev);
+		return rc < 0;
+	}
 	if ((ferror(ev) | fclose(ev)) != 0 && rc == 0) {
 		fprintf(stderr, "rocesw replay: cannot write %s: %s\n", evpath, strerror(errno));
 		rsw_replay_result_free(&res, z->n_sw);
