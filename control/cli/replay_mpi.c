@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "dataplane/replay/replay_part.h"
 #include "dataplane/tm/shaper.h"
+#include "dataplane/tm/tm.h"
 #include "replay_ns3.h"
 #include "replay_runner.h"
 
@@ -206,47 +207,224 @@ static void merge_events(FILE *mine, FILE *out)
 	free(lens);
 }
 
-/* Rank 0's result gets every rank's switches and hosts, and the sums of the whole zone. */
+/* A growing byte buffer for what a rank hands rank 0. */
+struct pack {
+	char *b;
+	size_t n, cap;
+};
+
+static void put(struct pack *p, const void *d, size_t len)
+{
+	if (p->n + len > p->cap) {
+		size_t cap = (p->cap ? 2 * p->cap : 1 << 16) + len;
+		char *nb = realloc(p->b, cap);
+		if (!nb) {
+			fprintf(stderr, "rocesw-replay-mpi: out of memory\n");
+			rsw_ns3_abort();
+		}
+		p->b = nb;
+		p->cap = cap;
+	}
+	memcpy(p->b + p->n, d, len);
+	p->n += len;
+}
+
+static const char *take(const char **at, size_t len)
+{
+	const char *d = *at;
+	*at += len;
+	return d;
+}
+
+/* What the summary reads of a switch's traffic manager: its counters and watermarks. */
+static void put_tm(struct pack *p, const struct rsw_tm *tm)
+{
+	put(p, tm->pool_used, sizeof(tm->pool_used));
+	put(p, tm->pool_peak, sizeof(tm->pool_peak));
+	put(p, tm->pool_hdrm, sizeof(tm->pool_hdrm));
+	for (uint16_t i = 0; i < tm->n_ports; i++) {
+		const struct rsw_tm_port *tp = &tm->port[i];
+		put(p, tp->pg, sizeof(tp->pg));
+		put(p, tp->q, sizeof(tp->q));
+		put(p, tp->qs, sizeof(tp->qs));
+		put(p, &tp->pause, sizeof(tp->pause));
+		put(p, tp->gen, sizeof(tp->gen));
+		put(p, &tp->xoff_pgs, sizeof(tp->xoff_pgs));
+		put(p, tp->wd, sizeof(tp->wd));
+	}
+}
+
+static void take_tm(const char **at, struct rsw_tm *tm)
+{
+	memcpy(tm->pool_used, take(at, sizeof(tm->pool_used)), sizeof(tm->pool_used));
+	memcpy(tm->pool_peak, take(at, sizeof(tm->pool_peak)), sizeof(tm->pool_peak));
+	memcpy(tm->pool_hdrm, take(at, sizeof(tm->pool_hdrm)), sizeof(tm->pool_hdrm));
+	for (uint16_t i = 0; i < tm->n_ports; i++) {
+		struct rsw_tm_port *tp = &tm->port[i];
+		memcpy(tp->pg, take(at, sizeof(tp->pg)), sizeof(tp->pg));
+		memcpy(tp->q, take(at, sizeof(tp->q)), sizeof(tp->q));
+		memcpy(tp->qs, take(at, sizeof(tp->qs)), sizeof(tp->qs));
+		memcpy(&tp->pause, take(at, sizeof(tp->pause)), sizeof(tp->pause));
+		memcpy(tp->gen, take(at, sizeof(tp->gen)), sizeof(tp->gen));
+		memcpy(&tp->xoff_pgs, take(at, sizeof(tp->xoff_pgs)), sizeof(tp->xoff_pgs));
+		memcpy(tp->wd, take(at, sizeof(tp->wd)), sizeof(tp->wd));
+	}
+}
+
+static int order_cmp(const struct rsw_replay_order *a, const struct rsw_replay_order *b)
+{
+	if (a->ordered != b->ordered)
+		return a->ordered ? -1 : 1;
+	if (a->t != b->t)
+		return a->t < b->t ? -1 : 1;
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	return a->n < b->n ? -1 : a->n > b->n;
+}
+
+static int hop_cmp(const void *a, const void *b)
+{
+	return order_cmp(&((const struct rsw_replay_hop *)a)->first,
+			 &((const struct rsw_replay_hop *)b)->first);
+}
+
+struct merged_flow {
+	struct rsw_flow_key key;
+	struct rsw_replay_flow f;
+};
+
+static int flow_cmp(const void *a, const void *b)
+{
+	return order_cmp(&((const struct merged_flow *)a)->f.first,
+			 &((const struct merged_flow *)b)->f.first);
+}
+
+/* Each flow's counts summed over the ranks that saw it, its hops and the flows in the order
+ * one process would have found them (their rsw_replay_order keys). */
+static void merge_flow(struct rsw_replay_flow *to, const struct rsw_replay_flow *from,
+		       const struct rsw_replay_hop *hops)
+{
+	if (from->packets_in && (!to->packets_in || from->first_in_ns < to->first_in_ns))
+		to->first_in_ns = from->first_in_ns;
+	to->packets_in += from->packets_in;
+	to->bytes_in += from->bytes_in;
+	to->packets_out += from->packets_out;
+	if (from->done_ns > to->done_ns)
+		to->done_ns = from->done_ns;
+	if (from->first.ordered && order_cmp(&from->first, &to->first) < 0)
+		to->first = from->first;
+	if (!from->n_hop)
+		return;
+	to->hop = realloc(to->hop, (to->n_hop + from->n_hop) * sizeof(*to->hop));
+	memcpy(to->hop + to->n_hop, hops, from->n_hop * sizeof(*hops));
+	to->n_hop += from->n_hop;
+}
+
+static void merge_flows(const char **at, size_t n,
+			struct rsw_flow_table *tab, struct merged_flow **mf, size_t *cap)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct rsw_flow_key *k = (const void *)take(at, sizeof(*k));
+		struct rsw_replay_flow f;
+		memcpy(&f, take(at, sizeof(f)), sizeof(f));
+		const struct rsw_replay_hop *h = (const void *)take(at, f.n_hop * sizeof(*h));
+		size_t before = tab->n;
+		long fi = rsw_flow_table_find_add(tab, k);
+		if (fi < 0) {
+			fprintf(stderr, "rocesw-replay-mpi: out of memory\n");
+			rsw_ns3_abort();
+		}
+		if (tab->n > before) { /* new */
+			if ((size_t)fi >= *cap) {
+				*cap = *cap ? 2 * *cap : 1024;
+				*mf = realloc(*mf, *cap * sizeof(**mf));
+			}
+			memset(&(*mf)[fi], 0, sizeof(**mf));
+			(*mf)[fi].key = *k;
+		}
+		struct merged_flow *m = &(*mf)[fi];
+		merge_flow(&m->f, &f, h);
+	}
+}
+
+/* Rank 0's result gets every rank's switches (with their traffic managers' counters), hosts and
+ * flows, and the sums of the whole zone. */
 static void merge_results(const struct rsw_replay_model *m, struct rsw_replay_result *res)
 {
 	unsigned me = rsw_ns3_rank(), ranks = rsw_ns3_size();
-	size_t sw_sz = sizeof(*res->sw), h_sz = sizeof(*res->host), len = 0;
-	char *mine = malloc((size_t)m->n_sw * sw_sz + (size_t)m->n_host * h_sz + 1);
+	struct pack p = {0};
 	for (unsigned s = 0; s < m->n_sw; s++)
 		if (g.sw_rank[s] == me) {
-			memcpy(mine + len, &res->sw[s], sw_sz);
-			len += sw_sz;
+			put(&p, &res->sw[s], sizeof(res->sw[s]));
+			put_tm(&p, res->sw[s].tm);
 		}
 	for (unsigned h = 0; h < m->n_host; h++)
-		if (g.host_rank[h] == me) {
-			memcpy(mine + len, &res->host[h], h_sz);
-			len += h_sz;
-		}
+		if (g.host_rank[h] == me)
+			put(&p, &res->host[h], sizeof(res->host[h]));
+	uint64_t nf = res->n_flows;
+	put(&p, &nf, sizeof(nf));
+	for (size_t i = 0; i < res->n_flows; i++) {
+		put(&p, &res->flow_key[i], sizeof(res->flow_key[i]));
+		put(&p, &res->flow[i], sizeof(res->flow[i]));
+		put(&p, res->flow[i].hop, res->flow[i].n_hop * sizeof(*res->flow[i].hop));
+	}
 	char *all = NULL;
 	size_t *lens = calloc(ranks, sizeof(*lens));
-	rsw_ns3_gather(mine, len, &all, lens);
-	free(mine);
+	rsw_ns3_gather(p.b, p.n, &all, lens);
+	free(p.b);
 	if (me == 0) {
-		size_t off = 0;
+		const char *at = all;
+		struct rsw_flow_table tab = {0};
+		struct merged_flow *mf = NULL;
+		size_t cap = 0;
 		for (unsigned r = 0; r < ranks; r++) {
 			for (unsigned s = 0; s < m->n_sw; s++)
 				if (g.sw_rank[s] == r) {
-					struct rsw_tm *tm = res->sw[s].tm; /* this rank's: idle */
-					if (r)
-						memcpy(&res->sw[s], all + off, sw_sz);
-					res->sw[s].tm = tm;
-					off += sw_sz;
+					struct rsw_tm *tm = res->sw[s].tm;
+					const char *d = take(&at, sizeof(res->sw[s]));
+					if (r) {
+						memcpy(&res->sw[s], d, sizeof(res->sw[s]));
+						res->sw[s].tm = tm;
+						take_tm(&at, tm);
+					} else {
+						struct rsw_tm *skip = tm; /* its own: in place */
+						struct pack junk = {0};
+						put_tm(&junk, skip);
+						at += junk.n;
+						free(junk.b);
+					}
 				}
 			for (unsigned h = 0; h < m->n_host; h++)
 				if (g.host_rank[h] == r) {
+					const char *d = take(&at, sizeof(res->host[h]));
 					if (r)
-						memcpy(&res->host[h], all + off, h_sz);
-					off += h_sz;
+						memcpy(&res->host[h], d, sizeof(res->host[h]));
 				}
+			uint64_t n;
+			memcpy(&n, take(&at, sizeof(n)), sizeof(n));
+			merge_flows(&at, n, &tab, &mf, &cap);
 		}
+		for (size_t i = 0; i < res->n_flows; i++)
+			free(res->flow[i].hop);
+		free(res->flow);
+		free(res->flow_key);
+		qsort(mf, tab.n, sizeof(*mf), flow_cmp);
+		res->n_flows = tab.n;
+		res->flow = calloc(tab.n + 1, sizeof(*res->flow));
+		res->flow_key = calloc(tab.n + 1, sizeof(*res->flow_key));
+		for (size_t i = 0; i < tab.n; i++) {
+			qsort(mf[i].f.hop, mf[i].f.n_hop, sizeof(*mf[i].f.hop), hop_cmp);
+			res->flow[i] = mf[i].f;
+			res->flow_key[i] = mf[i].key;
+		}
+		free(mf);
+		rsw_flow_table_free(&tab);
 	}
 	free(all);
 	free(lens);
+	uint64_t mn = res->entered || res->generated ? res->start_ns : UINT64_MAX;
+	rsw_ns3_min_u64(&mn, 1);
+	res->start_ns = mn == UINT64_MAX ? 0 : mn;
 	uint64_t sum[] = {res->entered, res->generated, res->delivered, res->left, res->consumed,
 			  res->dropped, res->queued, res->in_flight};
 	rsw_ns3_sum_u64(sum, sizeof(sum) / sizeof(sum[0]));
@@ -256,11 +434,6 @@ static void merge_results(const struct rsw_replay_model *m, struct rsw_replay_re
 	uint64_t mx[] = {res->end_ns, res->cut_ns};
 	rsw_ns3_max_u64(mx, 2);
 	res->end_ns = mx[0], res->cut_ns = mx[1];
-	uint64_t mn = res->entered || res->generated ? res->start_ns : UINT64_MAX;
-	uint64_t active = res->start_ns || res->end_ns ? res->start_ns : UINT64_MAX;
-	(void)active;
-	rsw_ns3_min_u64(&mn, 1);
-	res->start_ns = mn == UINT64_MAX ? 0 : mn;
 }
 
 static int refuse(const struct rsw_replay_model *m, const struct rsw_replay_opts *opts,
@@ -315,6 +488,12 @@ static int run_parts(const struct rsw_replay_model *m, const char *out_dir,
 		fclose(o.events);
 	}
 	merge_results(m, res);
+	if (opts->capture) { /* what every rank wrote */
+		uint64_t c[] = {opts->capture->files, opts->capture->bytes};
+		rsw_ns3_sum_u64(c, 2);
+		opts->capture->files = (unsigned)c[0];
+		opts->capture->bytes = c[1];
+	}
 	free(g.msg);
 	return rc;
 }

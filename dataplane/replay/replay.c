@@ -30,6 +30,7 @@
 uint32_t rp_flow_index(struct replay *r, const struct rsw_pkt_meta *m)
 {
 	struct rsw_flow_key k;
+	struct rsw_replay_order o = rp_order(r);
 	rsw_flow_key_of(m, &k);
 	/* packets of a flow come in trains: the last flow found is the likely one */
 	if (r->last_flow != NO_FLOW && !memcmp(&k, &r->flows.key[r->last_flow], sizeof(k)))
@@ -46,6 +47,8 @@ uint32_t rp_flow_index(struct replay *r, const struct rsw_pkt_meta *m)
 		memset(r->fl + r->fl_cap, 0, (cap - r->fl_cap) * sizeof(*r->fl));
 		r->fl_cap = cap;
 	}
+	if (!r->fl[fi].first.ordered)
+		r->fl[fi].first = o;
 	r->last_flow = (uint32_t)fi;
 	return (uint32_t)fi;
 oom:
@@ -79,6 +82,7 @@ static void flow_hop(struct replay *r, uint32_t flow, uint32_t dir, uint32_t len
 {
 	if (flow == NO_FLOW)
 		return;
+	struct rsw_replay_order o = rp_order(r);
 	struct rsw_replay_flow *f = &r->fl[flow];
 	for (uint32_t i = f->n_hop; i-- > 0;)
 		if (f->hop[i].dir == dir) {
@@ -95,7 +99,8 @@ static void flow_hop(struct replay *r, uint32_t flow, uint32_t dir, uint32_t len
 		}
 		f->hop = h;
 	}
-	f->hop[f->n_hop++] = (struct rsw_replay_hop){.dir = dir, .packets = 1, .bytes = len};
+	f->hop[f->n_hop++] =
+		(struct rsw_replay_hop){.dir = dir, .packets = 1, .bytes = len, .first = o};
 }
 
 /* ---- frames, captures, wake-ups, events ---- */
@@ -874,6 +879,7 @@ static void run_one(struct replay *r)
 	r->wake_t = w.t;
 	r->wake_id = w.id;
 	r->wake_lines = 0;
+	r->wake_n = 0;
 	dispatch(r, &w);
 	if (r->events && r->sample_ns && w.t >= r->next_sample) {
 		for (unsigned s = 0; s < r->model->n_sw; s++)

@@ -180,6 +180,7 @@ struct replay {
 	const struct rsw_replay_part *part;
 	uint64_t wake_t;             /* the wake-up being run, and the event-log lines it wrote: */
 	uint32_t wake_id, wake_lines; /* the key of its lines in a part */
+	uint32_t wake_n;             /* flow look-ups and hops in it (rsw_replay_order) */
 	const struct rsw_replay_opts *opts;
 	uint64_t n_events;
 };
@@ -198,6 +199,12 @@ static inline int rp_host_here(const struct replay *r, unsigned h)
 static inline int rp_end_here(const struct replay *r, const struct rsw_topo_end *e)
 {
 	return e->sw == RSW_TOPO_HOST ? rp_host_here(r, e->idx) : rp_sw_here(r, (unsigned)e->sw);
+}
+
+static inline struct rsw_replay_order rp_order(struct replay *r)
+{
+	return (struct rsw_replay_order){.t = r->wake_t, .id = r->wake_id, .n = r->wake_n++,
+					 .ordered = 1};
 }
 
 static inline uint32_t *frame_flow(const struct replay *r, struct rte_mbuf *m)
