@@ -506,7 +506,7 @@ static void usage(FILE *f)
 		"  (docs/replay-parallel.md): racks stay whole, CTSWs are spread; outputs are those\n"
 		"  of `rocesw replay` with the same arguments, byte for byte.\n"
 		"  --sync window          ns-3's granted time window (default)\n"
-		"  --sync null-messages   ns-3's null messages (needs --until NS)\n"
+		"  --sync null-messages   ns-3's null messages\n"
 		"  GPL-2.0 as a whole: it links ns-3 (rocesw itself is BSD-3-Clause).\n");
 }
 
@@ -534,15 +534,6 @@ int main(int argc, char **argv)
 	}
 	sched_getaffinity(0, sizeof(g_cpus), &g_cpus);
 	rsw_ns3_init(&argc, &argv, null_msg);
-	int until = 0;
-	for (int i = 1; i < argc; i++)
-		until |= !strcmp(argv[i], "--until");
-	if (null_msg && !until && rsw_ns3_size() > 1) {
-		fprintf(stderr, "rocesw-replay-mpi: --sync null-messages needs --until NS (null "
-			"messages run to a stop time)\n");
-		rsw_ns3_finish();
-		return 2;
-	}
 	rsw_replay_runner = run_parts;
 	rsw_replay_rank = rsw_ns3_rank();
 	int rc = rsw_cmd_replay(argc, argv);

@@ -33,6 +33,12 @@ std::vector<std::vector<int>> g_dev;              // [from][to]: device of node 
 EventId g_step;
 uint64_t g_step_t = UINT64_MAX;
 uint64_t g_stop = 0;
+bool g_null = false;
+uint64_t g_sent = 0, g_received = 0;
+// null messages run until stopped: every period of virtual time the ranks check together
+// whether anything is left (an allreduce at the same virtual time on every rank, which each
+// rank reaches, as null messages keep every rank's time moving)
+const uint64_t CHECK_NS = 100000;
 
 void Step();
 
@@ -60,8 +66,22 @@ void Step()
 	Arm();
 }
 
+// Nothing left anywhere: no rank has a wake-up due (up to the stop time) and every frame sent
+// was received.
+void Check()
+{
+	uint64_t n = rsw_mpi_next();
+	uint64_t v[3] = {n != UINT64_MAX && (!g_stop || n <= g_stop), g_sent, g_received};
+	MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+	if (!v[0] && v[1] == v[2])
+		Simulator::Stop();
+	else
+		Simulator::Schedule(NanoSeconds(CHECK_NS), &Check);
+}
+
 void Receive(Ptr<Packet> p)
 {
+	g_received++;
 	uint32_t n = p->GetSize();
 	std::vector<uint8_t> buf(n);
 	p->CopyData(buf.data(), n);
@@ -74,6 +94,7 @@ extern "C" {
 
 void rsw_ns3_init(int *argc, char ***argv, int null_messages)
 {
+	g_null = null_messages;
 	GlobalValue::Bind("SimulatorImplementationType",
 			  StringValue(null_messages ? "ns3::NullMessageSimulatorImpl"
 						    : "ns3::DistributedSimulatorImpl"));
@@ -113,6 +134,7 @@ void rsw_ns3_pair(unsigned a, unsigned b, uint64_t delay_ns)
 
 void rsw_ns3_send(unsigned to, uint64_t rx_ns, const void *msg, size_t len)
 {
+	g_sent++;
 	Ptr<Packet> p = Create<Packet>(static_cast<const uint8_t *>(msg), (uint32_t)len);
 	// received a nanosecond early: on the replay's agenda before the step of its time
 	MpiInterface::SendPacket(p, NanoSeconds(rx_ns - 1), to,
@@ -123,8 +145,8 @@ void rsw_ns3_run(uint64_t stop_ns)
 {
 	g_stop = stop_ns;
 	Simulator::ScheduleNow(&Arm);
-	if (stop_ns)
-		Simulator::Stop(NanoSeconds(stop_ns + 1));
+	if (g_null && rsw_ns3_size() > 1)
+		Simulator::Schedule(NanoSeconds(CHECK_NS), &Check);
 	Simulator::Run();
 }
 

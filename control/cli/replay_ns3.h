@@ -21,8 +21,8 @@ unsigned rsw_ns3_size(void);
 void rsw_ns3_pair(unsigned a, unsigned b, uint64_t delay_ns);
 /* Sends msg to rank `to`, to be received there at rx_ns. */
 void rsw_ns3_send(unsigned to, uint64_t rx_ns, const void *msg, size_t len);
-/* Runs the ranks until none has anything due (stop_ns, if not 0: a stop time, needed by null
- * messages). Calls back rsw_mpi_* below. */
+/* Runs the ranks until none has anything due up to stop_ns (0: no end). Calls back rsw_mpi_*
+ * below. */
 void rsw_ns3_run(uint64_t stop_ns);
 void rsw_ns3_abort(void);
 void rsw_ns3_finish(void);
