@@ -20,6 +20,7 @@
 #include "replay_memory.h"
 #include "replay_report.h"
 #include "replay_summary.h"
+#include "replay_ranks.h"
 #include "replay_runner.h"
 #include "replay_text.h"
 #include "dataplane/config/zone.h"
@@ -35,6 +36,7 @@ static void usage(FILE *f)
 		"                     [--hosts-ignore-pfc] [--seed N] [--until NS] [--sample-ns NS]\n"
 		"                     [--deadlock-ns NS] [--te [--te-reinstall-ns NS]]\n"
 		"                     [--quiet] [--captures all|none] [--capture-only P ...] [--capture-...]\n"
+		"                     [--ranks N [--sync window|null-messages] [--hostfile F]]\n"
 		"\n"
 		"Replays captures on virtual time through the switch of config F, or through the\n"
 		"switches, hosts and links of a zone config F (docs/replay.md). Switches run the live\n"
@@ -82,6 +84,13 @@ static void usage(FILE *f)
 		"  --deadlock-ns NS a PFC deadlock (a cycle of paused queues each waiting on the\n"
 		"                   next) held this long is reported (default 500000: 500 us)\n"
 		"  --quiet          no progress line (there is none unless stderr is a terminal)\n"
+		"  --ranks N        zone: run partitioned over N MPI ranks on ns-3's distributed\n"
+		"                   simulator (mpirun -np N rocesw-replay-mpi, a build option, GPL-2.0\n"
+		"                   as a whole): racks stay whole, CTSWs are spread; the outputs are\n"
+		"                   the same byte for byte (docs/replay-parallel.md)\n"
+		"  --sync MODE      with --ranks: ns-3's granted time 'window' (default) or\n"
+		"                   'null-messages'\n"
+		"  --hostfile F     with --ranks: Open MPI's hosts file (several machines)\n"
 		RSW_TEXT_USAGE RSW_CAPTURE_USAGE);
 }
 
@@ -533,6 +542,8 @@ int rsw_cmd_replay(int argc, char **argv)
 	int zone, rc;
 
 	static struct rsw_replay_te te;
+	if ((rc = rsw_replay_ranks(argc, argv, rsw_replay_runner != NULL)) >= 0)
+		return rc;
 	a = (struct replay_args){.seed = 1, .sample = 1000, .te_reinstall = -1};
 	if ((rc = parse_args(argc, argv, &a)) >= 0 || (rc = load_zone(&a, &zone, &z)) != 0)
 		return rc;

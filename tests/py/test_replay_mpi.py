@@ -84,6 +84,21 @@ class ReplayMpi(unittest.TestCase):
         with open(os.path.join(s, "summary.json")) as f:
             self.assertTrue(json.load(f)["conservation"]["holds"])
 
+    def test_rocesw_replay_ranks(self):
+        """`rocesw replay --ranks 2 --sync null-messages` runs mpirun itself."""
+        s, s_txt = self.seq("ranks-seq", ZONE, self.ring)
+        out = os.path.join(self.dir, "ranks-2")
+        r = subprocess.run([ROCESW, "replay", "--ranks", "2", "--sync", "null-messages",
+                            "--config", ZONE, "--in-dir", self.ring, "--out", out, "--sample-ns",
+                            "0"], capture_output=True, text=True, env=ENV, timeout=600)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        same_tree(self, s, out)
+        self.assertEqual(s_txt, r.stdout.replace(out, "OUT"))
+        r = subprocess.run([ROCESW, "replay", "--ranks", "two", "--config", ZONE, "--out", out],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--ranks expects a number of MPI ranks", r.stderr)
+
     def test_pfc_incast_events(self):
         """sw1 (h0, h1) and sw2 (h2) are two racks, so two ranks: every PFC frame crosses."""
         s = self.identical("incast", TWO_HOP, self.incast, [(2, "window"), (2, "null-messages")])
