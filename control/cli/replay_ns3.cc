@@ -10,7 +10,10 @@
 // so it is on the replay's agenda before the step of its time runs, whatever the order of MPI.
 #include <mpi.h>
 
+#include <time.h>
+
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -39,6 +42,17 @@ uint64_t g_sent = 0, g_received = 0;
 // whether anything is left (an allreduce at the same virtual time on every rank, which each
 // rank reaches, as null messages keep every rank's time moving)
 const uint64_t CHECK_NS = 100000;
+// ROCESW_MPI_STATS=1: where each rank's time went (docs/replay-parallel.md, "Measured")
+bool g_stats = false;
+double g_step_s = 0, g_msg_s = 0;
+uint64_t g_steps = 0;
+
+double WallNow()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 void Step();
 
@@ -61,8 +75,13 @@ void Step()
 {
 	uint64_t t = g_step_t;
 	g_step_t = UINT64_MAX;
+	double t0 = g_stats ? WallNow() : 0;
 	if (rsw_mpi_run_at(t) < 0)
 		rsw_ns3_abort();
+	if (g_stats) {
+		g_step_s += WallNow() - t0;
+		g_steps++;
+	}
 	Arm();
 }
 
@@ -82,11 +101,14 @@ void Check()
 void Receive(Ptr<Packet> p)
 {
 	g_received++;
+	double t0 = g_stats ? WallNow() : 0;
 	uint32_t n = p->GetSize();
 	std::vector<uint8_t> buf(n);
 	p->CopyData(buf.data(), n);
 	rsw_mpi_receive(buf.data(), n);
 	Arm();
+	if (g_stats)
+		g_msg_s += WallNow() - t0;
 }
 } // namespace
 
@@ -135,10 +157,13 @@ void rsw_ns3_pair(unsigned a, unsigned b, uint64_t delay_ns)
 void rsw_ns3_send(unsigned to, uint64_t rx_ns, const void *msg, size_t len)
 {
 	g_sent++;
+	double t0 = g_stats ? WallNow() : 0;
 	Ptr<Packet> p = Create<Packet>(static_cast<const uint8_t *>(msg), (uint32_t)len);
 	// received a nanosecond early: on the replay's agenda before the step of its time
 	MpiInterface::SendPacket(p, NanoSeconds(rx_ns - 1), to,
 				 (uint32_t)g_dev[rsw_ns3_rank()][to]);
+	if (g_stats)
+		g_msg_s += WallNow() - t0;
 }
 
 void rsw_ns3_run(uint64_t stop_ns)
@@ -147,7 +172,20 @@ void rsw_ns3_run(uint64_t stop_ns)
 	Simulator::ScheduleNow(&Arm);
 	if (g_null && rsw_ns3_size() > 1)
 		Simulator::Schedule(NanoSeconds(CHECK_NS), &Check);
+	const char *st = getenv("ROCESW_MPI_STATS");
+	g_stats = st && *st == '1';
+	double t0 = WallNow();
 	Simulator::Run();
+	if (g_stats) {
+		double wall = WallNow() - t0;
+		fprintf(stderr, "rank %u: run %.3f s: replay steps %.3f s (%llu), frames sent %llu "
+			"received %llu in %.3f s (%.2f us each), synchronisation and waiting %.3f s, "
+			"virtual end %.0f ns\n", rsw_ns3_rank(), wall, g_step_s,
+			(unsigned long long)g_steps, (unsigned long long)g_sent,
+			(unsigned long long)g_received, g_msg_s,
+			g_sent + g_received ? g_msg_s / (double)(g_sent + g_received) * 1e6 : 0.0,
+			wall - g_step_s - g_msg_s, Simulator::Now().GetNanoSeconds() * 1.0);
+	}
 }
 
 void rsw_ns3_abort(void)
