@@ -84,6 +84,17 @@ class ReplayMpi(unittest.TestCase):
         with open(os.path.join(s, "summary.json")) as f:
             self.assertTrue(json.load(f)["conservation"]["holds"])
 
+    def test_until_cuts_alike(self):
+        """--until stops every rank at the same virtual time: what is queued and in flight then,
+        counted on the rank that holds it, sums to the sequential run's."""
+        s, s_txt = self.seq("until-seq", ZONE, self.ring, "--until", "20000")
+        self.assertIn("stopped by --until", s_txt)
+        for sync in ("window", "null-messages"):
+            m, m_txt, _ = self.mpi(f"until-{sync}", 2, sync, ZONE, self.ring, "--until", "20000")
+            with self.subTest(sync=sync):
+                same_tree(self, s, m)
+                self.assertEqual(s_txt, m_txt)
+
     def test_rocesw_replay_ranks(self):
         """`rocesw replay --ranks 2 --sync null-messages` runs mpirun itself."""
         s, s_txt = self.seq("ranks-seq", ZONE, self.ring)
