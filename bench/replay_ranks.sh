@@ -21,6 +21,9 @@ if [[ ! -x $b/rocesw-replay-mpi ]]; then
   exit 0
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# a rank waiting at a window gives its core away instead of spinning: on cores shared with other
+# work this halved the waiting here (set 0 to measure spinning)
+export OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1}
 base=/tmp
 if [[ -d /dev/shm ]] && (( $(df --output=avail -k /dev/shm | tail -1) > 3000000 )); then base=/dev/shm; fi
 work=$(mktemp -d "$base/rocesw-rankbench.XXXXXX")
@@ -28,7 +31,7 @@ trap 'rm -rf "$work"' EXIT
 now() { date +%s.%N; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 echo "2-rank speed-up (open-loop ring over one host per rack, captures off, wall time with set-up;"
-echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores):"
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, MPI yield when idle: $OMPI_MCA_mpi_yield_when_idle):"
 printf '%-10s %8s %6s %9s %9s %9s %9s %9s %9s\n' zone switches size seq_s np1_s np2_win_s \
   np2_null_s speedup_w speedup_n
 for z in ${RANK_ZONES:-32x16x16 192x16x16}; do
