@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "dataplane/replay/collective.h"
 #include "dataplane/replay/replay_part.h"
 #include "dataplane/tm/shaper.h"
 #include "dataplane/tm/tm.h"
@@ -347,6 +348,37 @@ static void merge_flows(const char **at, size_t n,
 	}
 }
 
+/* The collective's progress: each chunk arrived on the rank of its receiver, each QP's counters
+ * were kept by its sender's rank (requester) and its receiver's (responder). */
+static void merge_coll(struct rsw_coll_result *cr)
+{
+	uint64_t v[] = {cr->arrived, cr->injected_drops};
+	rsw_ns3_sum_u64(v, 2);
+	cr->arrived = v[0];
+	cr->injected_drops = v[1];
+	cr->complete = cr->arrived == cr->transfers;
+	rsw_ns3_max_u64(cr->step_done_ns, cr->n_steps);
+	rsw_ns3_max_u64(&cr->done_ns, 1);
+	for (uint64_t i = 0; i < cr->n_qps; i++) {
+		struct rsw_coll_qp_stats *q = &cr->qp[i];
+		uint64_t sum[] = {q->data_packets, q->data_bytes, q->retransmitted, q->timeouts,
+				  q->naks_rx, q->acks_rx, q->naks_tx, q->acks_tx, q->cnps_rx,
+				  q->cnps_tx, q->rate_cuts, q->cts_rx, q->cts_tx, q->ooo_packets};
+		uint64_t mx[] = {(uint64_t)q->error, q->error_ns, q->unacked_psn, q->sent_psn,
+				 q->ooo_max_distance, q->reorder_max_packets, q->reorder_max_bytes};
+		rsw_ns3_sum_u64(sum, sizeof(sum) / sizeof(sum[0]));
+		rsw_ns3_max_u64(mx, sizeof(mx) / sizeof(mx[0]));
+		rsw_ns3_min_u64(&q->min_rate_mbps, 1);
+		q->data_packets = sum[0], q->data_bytes = sum[1], q->retransmitted = sum[2];
+		q->timeouts = sum[3], q->naks_rx = sum[4], q->acks_rx = sum[5], q->naks_tx = sum[6];
+		q->acks_tx = sum[7], q->cnps_rx = sum[8], q->cnps_tx = sum[9], q->rate_cuts = sum[10];
+		q->cts_rx = sum[11], q->cts_tx = sum[12], q->ooo_packets = sum[13];
+		q->error = (int)mx[0], q->error_ns = mx[1], q->unacked_psn = mx[2];
+		q->sent_psn = mx[3], q->ooo_max_distance = mx[4], q->reorder_max_packets = mx[5];
+		q->reorder_max_bytes = mx[6];
+	}
+}
+
 /* Rank 0's result gets every rank's switches (with their traffic managers' counters), hosts and
  * flows, and the sums of the whole zone. */
 static void merge_results(const struct rsw_replay_model *m, struct rsw_replay_result *res)
@@ -422,6 +454,8 @@ static void merge_results(const struct rsw_replay_model *m, struct rsw_replay_re
 	}
 	free(all);
 	free(lens);
+	if (res->coll)
+		merge_coll(res->coll);
 	uint64_t mn = res->entered || res->generated ? res->start_ns : UINT64_MAX;
 	rsw_ns3_min_u64(&mn, 1);
 	res->start_ns = mn == UINT64_MAX ? 0 : mn;
@@ -439,9 +473,7 @@ static void merge_results(const struct rsw_replay_model *m, struct rsw_replay_re
 static int refuse(const struct rsw_replay_model *m, const struct rsw_replay_opts *opts,
 		  char *err, size_t errlen)
 {
-	if (m->coll)
-		snprintf(err, errlen, "--collective is not partitioned yet: run it with 1 rank");
-	else if (m->n_fault || m->n_install)
+	if (m->n_fault || m->n_install)
 		snprintf(err, errlen, "--fail/--recover/--te are not partitioned yet: 1 rank");
 	else if (opts->events && opts->sample_ns)
 		snprintf(err, errlen, "queue-depth samples are taken at the first event past each "

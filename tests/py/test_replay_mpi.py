@@ -20,7 +20,7 @@ MPI = os.path.join(BUILD, "rocesw-replay-mpi")
 ZONE = os.path.join(ROOT, "config", "zone-2stage.yaml")
 TWO_HOP = os.path.join(ROOT, "pcap-tests", "09-pfc-two-hop-spreading", "zone.yaml")
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
+           OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1")
 
 
 def read(path):
@@ -83,6 +83,44 @@ class ReplayMpi(unittest.TestCase):
                                                      (2, "null-messages")])
         with open(os.path.join(s, "summary.json")) as f:
             self.assertTrue(json.load(f)["conservation"]["holds"])
+
+    def closed(self, tag, config, spec):
+        """The sequential closed loop, then 2 ranks in both modes: the same outputs."""
+        outs = []
+        for name, cmd in (("seq", [ROCESW, "replay"]),
+                          ("window", ["mpirun", "-np", "2", MPI, "--sync", "window"]),
+                          ("null", ["mpirun", "-np", "2", MPI, "--sync", "null-messages"])):
+            out = os.path.join(self.dir, f"{tag}-{name}")
+            r = subprocess.run([*cmd, "--config", config, "--collective", spec, "--out", out,
+                                "--sample-ns", "0"], capture_output=True, text=True, env=ENV,
+                               timeout=600)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            outs.append((out, r.stdout.replace(out, "OUT")))
+        for out, txt in outs[1:]:
+            with self.subTest(run=out):
+                same_tree(self, outs[0][0], out)
+                self.assertEqual(outs[0][1], txt)
+        with open(os.path.join(outs[0][0], "summary.json")) as f:
+            return json.load(f), outs[0][0]
+
+    def test_closed_loop_ring(self):
+        s, _ = self.closed("cring", ZONE, "ring,size=2M")
+        self.assertTrue(s["collective"]["complete"])
+
+    def test_closed_loop_incast_pfc(self):
+        """h0 and h1 (sw1, rank 0) send to h2 (sw2, rank 1): PFC frames, drops and go-back-N
+        retransmissions cross ranks."""
+        s, out = self.closed("cpfc", TWO_HOP, "incast,root=2,size=1M")
+        self.assertTrue(s["collective"]["complete"])
+        with open(os.path.join(out, "events.jsonl")) as f:
+            kinds = [json.loads(line)["event"] for line in f]
+        self.assertGreater(kinds.count("pfc_rx"), 0)
+
+    def test_closed_loop_incast_cts(self):
+        s, _ = self.closed("ccts", ZONE, "incast,size=2M,root=0,cts=4")
+        c = s["collective"]
+        self.assertTrue(c["complete"])
+        self.assertGreater(sum(q["cts_rx"] for q in c["qps"]), 0)
 
     def test_until_cuts_alike(self):
         """--until stops every rank at the same virtual time: what is queued and in flight then,
@@ -163,12 +201,12 @@ class ReplayMpi(unittest.TestCase):
         self.assertEqual(rx, [t + wire + link["delay_ns"] for t in tx][:len(rx)])
 
     def test_refusals(self):
-        out = os.path.join(self.dir, "coll")
+        out = os.path.join(self.dir, "fail")
         r = subprocess.run(["mpirun", "-np", "2", MPI, "--config", ZONE, "--out", out,
-                            "--sample-ns", "0", "--collective", "ring,size=1M,ranks=4"],
-                           capture_output=True, text=True, env=ENV)
+                            "--sample-ns", "0", "--collective", "ring,size=1M",
+                            "--fail", "ctsw1@20us"], capture_output=True, text=True, env=ENV)
         self.assertNotEqual(r.returncode, 0)
-        self.assertIn("--collective is not partitioned yet", r.stderr)
+        self.assertIn("--fail/--recover/--te are not partitioned yet", r.stderr)
         out = os.path.join(self.dir, "sample")
         r = subprocess.run(["mpirun", "-np", "2", MPI, "--config", ZONE, "--in-dir", self.ring,
                             "--out", out], capture_output=True, text=True, env=ENV)
