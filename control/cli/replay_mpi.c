@@ -456,6 +456,8 @@ static void merge_results(const struct rsw_replay_model *m, struct rsw_replay_re
 	free(lens);
 	if (res->coll)
 		merge_coll(res->coll);
+	if (res->link_lost) /* counted by the part that put frames on a down link */
+		rsw_ns3_sum_u64(res->link_lost, 2 * (size_t)m->n_link);
 	uint64_t mn = res->entered || res->generated ? res->start_ns : UINT64_MAX;
 	rsw_ns3_min_u64(&mn, 1);
 	res->start_ns = mn == UINT64_MAX ? 0 : mn;
@@ -470,12 +472,9 @@ static void merge_results(const struct rsw_replay_model *m, struct rsw_replay_re
 	res->end_ns = mx[0], res->cut_ns = mx[1];
 }
 
-static int refuse(const struct rsw_replay_model *m, const struct rsw_replay_opts *opts,
-		  char *err, size_t errlen)
+static int refuse(const struct rsw_replay_opts *opts, char *err, size_t errlen)
 {
-	if (m->n_fault || m->n_install)
-		snprintf(err, errlen, "--fail/--recover/--te are not partitioned yet: 1 rank");
-	else if (opts->events && opts->sample_ns)
+	if (opts->events && opts->sample_ns)
 		snprintf(err, errlen, "queue-depth samples are taken at the first event past each "
 			 "period of the whole zone, which no rank sees: pass --sample-ns 0");
 	else
@@ -489,7 +488,7 @@ static int run_parts(const struct rsw_replay_model *m, const char *out_dir,
 {
 	unsigned ranks = rsw_ns3_size();
 	sched_setaffinity(0, sizeof(g_cpus), &g_cpus);
-	if (ranks > 1 && refuse(m, opts, err, errlen) < 0)
+	if (ranks > 1 && refuse(opts, err, errlen) < 0)
 		return -1;
 	g.model = m;
 	g.sw_rank = calloc(m->n_sw + 1, sizeof(*g.sw_rank));

@@ -181,6 +181,7 @@ struct replay {
 	uint64_t wake_t;             /* the wake-up being run, and the event-log lines it wrote: */
 	uint32_t wake_id, wake_lines; /* the key of its lines in a part */
 	uint32_t wake_n;             /* flow look-ups and hops in it (rsw_replay_order) */
+	uint32_t fault_steps;        /* steps of the failure agenda's wake-up (replay_fault.c) */
 	const struct rsw_replay_opts *opts;
 	uint64_t n_events;
 };
