@@ -14,7 +14,7 @@ fi
 PKGS=(
   libopenmpi-dev openmpi-bin  # MPI (Open MPI 4.1): the ranks and their messages
   libns3-dev                  # ns-3.37 (GPL-2.0-only): core, network, point-to-point
-  libgsl-dev                  # Debian's ns3-core.pc names libgsl.so, which only the -dev package provides
+  libgsl-dev                  # Debian's ns3-core.pc names libgsl.so (only the -dev package has it)
   dpkg-dev                    # apt-get source unpacks with dpkg-source
   g++ pkg-config
 )
@@ -87,9 +87,11 @@ sed -i 's|^#include "\([a-z0-9-]*\.h\)"|#include "ns3/\1"|' "$stage"/include/ns3
 sed -i 's|^#include "ns3/mpi.h"|#include <mpi.h>|' "$stage"/include/ns3/*.h
 printf '#include "ns3/mpi-interface.h"\n#include "ns3/mpi-receiver.h"\n' \
   > "$stage/include/ns3/mpi-module.h"
-cflags="-O2 -fPIC -std=c++17 -DNS3_MPI -I$stage/include $(pkg-config --cflags ns3-core ns3-network ns3-point-to-point) $(mpicxx --showme:compile)"
+cflags="-O2 -fPIC -std=c++17 -DNS3_MPI -I$stage/include"
+cflags+=" $(pkg-config --cflags ns3-core ns3-network ns3-point-to-point) $(mpicxx --showme:compile)"
 objs=()
-for f in "$src"/src/mpi/model/*.cc "$src"/src/point-to-point/model/point-to-point-remote-channel.cc; do
+for f in "$src"/src/mpi/model/*.cc \
+  "$src"/src/point-to-point/model/point-to-point-remote-channel.cc; do
   o="$stage/obj/$(basename "${f%.cc}").o"
   # shellcheck disable=SC2086
   g++ $cflags -c "$f" -o "$o" &

@@ -255,6 +255,14 @@ static void put_tm(struct pack *p, const struct rsw_tm *tm)
 	}
 }
 
+static size_t tm_bytes(const struct rsw_tm *tm)
+{
+	const struct rsw_tm_port *tp = tm->port;
+	return sizeof(tm->pool_used) + sizeof(tm->pool_peak) + sizeof(tm->pool_hdrm) +
+	       tm->n_ports * (sizeof(tp->pg) + sizeof(tp->q) + sizeof(tp->qs) + sizeof(tp->pause) +
+			      sizeof(tp->gen) + sizeof(tp->xoff_pgs) + sizeof(tp->wd));
+}
+
 static void take_tm(const char **at, struct rsw_tm *tm)
 {
 	memcpy(tm->pool_used, take(at, sizeof(tm->pool_used)), sizeof(tm->pool_used));
@@ -419,11 +427,7 @@ static void merge_results(const struct rsw_replay_model *m, struct rsw_replay_re
 						res->sw[s].tm = tm;
 						take_tm(&at, tm);
 					} else {
-						struct rsw_tm *skip = tm; /* its own: in place */
-						struct pack junk = {0};
-						put_tm(&junk, skip);
-						at += junk.n;
-						free(junk.b);
+						at += tm_bytes(tm); /* its own: in place */
 					}
 				}
 			for (unsigned h = 0; h < m->n_host; h++)
