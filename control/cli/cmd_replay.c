@@ -411,8 +411,8 @@ static int load_zone(const struct replay_args *a, int *zone, struct rsw_zone *z)
 	if (a->policy_arg && load_policy(a->policy_arg, &pol) < 0)
 		return 2;
 	unsigned long dpdk_mb;
-	if (rsw_replay_dpdk_mb(a->config, *zone, a->quiet ? NULL : stderr, &dpdk_mb, err,
-			       sizeof(err)) < 0) {
+	FILE *note = a->quiet || rsw_replay_rank ? NULL : stderr; /* once, from rank 0 */
+	if (rsw_replay_dpdk_mb(a->config, *zone, note, &dpdk_mb, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rocesw replay: %s\n", err);
 		return 1;
 	}
