@@ -11,13 +11,14 @@
 # captures off: set-up CPU time (a run stopped at 1 ns), switch-hops per CPU second after set-up,
 # CPU ns per hop and its ratio to the smallest zone's, peak RSS (/usr/bin/time -v).
 # Last, the comparison with ns-3.37 (bench/replay_ns3.sh with ROUNDS; its ZONES are NS3_ZONES),
-# when Debian's libns3-dev is installed (scripts/setup-bench-ns3.sh), else a line saying so.
+# when Debian's libns3-dev is installed (scripts/setup-bench-ns3.sh), else a line saying so; and
+# the MPI replay's 2-rank speed-up (bench/replay_ranks.sh) when rocesw-replay-mpi is built.
 # Usage: bench/replay.sh [ROUNDS | --zones-only]    (default 3; needs ~1.1 GB in /dev/shm, else
 # /tmp); ZONES="4x2x2 32x16x16" picks the series. Runs unattended (no terminal needed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
-  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0
 fi
 zones_only=0
 if [[ ${1:-} == --zones-only ]]; then zones_only=1; shift; fi
@@ -132,3 +133,4 @@ if pkg-config --exists ns3-point-to-point 2>/dev/null; then
 else
   echo "against ns-3: not run (no libns3-dev; scripts/setup-bench-ns3.sh installs it)"
 fi
+BENCH_BUILD=$b bench/replay_ranks.sh "$rounds"

@@ -52,3 +52,11 @@ for dep in control/labs/report:uplot tests/pages:playwright-core; do
     (cd "$dir" && npm ci --no-audit --no-fund --silent)
   fi
 done
+
+# rocesw-replay-mpi (meson -Dns3_mpi, auto): Open MPI and ns-3's mpi module, built once from
+# Debian's ns3 source package into /var/cache/rocesw/ns3-mpi (about 75 s on 2 cores the first
+# time, nothing after). Optional: the rest of rocesw builds and tests without it.
+if [ "$(id -u)" -eq 0 ] && [ -z "${ROCESW_NO_NS3_MPI:-}" ]; then
+  "$root/scripts/setup-ns3-mpi.sh" >/dev/null ||
+    echo "setup.sh: scripts/setup-ns3-mpi.sh failed: rocesw-replay-mpi will not be built" >&2
+fi

@@ -12,13 +12,13 @@ cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 ./scripts/build.sh build
 meson test -C build --print-errorlogs --num-processes 2
-./scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug -Db_lto=false
+./scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug -Db_lto=false -Dns3_mpi=disabled
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite parser --suite pcap
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --print-errorlogs test_live_roceswd
 # ThreadSanitizer: live tests with 2+ threads (network namespaces: the lab lock, as any live run)
-./scripts/build.sh build-tsan -Db_sanitize=thread -Dbuildtype=debug -Db_lto=false
+./scripts/build.sh build-tsan -Db_sanitize=thread -Dbuildtype=debug -Db_lto=false -Dns3_mpi=disabled
 flock /tmp/rocesw-live.lock meson test -C build-tsan --print-errorlogs --suite tsan
 # coverage-guided fuzzing (libFuzzer + ASan + UBSan), a few seconds per target
 ./scripts/fuzz.sh --seconds 5

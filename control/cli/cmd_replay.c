@@ -20,6 +20,8 @@
 #include "replay_memory.h"
 #include "replay_report.h"
 #include "replay_summary.h"
+#include "replay_ranks.h"
+#include "replay_runner.h"
 #include "replay_trace.h"
 #include "replay_text.h"
 #include "dataplane/config/zone.h"
@@ -35,6 +37,7 @@ static void usage(FILE *f)
 		"                     [--hosts-ignore-pfc] [--seed N] [--until NS] [--sample-ns NS]\n"
 		"                     [--deadlock-ns NS] [--te [--te-reinstall-ns NS]] [--trace FILTER]\n"
 		"                     [--quiet] [--captures all|none] [--capture-only P ...] [--capture-...]\n"
+		"                     [--ranks N [--sync window|null-messages] [--hostfile F]]\n"
 		"\n"
 		"Replays captures on virtual time through the switch of config F, or through the\n"
 		"switches, hosts and links of a zone config F (docs/replay.md). Switches run the live\n"
@@ -87,6 +90,13 @@ static void usage(FILE *f)
 		"                   verdict, one JSON line per arrival in DIR/trace.jsonl (at most\n"
 		"                   100000; more are counted)\n"
 		"  --quiet          no progress line (there is none unless stderr is a terminal)\n"
+		"  --ranks N        zone: run partitioned over N MPI ranks on ns-3's distributed\n"
+		"                   simulator (mpirun -np N rocesw-replay-mpi, a build option, GPL-2.0\n"
+		"                   as a whole): racks stay whole, CTSWs are spread; the outputs are\n"
+		"                   the same byte for byte (docs/replay-parallel.md)\n"
+		"  --sync MODE      with --ranks: ns-3's granted time 'window' (default) or\n"
+		"                   'null-messages'\n"
+		"  --hostfile F     with --ranks: Open MPI's hosts file (several machines)\n"
 		RSW_TEXT_USAGE RSW_CAPTURE_USAGE);
 }
 
@@ -409,8 +419,8 @@ static int load_zone(const struct replay_args *a, int *zone, struct rsw_zone *z)
 	if (a->policy_arg && load_policy(a->policy_arg, &pol) < 0)
 		return 2;
 	unsigned long dpdk_mb;
-	if (rsw_replay_dpdk_mb(a->config, *zone, a->quiet ? NULL : stderr, &dpdk_mb, err,
-			       sizeof(err)) < 0) {
+	FILE *note = a->quiet || rsw_replay_rank ? NULL : stderr; /* once, from rank 0 */
+	if (rsw_replay_dpdk_mb(a->config, *zone, note, &dpdk_mb, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rocesw replay: %s\n", err);
 		return 1;
 	}
@@ -481,12 +491,16 @@ static int check_out_dir(const char *out, const struct rsw_replay_input *in, uns
 	return safe ? 0 : 2;
 }
 
+rsw_replay_runner_fn *rsw_replay_runner;
+unsigned rsw_replay_rank;
+
 /* The run, its event log, then the summary, report and captures. Returns the exit status. */
 static int run(struct replay_args *a, const struct rsw_zone *z, const struct rsw_replay_model *m)
 {
 	char evpath[4096], err[2048];
 	snprintf(evpath, sizeof(evpath), "%s/events.jsonl", a->out);
-	FILE *ev = fopen(evpath, "w");
+	/* ranks other than 0 hand their lines to rank 0, which writes the log */
+	FILE *ev = rsw_replay_rank ? tmpfile() : fopen(evpath, "w");
 	if (!ev) {
 		fprintf(stderr, "rocesw replay: cannot write %s\n", evpath);
 		return 1;
@@ -506,9 +520,16 @@ static int run(struct replay_args *a, const struct rsw_zone *z, const struct rsw
 				     .sample_ns = a->sample, .capture = &a->cap,
 				     .deadlock_ns = a->deadlock, .trace = tracer ? &hooks : NULL};
 	struct rsw_replay_result res;
-	int rc = rsw_replay_run(m, a->out, &ro, &res, err, sizeof(err));
+	int rc = rsw_replay_runner ? rsw_replay_runner(m, a->out, &ro, &res, err, sizeof(err))
+				   : rsw_replay_run(m, a->out, &ro, &res, err, sizeof(err));
 	if (rc < 0)
 		fprintf(stderr, "rocesw replay: %s\n", err);
+	if (rsw_replay_rank) { /* its captures are written; rank 0 writes the rest */
+		if (rc == 0)
+			rsw_replay_result_free(&res, z->n_sw);
+		fclose(ev);
+		return rc < 0;
+	}
 	if ((ferror(ev) | fclose(ev)) != 0 && rc == 0) {
 		fprintf(stderr, "rocesw replay: cannot write %s: %s\n", evpath, strerror(errno));
 		rsw_replay_result_free(&res, z->n_sw);
@@ -543,6 +564,8 @@ int rsw_cmd_replay(int argc, char **argv)
 	int zone, rc;
 
 	static struct rsw_replay_te te;
+	if ((rc = rsw_replay_ranks(argc, argv, rsw_replay_runner != NULL)) >= 0)
+		return rc;
 	a = (struct replay_args){.seed = 1, .sample = 1000, .te_reinstall = -1};
 	if ((rc = parse_args(argc, argv, &a)) >= 0 || (rc = load_zone(&a, &zone, &z)) != 0)
 		return rc;

@@ -30,6 +30,7 @@
 uint32_t rp_flow_index(struct replay *r, const struct rsw_pkt_meta *m)
 {
 	struct rsw_flow_key k;
+	struct rsw_replay_order o = rp_order(r);
 	rsw_flow_key_of(m, &k);
 	/* packets of a flow come in trains: the last flow found is the likely one */
 	if (r->last_flow != NO_FLOW && !memcmp(&k, &r->flows.key[r->last_flow], sizeof(k)))
@@ -46,6 +47,8 @@ uint32_t rp_flow_index(struct replay *r, const struct rsw_pkt_meta *m)
 		memset(r->fl + r->fl_cap, 0, (cap - r->fl_cap) * sizeof(*r->fl));
 		r->fl_cap = cap;
 	}
+	if (!r->fl[fi].first.ordered)
+		r->fl[fi].first = o;
 	r->last_flow = (uint32_t)fi;
 	return (uint32_t)fi;
 oom:
@@ -79,6 +82,7 @@ static void flow_hop(struct replay *r, uint32_t flow, uint32_t dir, uint32_t len
 {
 	if (flow == NO_FLOW)
 		return;
+	struct rsw_replay_order o = rp_order(r);
 	struct rsw_replay_flow *f = &r->fl[flow];
 	for (uint32_t i = f->n_hop; i-- > 0;)
 		if (f->hop[i].dir == dir) {
@@ -95,7 +99,8 @@ static void flow_hop(struct replay *r, uint32_t flow, uint32_t dir, uint32_t len
 		}
 		f->hop = h;
 	}
-	f->hop[f->n_hop++] = (struct rsw_replay_hop){.dir = dir, .packets = 1, .bytes = len};
+	f->hop[f->n_hop++] =
+		(struct rsw_replay_hop){.dir = dir, .packets = 1, .bytes = len, .first = o};
 }
 
 /* ---- frames, captures, wake-ups, events ---- */
@@ -275,6 +280,9 @@ void rp_event(struct replay *r, uint64_t t, const char *kind, const char *node_k
 		json_object_set_new(o, "port", json_string(port));
 	if (fields)
 		json_object_update(o, fields);
+	if (r->part) /* the line's order key (replay_part.h) */
+		fprintf(r->events, "%016llx%08x%08x ", (unsigned long long)r->wake_t, r->wake_id,
+			r->wake_lines++);
 	json_dumpf(o, r->events, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	fputc('\n', r->events);
 	json_decref(o);
@@ -337,6 +345,13 @@ void rp_link_send(struct replay *r, int dir, uint64_t t_start, struct rte_mbuf *
 	if (t < l->last_t)
 		t = l->last_t;
 	l->last_t = t;
+	if (!rp_end_here(r, &l->to)) { /* its receiver is held by another part */
+		uint32_t fi = *frame_flow(r, m);
+		r->part->send(r->part->arg, (unsigned)dir, t, rte_pktmbuf_mtod(m, uint8_t *),
+			      m->pkt_len, fi != NO_FLOW ? &r->flows.key[fi] : NULL);
+		rte_pktmbuf_free(m);
+		return;
+	}
 	l->q[(l->head + l->n) % l->cap] = (struct in_flight){.t = t, .m = m};
 	if (l->n++ == 0)
 		rp_schedule(r, r->id_link + (uint32_t)dir, t);
@@ -347,6 +362,10 @@ void rp_link_lost(struct replay *r, int dir, uint64_t t_start, uint32_t len)
 	/* logged when it was sent: the event log stays in time order */
 	const struct link_dir *l = &r->link[dir];
 	uint64_t t = t_start;
+	if (!rp_end_here(r, &l->to)) { /* counted here: the far end's part never sees it */
+		r->res->dropped++;
+		return;
+	}
 	if (l->to.sw != RSW_TOPO_HOST) {
 		sw_lost(r, (unsigned)l->to.sw, l->to.idx, t, len);
 		return;
@@ -498,6 +517,8 @@ static int open_outputs(struct replay *r, const char *dir, char *err, size_t err
 	r->capture_buffer = capture_buffer(r);
 	for (unsigned s = 0; s < md->n_sw; s++) {
 		struct sw_node *n = &r->sw[s];
+		if (!rp_sw_here(r, s)) /* its part writes its captures */
+			continue;
 		if (md->zone && !(r->capture && r->capture->off)) {
 			snprintf(path, sizeof(path), "%s/%s", dir, n->name);
 			if (make_dir(path, err, errlen) < 0)
@@ -519,6 +540,8 @@ static int open_outputs(struct replay *r, const char *dir, char *err, size_t err
 		}
 	}
 	for (unsigned h = 0; h < md->n_host; h++) {
+		if (!rp_host_here(r, h))
+			continue;
 		snprintf(path, sizeof(path), "%s/%s.pcap", dir, r->host[h].name);
 		if (open_dump(r, r->host[h].name, path, &r->host[h].out, err, errlen) < 0)
 			return -1;
@@ -788,92 +811,202 @@ static int compile_filter(struct rsw_replay_capture *c, char *err, size_t errlen
 	return rc;
 }
 
+struct replay *rsw_replay_part_open(const struct rsw_replay_model *model, const char *out_dir,
+				    const struct rsw_replay_opts *opts,
+				    const struct rsw_replay_part *part,
+				    struct rsw_replay_result *res, char *err, size_t errlen)
+{
+	struct replay *r = calloc(1, sizeof(*r));
+	memset(res, 0, sizeof(*res));
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	*r = (struct replay){.model = model, .res = res, .events = opts->events,
+			     .sample_ns = opts->sample_ns, .err = err, .errlen = errlen,
+			     .last_flow = NO_FLOW, .capture = opts->capture, .part = part,
+			     .trace = opts->trace, .opts = opts};
+	res->deadlock_hold_ns = opts->deadlock_ns ? opts->deadlock_ns : RSW_REPLAY_DEADLOCK_NS;
+	if (r->capture) {
+		r->capture->files = 0;
+		r->capture->bytes = 0;
+		if (r->capture->filter && compile_filter(r->capture, err, errlen) < 0) {
+			free(r);
+			return NULL;
+		}
+	}
+	if (build(r, err, errlen) < 0 || open_outputs(r, out_dir, err, errlen) < 0)
+		goto fail;
+	for (unsigned s = 0; s < model->n_sw; s++)
+		r->sw[s].tm->log_arg = r;
+	for (unsigned i = 0; i < model->n_in; i++) {
+		if (!rp_sw_here(r, model->in[i].sw))
+			continue;
+		rp_cap_next(r, &r->in[i]);
+		if (!r->in[i].eof)
+			rp_schedule(r, i, r->in[i].t);
+	}
+	if (model->coll) {
+		if (loop_init(r, err, errlen) < 0)
+			goto fail;
+		loop_start(r);
+	}
+	rp_fault_start(r);
+	for (unsigned h = 0; h < model->n_host; h++) {
+		struct host_node *hn = &r->host[h];
+		if (!hn->has_in || model->coll || !rp_host_here(r, h))
+			continue;
+		rp_cap_next(r, &hn->in);
+		if (!hn->in.eof)
+			rp_schedule(r, r->id_host + h, hn->in.t);
+	}
+	return r;
+fail:
+	rsw_replay_part_close(r, 0, 0);
+	return NULL;
+}
+
+uint64_t rsw_replay_part_next(const struct replay *r)
+{
+	return rsw_event_peek(&r->q);
+}
+
+/* Runs the next wake-up. */
+static void run_one(struct replay *r)
+{
+	struct rsw_wake w;
+	rsw_event_pop(&r->q, &w);
+	if (!r->res->entered && !r->res->generated)
+		r->res->start_ns = w.t;
+	r->wake_t = w.t;
+	r->wake_id = w.id;
+	r->wake_lines = 0;
+	r->wake_n = 0;
+	dispatch(r, &w);
+	if (r->events && r->sample_ns && w.t >= r->next_sample) {
+		for (unsigned s = 0; s < r->model->n_sw; s++)
+			sw_sample(r, s, w.t);
+		r->next_sample = w.t - w.t % r->sample_ns + r->sample_ns;
+	}
+	r->n_events++;
+}
+
+static int run_failed(const struct replay *r)
+{
+	return r->failed || r->oom || r->werr.err;
+}
+
+int rsw_replay_part_run_at(struct replay *r, uint64_t t)
+{
+	while (!run_failed(r) && rsw_event_peek(&r->q) == t)
+		run_one(r);
+	return run_failed(r) ? -1 : 0;
+}
+
+void rsw_replay_part_deliver(struct replay *r, unsigned dir, uint64_t t, const uint8_t *data,
+			     uint32_t len, const struct rsw_flow_key *flow)
+{
+	uint32_t fi = NO_FLOW;
+	if (flow) {
+		long f = rsw_flow_table_find_add(&r->flows, flow);
+		if (f >= 0 && (size_t)f >= r->fl_cap) {
+			size_t cap = r->fl_cap ? r->fl_cap * 2 : 1024;
+			void *p = realloc(r->fl, cap * sizeof(*r->fl));
+			if (p) {
+				r->fl = p;
+				memset(r->fl + r->fl_cap, 0, (cap - r->fl_cap) * sizeof(*r->fl));
+				r->fl_cap = cap;
+			} else {
+				f = -1;
+			}
+		}
+		if (f < 0)
+			r->oom = 1;
+		else
+			fi = (uint32_t)f;
+	}
+	struct rte_mbuf *m = rp_mbuf(r, data, len, fi, 0);
+	struct link_dir *l = &r->link[dir];
+	if (!m) {
+		rp_link_lost(r, (int)dir, t, len);
+		return;
+	}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct in_flight *q = malloc(cap * sizeof(*q));
+		if (!q) {
+			r->oom = 1;
+			rte_pktmbuf_free(m);
+			return;
+		}
+		for (size_t i = 0; i < l->n; i++)
+			q[i] = l->q[(l->head + i) % l->cap];
+		free(l->q);
+		l->q = q;
+		l->head = 0;
+		l->cap = cap;
+	}
+	l->q[(l->head + l->n) % l->cap] = (struct in_flight){.t = t, .m = m};
+	if (l->n++ == 0)
+		rp_schedule(r, r->id_link + dir, t);
+}
+
+int rsw_replay_part_close(struct replay *r, uint64_t cut_ns, int ok)
+{
+	struct rsw_replay_result *res = r->res;
+	const struct rsw_replay_model *model = r->model;
+	char *err = r->err;
+	size_t errlen = r->errlen;
+	int rc = -1, finished = 0;
+	res->cut_ns = cut_ns;
+	if (r->oom)
+		snprintf(err, errlen, "out of memory");
+	if (ok && !run_failed(r)) {
+		finish(r); /* hands each switch's traffic manager to res */
+		finished = 1;
+		rc = 0;
+	}
+	cleanup(r);
+	if (r->werr.err && !r->failed && !r->oom) {
+		snprintf(err, errlen, "cannot write %s: %s (%u incomplete captures removed)",
+			 r->werr.path, strerror(r->werr.err), r->werr_removed);
+		rc = -1;
+	}
+	if (r->capture && r->capture->filter)
+		pcap_freecode(&r->capture->prog);
+	if (rc < 0) /* a capture found incomplete only at its close fails a finished run */
+		rsw_replay_result_free(res, finished ? model->n_sw : 0);
+	free(r);
+	return rc;
+}
+
 int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 		   const struct rsw_replay_opts *opts, struct rsw_replay_result *res, char *err,
 		   size_t errlen)
 {
-	struct replay r = {.model = model, .res = res, .events = opts->events,
-			   .sample_ns = opts->sample_ns, .err = err, .errlen = errlen,
-			   .last_flow = NO_FLOW, .capture = opts->capture, .trace = opts->trace};
-	int rc = -1, finished = 0;
-	memset(res, 0, sizeof(*res));
-	res->deadlock_hold_ns = opts->deadlock_ns ? opts->deadlock_ns : RSW_REPLAY_DEADLOCK_NS;
-	if (r.capture) {
-		r.capture->files = 0;
-		r.capture->bytes = 0;
-		if (r.capture->filter && compile_filter(r.capture, err, errlen) < 0)
-			return -1;
-	}
-	if (build(&r, err, errlen) < 0 || open_outputs(&r, out_dir, err, errlen) < 0)
-		goto out;
-	for (unsigned s = 0; s < model->n_sw; s++)
-		r.sw[s].tm->log_arg = &r;
-	for (unsigned i = 0; i < model->n_in; i++) {
-		rp_cap_next(&r, &r.in[i]);
-		if (!r.in[i].eof)
-			rp_schedule(&r, i, r.in[i].t);
-	}
-	if (model->coll) {
-		if (loop_init(&r, err, errlen) < 0)
-			goto out;
-		loop_start(&r);
-	}
-	rp_fault_start(&r);
-	for (unsigned h = 0; h < model->n_host; h++) {
-		struct host_node *hn = &r.host[h];
-		if (!hn->has_in || model->coll)
-			continue;
-		rp_cap_next(&r, &hn->in);
-		if (!hn->in.eof)
-			rp_schedule(&r, r.id_host + h, hn->in.t);
-	}
+	struct replay *r = rsw_replay_part_open(model, out_dir, opts, NULL, res, err, errlen);
+	if (!r)
+		return -1;
 	struct timespec t0, now_ts;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	time_t last_progress = 0; /* the first line after 4096 events, then once a second */
 	int progressed = 0;
-	uint64_t n_events = 0;
-	struct rsw_wake w;
-	while (!r.failed && !r.oom && !r.werr.err && rsw_event_peek(&r.q) != UINT64_MAX) {
-		if (opts->until_ns && rsw_event_peek(&r.q) > opts->until_ns) {
-			res->cut_ns = opts->until_ns;
+	uint64_t cut = 0;
+	while (!run_failed(r) && rsw_event_peek(&r->q) != UINT64_MAX) {
+		if (opts->until_ns && rsw_event_peek(&r->q) > opts->until_ns) {
+			cut = opts->until_ns;
 			break;
 		}
-		rsw_event_pop(&r.q, &w);
-		if (!res->entered && !res->generated)
-			res->start_ns = w.t;
-		dispatch(&r, &w);
-		if (r.events && r.sample_ns && w.t >= r.next_sample) {
-			for (unsigned s = 0; s < model->n_sw; s++)
-				sw_sample(&r, s, w.t);
-			r.next_sample = w.t - w.t % r.sample_ns + r.sample_ns;
-		}
-		if (opts->progress && !(++n_events & 4095) && time(NULL) != last_progress) {
+		run_one(r);
+		if (opts->progress && !(r->n_events & 4095) && time(NULL) != last_progress) {
 			last_progress = time(NULL);
 			progressed = 1;
 			clock_gettime(CLOCK_MONOTONIC, &now_ts);
-			progress_line(&r, opts, w.t, (double)(now_ts.tv_sec - t0.tv_sec) +
+			progress_line(r, opts, r->wake_t, (double)(now_ts.tv_sec - t0.tv_sec) +
 				      (double)(now_ts.tv_nsec - t0.tv_nsec) / 1e9);
 		}
 	}
 	if (progressed)
 		fprintf(opts->progress, "\n");
-	if (r.oom)
-		snprintf(err, errlen, "out of memory");
-	if (r.failed || r.oom || r.werr.err)
-		goto out;
-	finish(&r); /* hands each switch's traffic manager to res */
-	finished = 1;
-	rc = 0;
-out:
-	cleanup(&r);
-	if (r.werr.err && !r.failed && !r.oom) {
-		snprintf(err, errlen, "cannot write %s: %s (%u incomplete captures removed)",
-			 r.werr.path, strerror(r.werr.err), r.werr_removed);
-		rc = -1;
-	}
-	if (r.capture && r.capture->filter)
-		pcap_freecode(&r.capture->prog);
-	if (rc < 0) /* a capture found incomplete only at its close fails a finished run */
-		rsw_replay_result_free(res, finished ? model->n_sw : 0);
-	return rc;
+	return rsw_replay_part_close(r, cut, 1);
 }

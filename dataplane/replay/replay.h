@@ -81,6 +81,15 @@ struct rsw_replay_host_result {
 	uint64_t injected_drops;      /* frames lost on purpose on its link (closed loop) */
 };
 
+/* Where something happened in the run: the wake-up (time, entity) and the count of such things
+ * within it. Runs of a zone in parts give the same keys as one run, so results merged by key are
+ * in one run's order (replay_part.h). */
+struct rsw_replay_order {
+	uint64_t t;
+	uint32_t id, n;
+	uint8_t ordered;
+};
+
 /* A flow's life: from its first packet entering (a host sending it, or a direct input arriving)
  * to its last packet leaving (received whole by a host, or its last bit out of a switch port with
  * no link). */
@@ -92,8 +101,10 @@ struct rsw_replay_flow {
 	struct rsw_replay_hop {
 		uint32_t dir;
 		uint64_t packets, bytes;
+		struct rsw_replay_order first; /* its first frame put on the link */
 	} *hop;
 	uint32_t n_hop;
+	struct rsw_replay_order first;   /* the flow was first seen (ordered: 0 if not here) */
 };
 
 /* A cyclic buffer dependency the run held (replay_deadlock.c, docs/replay.md "PFC deadlock"):

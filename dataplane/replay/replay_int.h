@@ -13,6 +13,7 @@
 #include "dataplane/tm/shaper.h"
 #include "event_heap.h"
 #include "replay.h"
+#include "replay_part.h"
 
 #define NEVER UINT64_MAX
 #define NO_FLOW UINT32_MAX
@@ -176,7 +177,37 @@ struct replay {
 	uint64_t dl_next_ns;         /* a PFC frame sent from then on runs the next check */
 	unsigned settle_sw;          /* switch and time of the sw_settle running (watchdog log) */
 	uint64_t settle_t;
+	/* a part of a zone run apart (replay_part.h), or NULL: the whole zone */
+	const struct rsw_replay_part *part;
+	uint64_t wake_t;             /* the wake-up being run, and the event-log lines it wrote: */
+	uint32_t wake_id, wake_lines; /* the key of its lines in a part */
+	uint32_t wake_n;             /* flow look-ups and hops in it (rsw_replay_order) */
+	uint32_t fault_steps;        /* steps of the failure agenda's wake-up (replay_fault.c) */
+	const struct rsw_replay_opts *opts;
+	uint64_t n_events;
 };
+
+/* Whether this process holds switch s / host h (always, unless the zone is run in parts). */
+static inline int rp_sw_here(const struct replay *r, unsigned s)
+{
+	return !r->part || r->part->sw_rank[s] == r->part->rank;
+}
+
+static inline int rp_host_here(const struct replay *r, unsigned h)
+{
+	return !r->part || r->part->host_rank[h] == r->part->rank;
+}
+
+static inline int rp_end_here(const struct replay *r, const struct rsw_topo_end *e)
+{
+	return e->sw == RSW_TOPO_HOST ? rp_host_here(r, e->idx) : rp_sw_here(r, (unsigned)e->sw);
+}
+
+static inline struct rsw_replay_order rp_order(struct replay *r)
+{
+	return (struct rsw_replay_order){.t = r->wake_t, .id = r->wake_id, .n = r->wake_n++,
+					 .ordered = 1};
+}
 
 static inline uint32_t *frame_flow(const struct replay *r, struct rte_mbuf *m)
 {

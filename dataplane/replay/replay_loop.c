@@ -918,9 +918,20 @@ void loop_start(struct replay *r)
 	for (uint32_t i = 0; i < L->n_x; i++)
 		if (!L->x[i].waiting)
 			ready(r, i);
+	/* a receiver whose sender is held by another part (replay_part.h) knows the messages to
+	 * expect, as the sender posts them in the algorithm's order: all of them, up front */
+	for (uint32_t k = 0; r->part && k < L->n_conn; k++) {
+		struct conn *cn = &L->conn[k];
+		if (rp_host_here(r, cn->src) || !rp_host_here(r, cn->dst))
+			continue;
+		while (cn->posted < cn->n_xfers)
+			post(r, L->cx[cn->x0 + cn->posted]);
+	}
 	for (uint32_t k = 0; L->c->cts_window && k < L->n_conn; k++) {
 		struct conn *cn = &L->conn[k];
 		struct qp *qp0 = &L->qp[cn->qp0];
+		if (!rp_host_here(r, cn->dst)) /* its receiver's part grants it */
+			continue;
 		while (cn->cts_sent < cn->n_xfers && cn->cts_sent < L->c->cts_window) {
 			cn->cts_sent++;
 			queue_ctl(r, cn->dst, CTL_CTS, cn->qp0, qp0->rx_cts_psn++, 0);
@@ -928,7 +939,7 @@ void loop_start(struct replay *r)
 		}
 	}
 	for (unsigned h = 0; h < L->n_host; h++)
-		if (L->h[h].rank >= 0)
+		if (L->h[h].rank >= 0 && rp_host_here(r, h))
 			rp_schedule(r, r->id_host + h, 0);
 }
 

@@ -1,0 +1,50 @@
+/* One part of a zone replayed apart (docs/replay-parallel.md): this process holds some switches
+ * and hosts, runs their wake-ups on its own agenda in (time, entity) order, and hands each frame
+ * put on a link whose receiver is held elsewhere to a carrier (ns-3's MPI interface in
+ * rocesw-replay-mpi), which delivers it at its arrival time to the part holding the receiver.
+ * The agenda is driven from outside: the carrier's engine asks for the next time this part has
+ * something due and runs it, so remote frames are on the agenda before their time is run. */
+#ifndef RSW_REPLAY_PART_H
+#define RSW_REPLAY_PART_H
+
+#include <stdint.h>
+
+#include "dataplane/pkt/flow_table.h"
+#include "replay.h"
+
+struct rsw_replay_part {
+	unsigned rank;            /* this part */
+	const uint32_t *sw_rank;  /* the part holding each switch */
+	const uint32_t *host_rank; /* and each host */
+	/* a frame put on link direction dir arrives whole at t at a receiver held by another part
+	 * (flow: its flow's key, or NULL) */
+	void (*send)(void *arg, unsigned dir, uint64_t t, const uint8_t *data, uint32_t len,
+		     const struct rsw_flow_key *flow);
+	void *arg;
+};
+
+struct replay;
+
+/* Sets up the run of the part's switches and hosts (its captures in out_dir); NULL with a
+ * message. Event-log lines start with their order key (rsw_replay_part_key_len). */
+struct replay *rsw_replay_part_open(const struct rsw_replay_model *model, const char *out_dir,
+				    const struct rsw_replay_opts *opts,
+				    const struct rsw_replay_part *part,
+				    struct rsw_replay_result *res, char *err, size_t errlen);
+/* Time of the part's next wake-up, UINT64_MAX if none. */
+uint64_t rsw_replay_part_next(const struct replay *r);
+/* Runs every wake-up due at t (t: rsw_replay_part_next). Returns 0, or -1 when the run failed. */
+int rsw_replay_part_run_at(struct replay *r, uint64_t t);
+/* A frame from another part reaches the end of link direction dir whole at t. */
+void rsw_replay_part_deliver(struct replay *r, unsigned dir, uint64_t t, const uint8_t *data,
+			     uint32_t len, const struct rsw_flow_key *flow);
+/* Ends the run (cut at until_ns if not 0): the part's results in res. Returns 0, or -1 with a
+ * message (then res holds nothing). */
+int rsw_replay_part_close(struct replay *r, uint64_t cut_ns, int ok);
+
+/* Each event-log line of a part begins with its order key, this many characters: the time and
+ * entity of the wake-up that wrote it and the line's number within it, in hexadecimal, so that
+ * lines of several parts merged by key are in the order one process would have written them. */
+#define RSW_REPLAY_PART_KEY_LEN 33
+
+#endif

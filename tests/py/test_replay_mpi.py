@@ -1,0 +1,234 @@
+"""rocesw-replay-mpi (docs/replay-parallel.md): a zone replayed over MPI ranks on ns-3's
+distributed simulator gives the outputs of the sequential replay byte for byte (captures,
+summary.json, report.html, events.jsonl, the text) with 1 and 2 ranks, in both of ns-3's
+synchronisation modes; a frame crossing ranks arrives at its exact time, t_send + wire + propagation
+(the formula of docs/replay.md, not the code's output), never a lookahead late. Built and run only
+with meson -Dns3_mpi (scripts/setup-ns3-mpi.sh)."""
+import filecmp
+import json
+import math
+import os
+import subprocess
+import sys
+import unittest
+
+from scapy.utils import RawPcapReader
+
+from common import BUILD, ROCESW, ROOT, tmpdir
+
+MPI = os.path.join(BUILD, "rocesw-replay-mpi")
+ZONE = os.path.join(ROOT, "config", "zone-2stage.yaml")
+TWO_HOP = os.path.join(ROOT, "pcap-tests", "09-pfc-two-hop-spreading", "zone.yaml")
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1")
+
+
+def read(path):
+    r = RawPcapReader(path)
+    try:
+        return [(m.sec * 10**9 + m.usec, d) for d, m in r]
+    finally:
+        r.close()
+
+
+def same_tree(test, a, b):
+    cmp = filecmp.dircmp(a, b)
+    test.assertEqual((cmp.left_only, cmp.right_only), ([], []))
+    for f in cmp.common_files:
+        test.assertTrue(filecmp.cmp(os.path.join(a, f), os.path.join(b, f), shallow=False), f)
+    for sub in cmp.common_dirs:
+        same_tree(test, os.path.join(a, sub), os.path.join(b, sub))
+
+
+class ReplayMpi(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tmpdir()
+        cls.ring = os.path.join(cls.dir, "gen-ring")
+        subprocess.run([ROCESW, "gen", "--pattern", "ring", "--hosts", "8", "--message", "262144",
+                        "--out", cls.ring], check=True, capture_output=True)
+        cls.incast = os.path.join(cls.dir, "gen-incast")
+        subprocess.run([ROCESW, "gen", "--pattern", "incast", "--hosts", "3", "--root", "2",
+                        "--message", "262144", "--speed", "100000", "--out", cls.incast],
+                       check=True, capture_output=True)
+
+    def seq(self, name, config, indir, *extra):
+        out = os.path.join(self.dir, name)
+        r = subprocess.run([ROCESW, "replay", "--config", config, "--in-dir", indir, "--out", out,
+                            "--sample-ns", "0", *extra],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return out, r.stdout.replace(out, "OUT")
+
+    def mpi(self, name, ranks, sync, config, indir, *extra, check=True):
+        out = os.path.join(self.dir, name)
+        r = subprocess.run(["mpirun", "-np", str(ranks), MPI, "--sync", sync, "--config", config,
+                            "--in-dir", indir, "--out", out, "--sample-ns", "0",
+                            *extra], capture_output=True, text=True, env=ENV, timeout=600)
+        if check:
+            self.assertEqual(r.returncode, 0, r.stderr)
+        return out, r.stdout.replace(out, "OUT"), r
+
+    def identical(self, tag, config, indir, runs):
+        s, s_txt = self.seq(f"{tag}-seq", config, indir)
+        for ranks, sync in runs:
+            m, m_txt, _ = self.mpi(f"{tag}-{ranks}-{sync}", ranks, sync, config, indir)
+            with self.subTest(ranks=ranks, sync=sync):
+                same_tree(self, s, m)
+                self.assertEqual(s_txt, m_txt)
+        return s
+
+    def test_zone_2stage_ring(self):
+        s = self.identical("ring", ZONE, self.ring, [(1, "window"), (2, "window"),
+                                                     (2, "null-messages")])
+        with open(os.path.join(s, "summary.json")) as f:
+            self.assertTrue(json.load(f)["conservation"]["holds"])
+
+    def closed(self, tag, config, spec):
+        """The sequential closed loop, then 2 ranks in both modes: the same outputs."""
+        outs = []
+        for name, cmd in (("seq", [ROCESW, "replay"]),
+                          ("window", ["mpirun", "-np", "2", MPI, "--sync", "window"]),
+                          ("null", ["mpirun", "-np", "2", MPI, "--sync", "null-messages"])):
+            out = os.path.join(self.dir, f"{tag}-{name}")
+            r = subprocess.run([*cmd, "--config", config, "--collective", spec, "--out", out,
+                                "--sample-ns", "0"], capture_output=True, text=True, env=ENV,
+                               timeout=600)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            outs.append((out, r.stdout.replace(out, "OUT")))
+        for out, txt in outs[1:]:
+            with self.subTest(run=out):
+                same_tree(self, outs[0][0], out)
+                self.assertEqual(outs[0][1], txt)
+        with open(os.path.join(outs[0][0], "summary.json")) as f:
+            return json.load(f), outs[0][0]
+
+    def test_closed_loop_ring(self):
+        s, _ = self.closed("cring", ZONE, "ring,size=2M")
+        self.assertTrue(s["collective"]["complete"])
+
+    def test_closed_loop_ring_ctsw_failure(self):
+        """ctsw1 (rank 0) fails mid-ring and its links go down on both ranks' ends; ECMP moves
+        the flows to ctsw2 (rank 1); frames put on the failed links are lost and retransmitted."""
+        out = {}
+        for name, cmd in (("seq", [ROCESW, "replay"]),
+                          ("window", ["mpirun", "-np", "2", MPI, "--sync", "window"]),
+                          ("null", ["mpirun", "-np", "2", MPI, "--sync", "null-messages"])):
+            out[name] = os.path.join(self.dir, f"cfail-{name}")
+            r = subprocess.run([*cmd, "--config", ZONE, "--collective", "ring,size=4M,qps=4",
+                                "--fail", "ctsw1@50us", "--recover", "ctsw1@150us", "--out",
+                                out[name], "--sample-ns", "0"], capture_output=True, text=True,
+                               env=ENV, timeout=600)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        for name in ("window", "null"):
+            with self.subTest(sync=name):
+                same_tree(self, out["seq"], out[name])
+        with open(os.path.join(out["seq"], "events.jsonl")) as f:
+            kinds = [json.loads(line)["event"] for line in f]
+        self.assertEqual(kinds.count("link_down"), 4)
+        with open(os.path.join(out["seq"], "summary.json")) as f:
+            self.assertTrue(json.load(f)["collective"]["complete"])
+
+    def test_closed_loop_incast_pfc(self):
+        """h0 and h1 (sw1, rank 0) send to h2 (sw2, rank 1): PFC frames, drops and go-back-N
+        retransmissions cross ranks."""
+        s, out = self.closed("cpfc", TWO_HOP, "incast,root=2,size=1M")
+        self.assertTrue(s["collective"]["complete"])
+        with open(os.path.join(out, "events.jsonl")) as f:
+            kinds = [json.loads(line)["event"] for line in f]
+        self.assertGreater(kinds.count("pfc_rx"), 0)
+
+    def test_closed_loop_incast_cts(self):
+        s, _ = self.closed("ccts", ZONE, "incast,size=2M,root=0,cts=4")
+        c = s["collective"]
+        self.assertTrue(c["complete"])
+        self.assertGreater(sum(q["cts_rx"] for q in c["qps"]), 0)
+
+    def test_until_cuts_alike(self):
+        """--until stops every rank at the same virtual time: what is queued and in flight then,
+        counted on the rank that holds it, sums to the sequential run's."""
+        s, s_txt = self.seq("until-seq", ZONE, self.ring, "--until", "20000")
+        self.assertIn("stopped by --until", s_txt)
+        for sync in ("window", "null-messages"):
+            m, m_txt, _ = self.mpi(f"until-{sync}", 2, sync, ZONE, self.ring, "--until", "20000")
+            with self.subTest(sync=sync):
+                same_tree(self, s, m)
+                self.assertEqual(s_txt, m_txt)
+
+    def test_rocesw_replay_ranks(self):
+        """`rocesw replay --ranks 2 --sync null-messages` runs mpirun itself."""
+        s, s_txt = self.seq("ranks-seq", ZONE, self.ring)
+        out = os.path.join(self.dir, "ranks-2")
+        r = subprocess.run([ROCESW, "replay", "--ranks", "2", "--sync", "null-messages",
+                            "--config", ZONE, "--in-dir", self.ring, "--out", out, "--sample-ns",
+                            "0"], capture_output=True, text=True, env=ENV, timeout=600)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        same_tree(self, s, out)
+        self.assertEqual(s_txt, r.stdout.replace(out, "OUT"))
+        r = subprocess.run([ROCESW, "replay", "--ranks", "two", "--config", ZONE, "--out", out],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--ranks expects a number of MPI ranks", r.stderr)
+
+    def test_pfc_incast_events(self):
+        """sw1 (h0, h1) and sw2 (h2) are two racks, so two ranks: every PFC frame crosses."""
+        s = self.identical("incast", TWO_HOP, self.incast, [(2, "window"), (2, "null-messages")])
+        with open(os.path.join(s, "events.jsonl")) as f:
+            kinds = [json.loads(line)["event"] for line in f]
+        self.assertGreater(kinds.count("pfc_rx"), 0)
+
+    def test_generated_48_switch_zone(self):
+        z = os.path.join(self.dir, "z48")
+        subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "gen_zone.py"), "--racks",
+                        "32", "--hosts", "16", "--ctsws", "16", "--out", z], check=True,
+                       capture_output=True)
+        gen = os.path.join(self.dir, "gen-ring64")
+        subprocess.run([ROCESW, "gen", "--pattern", "ring", "--hosts", "64", "--message",
+                        "131072", "--out", gen], check=True, capture_output=True)
+        self.identical("z48", os.path.join(z, "zone.yaml"), gen, [(2, "window"),
+                                                                  (2, "null-messages")])
+
+    def test_frame_crossing_ranks_arrives_on_time(self):
+        """With 2 ranks, racks rtsw1-2 and ctsw1 are on rank 0, rtsw3-4 and ctsw2 on rank 1. The
+        first frame rtsw1 sends to ctsw2 finds ctsw2's egress idle (only rack 1 sends to rack 2),
+        so it leaves ctsw2 when it is whole there: its departure from rtsw1, plus its wire time,
+        (len + 12) x 8 bits at 400G, plus 40 m x 5 ns/m. A frame delivered one lookahead late
+        (200 ns) would leave 200 ns later."""
+        m, _, _ = self.mpi("ontime", 2, "window", ZONE, self.ring)
+        ups = read(os.path.join(m, "rtsw1", "Ethernet264.pcap"))
+        t0, f0 = ups[0]
+        ser = math.ceil((len(f0) + 12) * 8 / 400)
+        # the same frame after ctsw2 (MACs, TTL and checksum rewritten): its addresses and BTH
+        seen = [t for t, raw in read(os.path.join(m, "ctsw2", "Ethernet8.pcap"))
+                if raw[26:34] == f0[26:34] and raw[42:54] == f0[42:54]]
+        self.assertTrue(seen)
+        self.assertEqual(seen[0], t0 + ser + 200)
+
+    def test_pfc_crossing_ranks_arrives_on_time(self):
+        """Every PFC frame sw2 sends to sw1 (another rank) is received at its departure plus
+        its wire time (60 + 12 bytes at the link's speed) plus the link's propagation."""
+        m, _, _ = self.mpi("pfctime", 2, "null-messages", TWO_HOP, self.incast)
+        with open(os.path.join(m, "summary.json")) as f:
+            s = json.load(f)
+        link = next(lk for lk in s["links"] if {lk["a"], lk["b"]} == {"sw1|Ethernet16",
+                                                                      "sw2|Ethernet0"})
+        wire = math.ceil((60 + 12) * 8 * 1000 / link["speed"])
+        with open(os.path.join(m, "events.jsonl")) as f:
+            ev = [json.loads(line) for line in f]
+        tx = sorted(e["t"] for e in ev if e["event"] == "pfc_tx" and e.get("switch") == "sw2"
+                    and e.get("port") == "Ethernet0")
+        rx = sorted(e["t"] for e in ev if e["event"] == "pfc_rx" and e.get("switch") == "sw1"
+                    and e.get("port") == "Ethernet16")
+        self.assertGreater(len(tx), 0)
+        self.assertEqual(rx, [t + wire + link["delay_ns"] for t in tx][:len(rx)])
+
+    def test_refusals(self):
+        out = os.path.join(self.dir, "sample")
+        r = subprocess.run(["mpirun", "-np", "2", MPI, "--config", ZONE, "--in-dir", self.ring,
+                            "--out", out], capture_output=True, text=True, env=ENV)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("pass --sample-ns 0", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
