@@ -369,21 +369,22 @@ static void merge_coll(struct rsw_coll_result *cr)
 	rsw_ns3_max_u64(&cr->done_ns, 1);
 	for (uint64_t i = 0; i < cr->n_qps; i++) {
 		struct rsw_coll_qp_stats *q = &cr->qp[i];
+		struct rsw_reorder_counts *ro = &q->reorder;
 		uint64_t sum[] = {q->data_packets, q->data_bytes, q->retransmitted, q->timeouts,
 				  q->naks_rx, q->acks_rx, q->naks_tx, q->acks_tx, q->cnps_rx,
-				  q->cnps_tx, q->rate_cuts, q->cts_rx, q->cts_tx, q->reorder.ooo_packets};
+				  q->cnps_tx, q->rate_cuts, q->cts_rx, q->cts_tx, ro->ooo_packets};
 		uint64_t mx[] = {(uint64_t)q->error, q->error_ns, q->unacked_psn, q->sent_psn,
-				 q->reorder.ooo_max_distance, q->reorder.reorder_max_packets, q->reorder.reorder_max_bytes};
+				 ro->ooo_max_distance, ro->reorder_max_packets, ro->reorder_max_bytes};
 		rsw_ns3_sum_u64(sum, sizeof(sum) / sizeof(sum[0]));
 		rsw_ns3_max_u64(mx, sizeof(mx) / sizeof(mx[0]));
 		rsw_ns3_min_u64(&q->min_rate_mbps, 1);
 		q->data_packets = sum[0], q->data_bytes = sum[1], q->retransmitted = sum[2];
 		q->timeouts = sum[3], q->naks_rx = sum[4], q->acks_rx = sum[5], q->naks_tx = sum[6];
 		q->acks_tx = sum[7], q->cnps_rx = sum[8], q->cnps_tx = sum[9], q->rate_cuts = sum[10];
-		q->cts_rx = sum[11], q->cts_tx = sum[12], q->reorder.ooo_packets = sum[13];
+		q->cts_rx = sum[11], q->cts_tx = sum[12], ro->ooo_packets = sum[13];
 		q->error = (int)mx[0], q->error_ns = mx[1], q->unacked_psn = mx[2];
-		q->sent_psn = mx[3], q->reorder.ooo_max_distance = mx[4], q->reorder.reorder_max_packets = mx[5];
-		q->reorder.reorder_max_bytes = mx[6];
+		q->sent_psn = mx[3], ro->ooo_max_distance = mx[4], ro->reorder_max_packets = mx[5];
+		ro->reorder_max_bytes = mx[6];
 	}
 }
 
