@@ -686,11 +686,18 @@ void rsw_tm_port_stats(const struct rsw_tm *tm, uint16_t port, uint64_t now_ns,
 	for (unsigned g = 0; g < RSW_TM_PGS; g++) {
 		s->pg_peak[g] = RSW_CNT_GET(tp->pg[g].peak);
 		s->pg_dropped[g] = RSW_CNT_GET(tp->pg[g].dropped_packets);
+		s->pg_bytes[g] = RSW_CNT_GET(tp->pg[g].bytes);
+		s->pg_hdrm[g] = RSW_CNT_GET(tp->pg[g].hdrm);
+		s->pg_pkts[g] = RSW_CNT_GET(tp->pg[g].pkts) + RSW_CNT_GET(tp->pg[g].hdrm_pkts);
 		s->pfc_tx[g] = RSW_CNT_GET(tp->gen[g].tx_frames);
 		s->xoff[g] = RSW_CNT_GET(tp->gen[g].xoff_transitions);
 		s->xon[g] = RSW_CNT_GET(tp->gen[g].xon_transitions);
 	}
+	s->xoff_pgs = __atomic_load_n(&tp->xoff_pgs, __ATOMIC_RELAXED);
+	s->paused = 0;
 	for (unsigned i = 0; i < RSW_PFC_PRIOS; i++) {
+		if (now_ns < RSW_CNT_GET(tp->pause.until_ns[i]))
+			s->paused |= (uint8_t)(1u << i);
 		s->pfc_rx[i] = RSW_CNT_GET(tp->pause.rx_frames[i]);
 		s->paused_ns[i] = rsw_pause_total_ns(&tp->pause, i, now_ns);
 	}

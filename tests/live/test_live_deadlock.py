@@ -38,6 +38,7 @@ from test_deadlock import ALL, FAIL, cycles, host_ip, rotations, turns  # noqa: 
 LAB = os.path.join(ROOT, "scripts", "lab.py")
 ZONES = os.path.join(ROOT, "config", "zone-deadlock")
 SLOW = 10  # Mb/s of every switch-to-switch link in the test's copy
+FRAME_LEN = 14 + 20 + 8 + 1000  # the senders' frames: Ethernet, IPv4, UDP, payload
 
 SENDER = """
 import socket, sys
@@ -119,6 +120,9 @@ class LiveDeadlock(unittest.TestCase):
         self.expected = cycles(edges)
         with open(self.zone) as f:
             self.z = yaml.safe_load(f)
+        self.peer = {}
+        for l in self.z["LINK"]:
+            self.peer[l["a"]], self.peer[l["b"]] = l["b"], l["a"]
         self.cfg = {}
         for name, s in self.z["SWITCH"].items():
             with open(os.path.join(self.d, s["config"])) as f:
@@ -149,12 +153,81 @@ class LiveDeadlock(unittest.TestCase):
     def queued(self, ctl):
         return sum(s["conservation"]["queued"] for s in ctl.counters()["switches"])
 
+    def start_senders(self):
+        senders = []
+        for h in ALL:
+            sw = next(l["b"] if l["a"] == h else l["a"] for l in self.z["LINK"]
+                      if h in (l["a"], l["b"])).split("|")[0]
+            frames, _ = frames_of(self.cfg, sw, self.z, h)
+            pcap = os.path.join(self.d, f"{h}.pcap")
+            wrpcap(pcap, frames)
+            p = subprocess.Popen(["ip", "netns", "exec", h, "/usr/bin/python3", "-c", SENDER,
+                                  pcap], stdout=subprocess.PIPE, text=True)
+            senders.append(p)
+            self.assertEqual(p.stdout.readline().strip(), "ready")
+        return senders
+
+    def stop_senders(self):
+        for p in self.senders:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            p.stdout.close()
+        self.senders = []
+
+    def storm(self, on):
+        """Holds (on) or releases the cycle's member queues (priority 3) with an injected PFC
+        storm: while it lasts they send nothing, whatever their peers' PFC says."""
+        for m in self.expected[0]:
+            r = subprocess.run([ROCESW, "set", "pfc-storm", m, "3", on, "--socket", self.sock],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+
+    def restored(self, c, port):
+        """Watchdog restorations of SWITCH|PORT's queue 3 in counters c."""
+        sw, name = port.split("|")
+        s = next(x for x in c["switches"] if x["name"] == sw)
+        p = next(x for x in s["ports"] if x["name"] == name)
+        return p["queues"][3]["PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED"]
+
+    def quiescent(self, ctl):
+        """Nothing left that can move: no frame on a link, and every queue holding frames
+        paused (the cycle's by the hold, the others by PFC from a PG stuck behind them)."""
+        c = ctl.counters()
+        if c["in_flight"]:
+            return False
+        return all(q["paused"] for s in c["switches"] for p in s["ports"]
+                   for q in p.get("queues", []) if q["SAI_QUEUE_STAT_CURR_OCCUPANCY_BYTES"])
+
+    def margins(self, ctl):
+        """Each member's peer PG in the frozen state, against docs/tm.md's XON rule for a PG of
+        dynamic_th 0 whose packets are limited: XON once it holds fewer packets than the free
+        descriptors less ceil(xon_offset / 84 B), xon_offset = 2 x MTU (docs/config.md), and
+        never while headroom holds frames. Every peer must be over that (XOFF kept)."""
+        for m in self.expected[0]:
+            sw, port = m.split("|")
+            far = next(l["b"] if l["a"] == m else l["a"] for l in self.z["LINK"]
+                       if m in (l["a"], l["b"]))
+            psw, pport = far.split("|")
+            b = ctl.request({"v": 1, "op": "show", "what": "buffers", "switch": psw})["result"]
+            pg = next(g for p in b["ports"] if p["name"] == pport
+                      for g in p["priority_groups"] if g["pg"] == 3)
+            desc = b["descriptors"]
+            mtu = int(self.cfg[psw]["PORT"][pport]["mtu"])
+            xon_below = desc["size"] - desc["used"] - -(-2 * mtu // 84)
+            hdrm = pg["SAI_INGRESS_PRIORITY_GROUP_STAT_XOFF_ROOM_CURR_OCCUPANCY_BYTES"]
+            sys.stderr.write(f"{m} held; its peer {far} PG3: {pg['curr_packets']} packets "
+                             f"(XON below {xon_below}: descriptors {desc['used']} of "
+                             f"{desc['size']} used), {hdrm} B in headroom, xoff {pg['xoff']}\n")
+            self.assertTrue(pg["xoff"], far)
+            self.assertTrue(hdrm > 0 or pg["curr_packets"] >= xon_below, (far, pg, desc))
+
     def test_deadlock_found_then_broken_by_the_watchdog(self):
         self.assertEqual(len(self.expected), 1)
         self.sock = os.path.join(self.d, "ctl.sock")
         r = subprocess.run([LAB, "up", self.zone], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
-        dp, senders = None, []
+        dp, self.senders = None, []
         try:
             log = open(os.path.join(self.d, "dataplane.log"), "w")
             dp = subprocess.Popen(dataplane_cmd("rswdl", "--zone", self.zone, "--control-socket",
@@ -169,24 +242,30 @@ class LiveDeadlock(unittest.TestCase):
                 self.assertEqual(r.returncode, 0, r.stderr)
             # nothing paused yet: no cycle
             self.assertEqual(self.deadlocks()["deadlocks"], [])
-            for h in ALL:
-                sw = next(l["b"] if l["a"] == h else l["a"] for l in self.z["LINK"]
-                          if h in (l["a"], l["b"])).split("|")[0]
-                frames, _ = frames_of(self.cfg, sw, self.z, h)
-                pcap = os.path.join(self.d, f"{h}.pcap")
-                wrpcap(pcap, frames)
-                p = subprocess.Popen(["ip", "netns", "exec", h, "/usr/bin/python3", "-c", SENDER,
-                                      pcap], stdout=subprocess.PIPE, text=True)
-                senders.append(p)
-                self.assertEqual(p.stdout.readline().strip(), "ready")
-            # the fabric fills until a cycle of paused queues holds
-            wait_until(lambda: self.deadlocks()["deadlocks"], "a PFC deadlock", timeout=120,
-                       every=0.2)
-            for p in senders:
-                p.kill()
-                p.wait()
-            # with the senders gone, only a deadlock keeps frames queued: what drains drains
-            # (the links and host queues), the cycle's queues stay
+            for attempt in range(1, 4):
+                self.senders = self.start_senders()
+                # the fabric fills until the cycle's queues are paused, their peers' PGs over
+                # XOFF
+                wait_until(lambda: self.deadlocks()["deadlocks"], "a PFC deadlock", timeout=120,
+                           every=0.2)
+                # hold the cycle's queues (an injected storm), stop the senders and wait until
+                # everything that can drain has: the state is then frozen
+                self.storm("on")
+                self.stop_senders()
+                wait_until(lambda: self.quiescent(ctl), "every queue holding frames paused",
+                           every=0.2)
+                if self.deadlocks()["deadlocks"]:
+                    break
+                # a member's peer PG fell below XON in the drain: no lasting cycle; fill again
+                sys.stderr.write(f"attempt {attempt}: no cycle once drained, filling again\n")
+                self.storm("off")
+            else:
+                self.fail("no cycle held in the frozen state in 3 attempts")
+            self.margins(ctl)
+            # every member's peer PG is over XOFF with nothing left to drain: once the hold ends,
+            # the peers' XOFF keeps every member paused, so nothing moves again
+            self.storm("off")
+            # with the senders gone and the hold released, the cycle's own PFC keeps it
             got = wait_until(lambda: (lambda r: len(r["deadlocks"]) == 1 and r)(self.deadlocks()),
                              "one cycle once the senders stopped", every=0.2)
             d = got["deadlocks"][0]
@@ -235,11 +314,35 @@ class LiveDeadlock(unittest.TestCase):
 
             drops = grew(lambda s: s["drops"])
             lossless = grew(lambda s: s["conservation"]["lossless_drops"])
-            # the lossless frames lost since are the watchdog's, and the frames the peers of
-            # queues it flushed then took over their headroom (headroom_overflow, with 10 Mb/s
-            # links: docs/control.md, "show pfc --deadlock")
             self.assertIn("pfcwd_drop", lossless)
             self.assertLessEqual(set(lossless), {"pfcwd_drop", "headroom_overflow"}, lossless)
+            # The headroom's loss (docs/control.md, "show pfc --deadlock"): a queue the
+            # watchdog restored honours PFC again, but its pause was dropped when the storm was
+            # detected, so it sends until its peer's next XOFF refresh, at most half a pause
+            # time later (0xFFFF quanta of 512 bit times: 1.68 s at 10 Mb/s), while the peer's
+            # PG still has XOFF in force: past the headroom's bytes each frame is lost. So the
+            # PGs that lost frames are exactly PGs fed by a restored queue, each at most what
+            # its link carries in a refresh gap per restoration.
+            refresh_s = 0xFFFF * 512 / (SLOW * 1e6) / 2
+            gap_frames = int(refresh_s * SLOW * 1e6 / (FRAME_LEN * 8)) + 1
+            overflow = 0
+            for s0, s1 in zip(c0["switches"], c1["switches"]):
+                for p0, p1 in zip(s0["ports"], s1["ports"]):
+                    k = "SAI_INGRESS_PRIORITY_GROUP_STAT_DROPPED_PACKETS"
+                    n = p1["priority_groups"][3][k] - p0["priority_groups"][3][k] \
+                        if "priority_groups" in p1 else 0
+                    if not n:
+                        continue
+                    overflow += n
+                    far = self.peer[f"{s1['name']}|{p1['name']}"]
+                    self.assertIn("|", far, "a PG fed by a host lost frames")
+                    restored = self.restored(c1, far) - self.restored(c0, far)
+                    sys.stderr.write(f"PG {s1['name']}|{p1['name']}:3 lost {n} frames; its "
+                                     f"feeder {far} was restored {restored} times (at most "
+                                     f"{gap_frames} frames a gap)\n")
+                    self.assertGreaterEqual(restored, 1, far)
+                    self.assertLessEqual(n, restored * gap_frames)
+            self.assertEqual(overflow, lossless.get("headroom_overflow", 0))
             sys.stderr.write(f"lossless drops after the watchdog came: {lossless}\n")
             self.assertIn("pfcwd_drop", drops)
             wd_tx = 0
@@ -258,11 +361,7 @@ class LiveDeadlock(unittest.TestCase):
             want = {(m["switch"], m["port"], 3) for m in d["cycle"]}
             self.assertTrue(want & stormed, (want, stormed))
         finally:
-            for p in senders:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
-                p.stdout.close()
+            self.stop_senders()
             if dp:
                 dp.terminate()
                 try:
