@@ -5,16 +5,32 @@ sends it back up. The switch-to-switch links run at 10 Mb/s (the test's copy of 
 eight Python senders, each sending 1 kB RoCE frames on DSCP 3 (TC 3, lossless) to the hosts of
 the other racks, fill the fabric's lossless PGs past XOFF; the hosts ignore PFC (the kernel does).
 
-Once the senders stop, what is still queued stays queued only if it is caught in a cycle.
+Why the cycle is certain, not a matter of scheduling. A cycle of paused queues seen while the
+senders run may be passing: each member's peer PG also holds frames that leave the cycle, and the
+switch's other queues hold frames whose departure frees descriptors, which raises the PG's
+dynamic threshold (alpha x free descriptors, docs/tm.md "Packets as well as bytes"); either can
+take a peer PG below XON once the senders stop, and the cycle then drains (one CI run saw that).
+So once the detector names the cycle, its four member queues are held by an injected PFC storm
+(`rocesw set pfc-storm`: they send nothing), the senders stop, and the test waits on the
+counters until nothing can move: no frame on a link and every queue holding frames paused. In
+that frozen state no PG's occupancy, no descriptor count and so no threshold changes any more.
+If each member's peer PG is then still over XOFF (the detector names the cycle; the test also
+checks each peer PG against the XON rule with the switch's descriptors), releasing the hold
+changes nothing: each member stays paused by its peer's XOFF (refreshed every half pause time
+while the PG stays above XON), none can send the first frame that would lower a peer PG, so none
+ever does. If a peer PG fell below XON in the drain, the hold is released and the fabric filled
+again (at most three times; never needed in the runs measured, docs/testing.md).
+
 `rocesw show pfc --deadlock --json` must then report exactly the cycle the routes allow,
 computed here by walking the zone's config files (tests/py/test_deadlock.py's walk, independent
 of rocesw): its members in wait order, each paused (SONiC's default PFC watchdog is turned off
-in the copy: it would break the cycle after 200 ms), the cycle still there
-on a second look. Then the zone is reloaded with the PFC watchdog (action drop) on every port
-of every switch, as config/zone-deadlock/pfcwd has it: the cycle breaks, nothing stays queued,
-and the frames lost are the watchdog's: a member queue stormed, the watchdog's TX drop
-counters add up to the switches' pfcwd_drop, and no other lossless drop appears. Every wait is
-on the control socket."""
+in the copy: it would break the cycle after 200 ms), the cycle still there on a second look.
+Then the zone is reloaded with the PFC watchdog (action drop, 1 ms) on every port of every switch,
+as config/zone-deadlock/pfcwd has it: the cycle breaks, nothing stays queued, a member queue
+stormed, the watchdog's TX drop counters add up to the switches' pfcwd_drop, and the only other
+lossless loss is the headroom loss SONiC's restoration implies (docs/control.md): frames lost
+only at PGs fed by a queue the watchdog restored, at most a refresh gap's worth of frames per
+restoration. Every wait is on the control socket."""
 import json
 import os
 import shutil
@@ -201,9 +217,9 @@ class LiveDeadlock(unittest.TestCase):
 
     def margins(self, ctl):
         """Each member's peer PG in the frozen state, against docs/tm.md's XON rule for a PG of
-        dynamic_th 0 whose packets are limited: XON once it holds fewer packets than the free
+        dynamic_th 0 ("Packets as well as bytes"): XON needs fewer packets than the free
         descriptors less ceil(xon_offset / 84 B), xon_offset = 2 x MTU (docs/config.md), and
-        never while headroom holds frames. Every peer must be over that (XOFF kept)."""
+        an empty headroom. Every peer must be short of that (XOFF kept)."""
         for m in self.expected[0]:
             sw, port = m.split("|")
             far = next(l["b"] if l["a"] == m else l["a"] for l in self.z["LINK"]
