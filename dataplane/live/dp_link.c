@@ -4,6 +4,7 @@
 #include <rte_errno.h>
 #include <rte_mbuf_dyn.h>
 
+#include "dataplane/tm/counter.h"
 #include "dataplane/tm/tsan.h"
 #include "dp_link.h"
 
@@ -47,6 +48,7 @@ uint16_t rsw_dp_link_tx(struct rsw_dp_link *l, struct rte_mbuf **m, uint16_t n, 
 		room = used < RSW_DP_LINK_DATA ? RSW_DP_LINK_DATA - used : 0;
 	if (n > room)
 		n = (uint16_t)room;
+	uint64_t bytes = 0;
 	for (uint16_t i = 0; i < n; i++) {
 		uint32_t len = m[i]->pkt_len;
 		/* it starts when the wire is free (never before now), as replay's links do */
@@ -59,11 +61,13 @@ uint16_t rsw_dp_link_tx(struct rsw_dp_link *l, struct rte_mbuf **m, uint16_t n, 
 			due = l->last_due;
 		l->last_due = due;
 		*due_of(m[i]) = due;
-		l->bytes += len;
+		bytes += len;
 	}
-	l->frames += n;
+	/* the sending port's owner is their one writer; the main lcore reads them (counters) */
+	RSW_CNT_ADD(l->bytes, bytes);
+	RSW_CNT_ADD(l->frames, n);
 	if (kind == RSW_DP_LINK_TX_PFC)
-		l->pfc_frames += n;
+		RSW_CNT_ADD(l->pfc_frames, n);
 	/* single producer and the room checked: all n go */
 	return (uint16_t)rte_ring_sp_enqueue_burst(l->ring, (void **)m, n, NULL);
 }

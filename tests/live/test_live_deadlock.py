@@ -55,6 +55,8 @@ LAB = os.path.join(ROOT, "scripts", "lab.py")
 ZONES = os.path.join(ROOT, "config", "zone-deadlock")
 SLOW = 10  # Mb/s of every switch-to-switch link in the test's copy
 FRAME_LEN = 14 + 20 + 8 + 1000  # the senders' frames: Ethernet, IPv4, UDP, payload
+# a hang guard for the fill (about 12 s here), longer under ThreadSanitizer's slowdown
+FILL_GUARD = 360 if os.environ.get("ROCESW_TSAN") else 120
 
 SENDER = """
 import socket, sys
@@ -262,8 +264,8 @@ class LiveDeadlock(unittest.TestCase):
                 self.senders = self.start_senders()
                 # the fabric fills until the cycle's queues are paused, their peers' PGs over
                 # XOFF
-                wait_until(lambda: self.deadlocks()["deadlocks"], "a PFC deadlock", timeout=120,
-                           every=0.2)
+                wait_until(lambda: self.deadlocks()["deadlocks"], "a PFC deadlock",
+                           timeout=FILL_GUARD, every=0.2)
                 # hold the cycle's queues (an injected storm), stop the senders and wait until
                 # everything that can drain has: the state is then frozen
                 self.storm("on")
