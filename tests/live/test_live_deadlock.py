@@ -11,8 +11,9 @@ switch's other queues hold frames whose departure frees descriptors, which raise
 dynamic threshold (alpha x free descriptors, docs/tm.md "Packets as well as bytes"); either can
 take a peer PG below XON once the senders stop, and the cycle then drains (one CI run saw that).
 So once the detector names the cycle, its four member queues are held by an injected PFC storm
-(`rocesw set pfc-storm`: they send nothing), the senders stop, and the test waits on the
-counters until nothing can move: no frame on a link and every queue holding frames paused. In
+(`rocesw set pfc-storm`: paused as by a peer that keeps sending XOFF), the senders stop, and the
+test waits on the counters until nothing can move: no frame on a link and every queue holding
+frames paused. In
 that frozen state no PG's occupancy, no descriptor count and so no threshold changes any more.
 If each member's peer PG is then still over XOFF (the detector names the cycle; the test also
 checks each peer PG against the XON rule with the switch's descriptors), releasing the hold
@@ -195,7 +196,7 @@ class LiveDeadlock(unittest.TestCase):
 
     def storm(self, on):
         """Holds (on) or releases the cycle's member queues (priority 3) with an injected PFC
-        storm: while it lasts they send nothing, whatever their peers' PFC says."""
+        storm: while it lasts they are paused as if their peers kept sending XOFF."""
         for m in self.expected[0]:
             r = subprocess.run([ROCESW, "set", "pfc-storm", m, "3", on, "--socket", self.sock],
                                capture_output=True, text=True)
