@@ -20,7 +20,7 @@ checks each peer PG against the XON rule with the switch's descriptors), releasi
 changes nothing: each member stays paused by its peer's XOFF (refreshed every half pause time
 while the PG stays above XON), none can send the first frame that would lower a peer PG, so none
 ever does. If a peer PG fell below XON in the drain, the hold is released and the fabric filled
-again (at most three times; no run measured needed it, docs/testing.md).
+again (at most three times; docs/testing.md gives how often the runs measured needed it).
 
 `rocesw show pfc --deadlock --json` must then report exactly the cycle the routes allow,
 computed here by walking the zone's config files (tests/py/test_deadlock.py's walk, independent
