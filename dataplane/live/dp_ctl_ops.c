@@ -126,6 +126,11 @@ static json_t *buffers(struct rsw_ctl *c, const struct show_target *t)
 	}
 	json_t *out = json_object();
 	json_object_set_new(out, "pools", pools);
+	/* the packet memory: a PG's packet thresholds are taken from what is free of it */
+	json_object_set_new(out, "descriptors",
+			    json_pack("{s:I, s:I}", "size", (json_int_t)dp->tm->desc.size, "used",
+				      (json_int_t)__atomic_load_n(&dp->tm->desc.used,
+								  __ATOMIC_RELAXED)));
 	json_object_set_new(out, "ports", per_port(dp, "priority_groups"));
 	return out;
 }

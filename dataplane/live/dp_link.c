@@ -4,6 +4,7 @@
 #include <rte_errno.h>
 #include <rte_mbuf_dyn.h>
 
+#include "dataplane/tm/counter.h"
 #include "dataplane/tm/tsan.h"
 #include "dp_link.h"
 
@@ -47,6 +48,7 @@ uint16_t rsw_dp_link_tx(struct rsw_dp_link *l, struct rte_mbuf **m, uint16_t n, 
 		room = used < RSW_DP_LINK_DATA ? RSW_DP_LINK_DATA - used : 0;
 	if (n > room)
 		n = (uint16_t)room;
+	uint64_t bytes = 0;
 	for (uint16_t i = 0; i < n; i++) {
 		uint32_t len = m[i]->pkt_len;
 		/* it starts when the wire is free (never before now), as replay's links do */
@@ -59,37 +61,50 @@ uint16_t rsw_dp_link_tx(struct rsw_dp_link *l, struct rte_mbuf **m, uint16_t n, 
 			due = l->last_due;
 		l->last_due = due;
 		*due_of(m[i]) = due;
-		l->bytes += len;
+		bytes += len;
 	}
-	l->frames += n;
+	/* the sending port's owner is their one writer; the main lcore reads them (counters) */
+	RSW_CNT_ADD(l->bytes, bytes);
+	RSW_CNT_ADD(l->frames, n);
 	if (kind == RSW_DP_LINK_TX_PFC)
-		l->pfc_frames += n;
+		RSW_CNT_ADD(l->pfc_frames, n);
 	/* single producer and the room checked: all n go */
 	return (uint16_t)rte_ring_sp_enqueue_burst(l->ring, (void **)m, n, NULL);
 }
 
 uint16_t rsw_dp_link_rx(struct rsw_dp_link *l, struct rte_mbuf **m, uint16_t max, uint64_t now)
 {
-	if (l->h_n == 0) {
+	/* h_n: the receiving port's owner is its one writer; the main lcore reads it (in_flight) */
+	uint16_t held = l->h_n;
+	if (held == 0) {
 		l->h_head = 0;
-		l->h_n = (uint16_t)rte_ring_sc_dequeue_burst(l->ring, (void **)l->held,
-							     RSW_DP_LINK_HELD, NULL);
-		if (l->h_n == 0)
+		held = (uint16_t)rte_ring_sc_dequeue_burst(l->ring, (void **)l->held,
+							   RSW_DP_LINK_HELD, NULL);
+		if (held == 0)
 			return 0;
 	}
 	uint16_t n = 0;
-	while (n < max && l->h_n && *due_of(l->held[l->h_head]) <= now) {
+	while (n < max && held && *due_of(l->held[l->h_head]) <= now) {
 		m[n++] = l->held[l->h_head++];
-		l->h_n--;
+		held--;
 	}
-	l->due_head = l->h_n ? *due_of(l->held[l->h_head]) : 0;
+	RSW_CNT_SET(l->h_n, held);
+	l->due_head = held ? *due_of(l->held[l->h_head]) : 0;
 	return n;
 }
 
 uint64_t rsw_dp_link_in_flight(const struct rsw_dp_link *l)
 {
-	return (l->ring ? rte_ring_count(l->ring) : 0) +
-	       __atomic_load_n(&l->h_n, __ATOMIC_RELAXED);
+	uint64_t n = 0;
+	if (l->ring) {
+		/* what rte_ring_count() computes, with the tails loaded atomically (it reads them
+		 * plainly while the ends move them) */
+		const struct rte_ring *r = l->ring;
+		uint32_t c = (__atomic_load_n(&r->prod.tail, __ATOMIC_RELAXED) -
+			      __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED)) & r->mask;
+		n = c > r->capacity ? r->capacity : c;
+	}
+	return n + __atomic_load_n(&l->h_n, __ATOMIC_RELAXED);
 }
 
 uint64_t rsw_dp_link_free(struct rsw_dp_link *l)
@@ -99,7 +114,7 @@ uint64_t rsw_dp_link_free(struct rsw_dp_link *l)
 	for (uint16_t i = 0; i < l->h_n; i++)
 		rsw_mbuf_free(l->held[l->h_head + i]);
 	n += l->h_n;
-	l->h_n = 0;
+	RSW_CNT_SET(l->h_n, 0);
 	while (l->ring && rte_ring_sc_dequeue(l->ring, (void **)&m) == 0) {
 		rsw_mbuf_free(m);
 		n++;

@@ -55,6 +55,7 @@ void rsw_dp_stats_tm_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t
 				    num(s->ecn_marked_packets));
 		json_object_set_new(o, "SAI_QUEUE_STAT_WATERMARK_BYTES", num(ps.q_peak[q]));
 		json_object_set_new(o, "SAI_QUEUE_STAT_CURR_OCCUPANCY_BYTES", num(ps.q_bytes[q]));
+		json_object_set_new(o, "paused", json_boolean(ps.paused >> q & 1));
 		uint64_t wd[RSW_PFCWD_STATS];
 		rsw_tm_pfcwd_stats(dp->tm, (uint16_t)p, q, wd);
 		for (unsigned i = 0; i < RSW_PFCWD_STATS; i++)
@@ -68,6 +69,12 @@ void rsw_dp_stats_tm_json(const struct rsw_dp *dp, const struct rsw_dp_totals *t
 				    num(ps.pg_peak[g]));
 		json_object_set_new(o, "SAI_INGRESS_PRIORITY_GROUP_STAT_DROPPED_PACKETS",
 				    num(ps.pg_dropped[g]));
+		json_object_set_new(o, "SAI_INGRESS_PRIORITY_GROUP_STAT_CURR_OCCUPANCY_BYTES",
+				    num(ps.pg_bytes[g] + ps.pg_hdrm[g]));
+		json_object_set_new(o, "SAI_INGRESS_PRIORITY_GROUP_STAT_XOFF_ROOM_CURR_OCCUPANCY_BYTES",
+				    num(ps.pg_hdrm[g]));
+		json_object_set_new(o, "curr_packets", num(ps.pg_pkts[g]));
+		json_object_set_new(o, "xoff", json_boolean(ps.xoff_pgs >> g & 1));
 		json_object_set_new(o, "xoff_transitions", num(ps.xoff[g]));
 		json_object_set_new(o, "xon_transitions", num(ps.xon[g]));
 		json_array_append_new(pgs, o);

@@ -76,7 +76,7 @@ static uint64_t take_upto(uint64_t *p, uint64_t n, int mt)
 				break;
 		}
 	} else if (take) {
-		*p = h - take;
+		__atomic_store_n(p, h - take, __ATOMIC_RELAXED); /* read by the stats meanwhile */
 	}
 	return take;
 }

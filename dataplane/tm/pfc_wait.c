@@ -23,7 +23,10 @@ static int add_src(void *arg, struct rte_mbuf *m)
 {
 	struct rsw_pfc_wait_node *a = arg;
 	const struct rsw_tm_tag *tg = rsw_tm_tag(m);
-	uint16_t k = (uint16_t)(tg->in_port << 3 | (tg->pg & 7));
+	/* whole loads: a live packet's tag may be rewritten as it is read (tm_walk.c) */
+	uint16_t in_port = __atomic_load_n(&tg->in_port, __ATOMIC_RELAXED);
+	uint8_t pg = __atomic_load_n(&tg->pg, __ATOMIC_RELAXED);
+	uint16_t k = (uint16_t)(in_port << 3 | (pg & 7));
 	for (unsigned i = 0; i < a->n_src; i++)
 		if (a->src[i] == k)
 			return 0;

@@ -233,9 +233,11 @@ static void note_pool_peak(struct rsw_tm *tm, unsigned pool)
 static inline struct rsw_tm_tag *tag(struct rte_mbuf *m, const struct rsw_pkt_meta *meta)
 {
 	struct rsw_tm_tag *t = rsw_tm_tag(m);
-	t->in_port = meta->in_port;
+	/* whole stores: the main lcore may read a queued packet's source as it is reused
+	 * (tm_walk.c); plain moves on x86-64 and ARMv8 */
+	__atomic_store_n(&t->in_port, meta->in_port, __ATOMIC_RELAXED);
 	t->l3_off = meta->l3_off;
-	t->pg = meta->pg & 7;
+	__atomic_store_n(&t->pg, (uint8_t)(meta->pg & 7), __ATOMIC_RELAXED);
 	t->queue = meta->tc & 7;
 	t->l3 = meta->l3;
 	t->marked = 0;
@@ -590,10 +592,10 @@ int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t p
 		enum rsw_pfc_action a = rsw_pfc_gen_poll(&ip->gen[pg], over, below, now_ns, refresh);
 		if (a == RSW_PFC_NONE)
 			continue;
-		if (ip->gen[pg].xoff)
-			ip->xoff_pgs |= (uint8_t)(1u << pg);
-		else
-			ip->xoff_pgs &= (uint8_t)~(1u << pg);
+		/* only the owner writes it; the main lcore reads it (show deadlock, counters) */
+		uint8_t x = ip->gen[pg].xoff ? (uint8_t)(ip->xoff_pgs | 1u << pg)
+					     : (uint8_t)(ip->xoff_pgs & ~(1u << pg));
+		__atomic_store_n(&ip->xoff_pgs, x, __ATOMIC_RELAXED);
 		*class_enable |= (uint8_t)(1u << pg);
 		time[pg] = a == RSW_PFC_SEND_XOFF ? cfg->pfc_pause_quanta : 0;
 		RSW_CNT_ADD(ip->gen[pg].tx_frames, 1);
@@ -701,11 +703,18 @@ void rsw_tm_port_stats(const struct rsw_tm *tm, uint16_t port, uint64_t now_ns,
 	for (unsigned g = 0; g < RSW_TM_PGS; g++) {
 		s->pg_peak[g] = RSW_CNT_GET(tp->pg[g].peak);
 		s->pg_dropped[g] = RSW_CNT_GET(tp->pg[g].dropped_packets);
+		s->pg_bytes[g] = RSW_CNT_GET(tp->pg[g].bytes);
+		s->pg_hdrm[g] = RSW_CNT_GET(tp->pg[g].hdrm);
+		s->pg_pkts[g] = RSW_CNT_GET(tp->pg[g].pkts) + RSW_CNT_GET(tp->pg[g].hdrm_pkts);
 		s->pfc_tx[g] = RSW_CNT_GET(tp->gen[g].tx_frames);
 		s->xoff[g] = RSW_CNT_GET(tp->gen[g].xoff_transitions);
 		s->xon[g] = RSW_CNT_GET(tp->gen[g].xon_transitions);
 	}
+	s->xoff_pgs = __atomic_load_n(&tp->xoff_pgs, __ATOMIC_RELAXED);
+	s->paused = 0;
 	for (unsigned i = 0; i < RSW_PFC_PRIOS; i++) {
+		if (now_ns < RSW_CNT_GET(tp->pause.until_ns[i]))
+			s->paused |= (uint8_t)(1u << i);
 		s->pfc_rx[i] = RSW_CNT_GET(tp->pause.rx_frames[i]);
 		s->paused_ns[i] = rsw_pause_total_ns(&tp->pause, i, now_ns);
 	}

@@ -236,6 +236,10 @@ struct rsw_tm_port_stats {
 	uint64_t q_peak[RSW_TM_QUEUES], q_bytes[RSW_TM_QUEUES];      /* bytes */
 	uint64_t wd_detected[RSW_TM_QUEUES], wd_restored[RSW_TM_QUEUES];
 	uint64_t pg_peak[RSW_TM_PGS], pg_dropped[RSW_TM_PGS];
+	/* now: bytes (shared and reserved), headroom bytes, packets outside headroom */
+	uint64_t pg_bytes[RSW_TM_PGS], pg_hdrm[RSW_TM_PGS], pg_pkts[RSW_TM_PGS];
+	uint8_t xoff_pgs; /* PGs with an XOFF in force (bit = PG) */
+	uint8_t paused;   /* priorities paused at now (received PFC or an injected storm) */
 	uint64_t pfc_tx[RSW_TM_PGS], xoff[RSW_TM_PGS], xon[RSW_TM_PGS]; /* per PG = priority */
 	uint64_t pfc_rx[RSW_PFC_PRIOS], paused_ns[RSW_PFC_PRIOS];
 };

@@ -5,16 +5,33 @@ sends it back up. The switch-to-switch links run at 10 Mb/s (the test's copy of 
 eight Python senders, each sending 1 kB RoCE frames on DSCP 3 (TC 3, lossless) to the hosts of
 the other racks, fill the fabric's lossless PGs past XOFF; the hosts ignore PFC (the kernel does).
 
-Once the senders stop, what is still queued stays queued only if it is caught in a cycle.
+Why the cycle is certain, not a matter of scheduling. A cycle of paused queues seen while the
+senders run may be passing: each member's peer PG also holds frames that leave the cycle, and the
+switch's other queues hold frames whose departure frees descriptors, which raises the PG's
+dynamic threshold (alpha x free descriptors, docs/tm.md "Packets as well as bytes"); either can
+take a peer PG below XON once the senders stop, and the cycle then drains (one CI run saw that).
+So once the detector names the cycle, its four member queues are held by an injected PFC storm
+(`rocesw set pfc-storm`: paused as by a peer that keeps sending XOFF), the senders stop, and the
+test waits on the counters until nothing can move: no frame on a link and every queue holding
+frames paused. In
+that frozen state no PG's occupancy, no descriptor count and so no threshold changes any more.
+If each member's peer PG is then still over XOFF (the detector names the cycle; the test also
+checks each peer PG against the XON rule with the switch's descriptors), releasing the hold
+changes nothing: each member stays paused by its peer's XOFF (refreshed every half pause time
+while the PG stays above XON), none can send the first frame that would lower a peer PG, so none
+ever does. If a peer PG fell below XON in the drain, the hold is released and the fabric filled
+again (at most three times; docs/testing.md gives how often the runs measured needed it).
+
 `rocesw show pfc --deadlock --json` must then report exactly the cycle the routes allow,
 computed here by walking the zone's config files (tests/py/test_deadlock.py's walk, independent
 of rocesw): its members in wait order, each paused (SONiC's default PFC watchdog is turned off
-in the copy: it would break the cycle after 200 ms), the cycle still there
-on a second look. Then the zone is reloaded with the PFC watchdog (action drop) on every port
-of every switch, as config/zone-deadlock/pfcwd has it: the cycle breaks, nothing stays queued,
-and the frames lost are the watchdog's: a member queue stormed, the watchdog's TX drop
-counters add up to the switches' pfcwd_drop, and no other lossless drop appears. Every wait is
-on the control socket."""
+in the copy: it would break the cycle after 200 ms), the cycle still there on a second look.
+Then the zone is reloaded with the PFC watchdog (action drop, 1 ms) on every port of every switch,
+as config/zone-deadlock/pfcwd has it: the cycle breaks, nothing stays queued, a member queue
+stormed, the watchdog's TX drop counters add up to the switches' pfcwd_drop, and the only other
+lossless loss is the headroom loss SONiC's restoration implies (docs/control.md): frames lost
+only at PGs fed by a queue the watchdog restored, at most a refresh gap's worth of frames per
+restoration. Every wait is on the control socket."""
 import json
 import os
 import shutil
@@ -38,6 +55,9 @@ from test_deadlock import ALL, FAIL, cycles, host_ip, rotations, turns  # noqa: 
 LAB = os.path.join(ROOT, "scripts", "lab.py")
 ZONES = os.path.join(ROOT, "config", "zone-deadlock")
 SLOW = 10  # Mb/s of every switch-to-switch link in the test's copy
+FRAME_LEN = 14 + 20 + 8 + 1000  # the senders' frames: Ethernet, IPv4, UDP, payload
+# a hang guard for the fill (about 12 s here), longer under ThreadSanitizer's slowdown
+FILL_GUARD = 360 if os.environ.get("ROCESW_TSAN") else 120
 
 SENDER = """
 import socket, sys
@@ -119,6 +139,9 @@ class LiveDeadlock(unittest.TestCase):
         self.expected = cycles(edges)
         with open(self.zone) as f:
             self.z = yaml.safe_load(f)
+        self.peer = {}
+        for l in self.z["LINK"]:
+            self.peer[l["a"]], self.peer[l["b"]] = l["b"], l["a"]
         self.cfg = {}
         for name, s in self.z["SWITCH"].items():
             with open(os.path.join(self.d, s["config"])) as f:
@@ -149,12 +172,81 @@ class LiveDeadlock(unittest.TestCase):
     def queued(self, ctl):
         return sum(s["conservation"]["queued"] for s in ctl.counters()["switches"])
 
+    def start_senders(self):
+        senders = []
+        for h in ALL:
+            sw = next(l["b"] if l["a"] == h else l["a"] for l in self.z["LINK"]
+                      if h in (l["a"], l["b"])).split("|")[0]
+            frames, _ = frames_of(self.cfg, sw, self.z, h)
+            pcap = os.path.join(self.d, f"{h}.pcap")
+            wrpcap(pcap, frames)
+            p = subprocess.Popen(["ip", "netns", "exec", h, "/usr/bin/python3", "-c", SENDER,
+                                  pcap], stdout=subprocess.PIPE, text=True)
+            senders.append(p)
+            self.assertEqual(p.stdout.readline().strip(), "ready")
+        return senders
+
+    def stop_senders(self):
+        for p in self.senders:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            p.stdout.close()
+        self.senders = []
+
+    def storm(self, on):
+        """Holds (on) or releases the cycle's member queues (priority 3) with an injected PFC
+        storm: while it lasts they are paused as if their peers kept sending XOFF."""
+        for m in self.expected[0]:
+            r = subprocess.run([ROCESW, "set", "pfc-storm", m, "3", on, "--socket", self.sock],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+
+    def restored(self, c, port):
+        """Watchdog restorations of SWITCH|PORT's queue 3 in counters c."""
+        sw, name = port.split("|")
+        s = next(x for x in c["switches"] if x["name"] == sw)
+        p = next(x for x in s["ports"] if x["name"] == name)
+        return p["queues"][3]["PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED"]
+
+    def quiescent(self, ctl):
+        """Nothing left that can move: no frame on a link, and every queue holding frames
+        paused (the cycle's by the hold, the others by PFC from a PG stuck behind them)."""
+        c = ctl.counters()
+        if c["in_flight"]:
+            return False
+        return all(q["paused"] for s in c["switches"] for p in s["ports"]
+                   for q in p.get("queues", []) if q["SAI_QUEUE_STAT_CURR_OCCUPANCY_BYTES"])
+
+    def margins(self, ctl):
+        """Each member's peer PG in the frozen state, against docs/tm.md's XON rule for a PG of
+        dynamic_th 0 ("Packets as well as bytes"): XON needs fewer packets than the free
+        descriptors less ceil(xon_offset / 84 B), xon_offset = 2 x MTU (docs/config.md), and
+        an empty headroom. Every peer must be short of that (XOFF kept)."""
+        for m in self.expected[0]:
+            sw, port = m.split("|")
+            far = next(l["b"] if l["a"] == m else l["a"] for l in self.z["LINK"]
+                       if m in (l["a"], l["b"]))
+            psw, pport = far.split("|")
+            b = ctl.request({"v": 1, "op": "show", "what": "buffers", "switch": psw})["result"]
+            pg = next(g for p in b["ports"] if p["name"] == pport
+                      for g in p["priority_groups"] if g["pg"] == 3)
+            desc = b["descriptors"]
+            mtu = int(self.cfg[psw]["PORT"][pport]["mtu"])
+            xon_below = desc["size"] - desc["used"] - -(-2 * mtu // 84)
+            hdrm = pg["SAI_INGRESS_PRIORITY_GROUP_STAT_XOFF_ROOM_CURR_OCCUPANCY_BYTES"]
+            sys.stderr.write(f"{m} held; its peer {far} PG3: {pg['curr_packets']} packets "
+                             f"(XON below {xon_below}: descriptors {desc['used']} of "
+                             f"{desc['size']} used), {hdrm} B in headroom, xoff {pg['xoff']}\n")
+            self.assertTrue(pg["xoff"], far)
+            self.assertTrue(hdrm > 0 or pg["curr_packets"] >= xon_below, (far, pg, desc))
+
     def test_deadlock_found_then_broken_by_the_watchdog(self):
         self.assertEqual(len(self.expected), 1)
         self.sock = os.path.join(self.d, "ctl.sock")
         r = subprocess.run([LAB, "up", self.zone], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
-        dp, senders = None, []
+        dp, self.senders = None, []
         try:
             log = open(os.path.join(self.d, "dataplane.log"), "w")
             dp = subprocess.Popen(dataplane_cmd("rswdl", "--zone", self.zone, "--control-socket",
@@ -169,24 +261,30 @@ class LiveDeadlock(unittest.TestCase):
                 self.assertEqual(r.returncode, 0, r.stderr)
             # nothing paused yet: no cycle
             self.assertEqual(self.deadlocks()["deadlocks"], [])
-            for h in ALL:
-                sw = next(l["b"] if l["a"] == h else l["a"] for l in self.z["LINK"]
-                          if h in (l["a"], l["b"])).split("|")[0]
-                frames, _ = frames_of(self.cfg, sw, self.z, h)
-                pcap = os.path.join(self.d, f"{h}.pcap")
-                wrpcap(pcap, frames)
-                p = subprocess.Popen(["ip", "netns", "exec", h, "/usr/bin/python3", "-c", SENDER,
-                                      pcap], stdout=subprocess.PIPE, text=True)
-                senders.append(p)
-                self.assertEqual(p.stdout.readline().strip(), "ready")
-            # the fabric fills until a cycle of paused queues holds
-            wait_until(lambda: self.deadlocks()["deadlocks"], "a PFC deadlock", timeout=120,
-                       every=0.2)
-            for p in senders:
-                p.kill()
-                p.wait()
-            # with the senders gone, only a deadlock keeps frames queued: what drains drains
-            # (the links and host queues), the cycle's queues stay
+            for attempt in range(1, 4):
+                self.senders = self.start_senders()
+                # the fabric fills until the cycle's queues are paused, their peers' PGs over
+                # XOFF
+                wait_until(lambda: self.deadlocks()["deadlocks"], "a PFC deadlock",
+                           timeout=FILL_GUARD, every=0.2)
+                # hold the cycle's queues (an injected storm), stop the senders and wait until
+                # everything that can drain has: the state is then frozen
+                self.storm("on")
+                self.stop_senders()
+                wait_until(lambda: self.quiescent(ctl), "every queue holding frames paused",
+                           every=0.2)
+                if self.deadlocks()["deadlocks"]:
+                    break
+                # a member's peer PG fell below XON in the drain: no lasting cycle; fill again
+                sys.stderr.write(f"attempt {attempt}: no cycle once drained, filling again\n")
+                self.storm("off")
+            else:
+                self.fail("no cycle held in the frozen state in 3 attempts")
+            self.margins(ctl)
+            # every member's peer PG is over XOFF with nothing left to drain: once the hold ends,
+            # the peers' XOFF keeps every member paused, so nothing moves again
+            self.storm("off")
+            # with the senders gone and the hold released, the cycle's own PFC keeps it
             got = wait_until(lambda: (lambda r: len(r["deadlocks"]) == 1 and r)(self.deadlocks()),
                              "one cycle once the senders stopped", every=0.2)
             d = got["deadlocks"][0]
@@ -235,11 +333,35 @@ class LiveDeadlock(unittest.TestCase):
 
             drops = grew(lambda s: s["drops"])
             lossless = grew(lambda s: s["conservation"]["lossless_drops"])
-            # the lossless frames lost since are the watchdog's, and the frames the peers of
-            # queues it flushed then took over their headroom (headroom_overflow, with 10 Mb/s
-            # links: docs/control.md, "show pfc --deadlock")
             self.assertIn("pfcwd_drop", lossless)
             self.assertLessEqual(set(lossless), {"pfcwd_drop", "headroom_overflow"}, lossless)
+            # The headroom's loss (docs/control.md, "show pfc --deadlock"): a queue the
+            # watchdog restored honours PFC again, but its pause was dropped when the storm was
+            # detected, so it sends until its peer's next XOFF refresh, at most half a pause
+            # time later (0xFFFF quanta of 512 bit times: 1.68 s at 10 Mb/s), while the peer's
+            # PG still has XOFF in force: past the headroom's bytes each frame is lost. So the
+            # PGs that lost frames are exactly PGs fed by a restored queue, each at most what
+            # its link carries in a refresh gap per restoration.
+            refresh_s = 0xFFFF * 512 / (SLOW * 1e6) / 2
+            gap_frames = int(refresh_s * SLOW * 1e6 / (FRAME_LEN * 8)) + 1
+            overflow = 0
+            for s0, s1 in zip(c0["switches"], c1["switches"]):
+                for p0, p1 in zip(s0["ports"], s1["ports"]):
+                    k = "SAI_INGRESS_PRIORITY_GROUP_STAT_DROPPED_PACKETS"
+                    n = p1["priority_groups"][3][k] - p0["priority_groups"][3][k] \
+                        if "priority_groups" in p1 else 0
+                    if not n:
+                        continue
+                    overflow += n
+                    far = self.peer[f"{s1['name']}|{p1['name']}"]
+                    self.assertIn("|", far, "a PG fed by a host lost frames")
+                    restored = self.restored(c1, far) - self.restored(c0, far)
+                    sys.stderr.write(f"PG {s1['name']}|{p1['name']}:3 lost {n} frames; its "
+                                     f"feeder {far} was restored {restored} times (at most "
+                                     f"{gap_frames} frames a gap)\n")
+                    self.assertGreaterEqual(restored, 1, far)
+                    self.assertLessEqual(n, restored * gap_frames)
+            self.assertEqual(overflow, lossless.get("headroom_overflow", 0))
             sys.stderr.write(f"lossless drops after the watchdog came: {lossless}\n")
             self.assertIn("pfcwd_drop", drops)
             wd_tx = 0
@@ -258,11 +380,7 @@ class LiveDeadlock(unittest.TestCase):
             want = {(m["switch"], m["port"], 3) for m in d["cycle"]}
             self.assertTrue(want & stormed, (want, stormed))
         finally:
-            for p in senders:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
-                p.stdout.close()
+            self.stop_senders()
             if dp:
                 dp.terminate()
                 try:
