@@ -5,8 +5,6 @@
 
 #include <jansson.h>
 
-/* The document as text (or, with json, as it is) on stdout. */
-void rsw_hash_explain_print(json_t *r, int json);
 /* --config: frame frame_no of pcap through the switch config's tables. Exit status. */
 int rsw_hash_explain_switch(const char *config, const char *pcap, unsigned frame_no,
 			    const char *in_name, int json);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd_hash_explain.h"
+#include "hash_explain_print.h"
 #include "control/labs/ars_ports.h"
 #include "dataplane/config/config.h"
 #include "dataplane/pipeline/pipeline.h"

@@ -8,6 +8,7 @@
 #include "dataplane/pkt/roce_hdr.h"
 #include "pipeline.h"
 #include "trace.h"
+#include "trace_ars.h"
 
 void rsw_trace_start(struct rsw_trace *tr, uint16_t in_port)
 {
@@ -25,14 +26,6 @@ struct rsw_trace_rec *rsw_trace_add(struct rsw_trace *tr, unsigned kind, unsigne
 	r->kind = (uint8_t)kind;
 	r->stage = (uint8_t)stage;
 	return r;
-}
-
-const struct rsw_trace_rec *rsw_trace_find(const struct rsw_trace *tr, unsigned kind)
-{
-	for (unsigned i = 0; i < tr->n; i++)
-		if (tr->rec[i].kind == kind)
-			return &tr->rec[i];
-	return NULL;
 }
 
 static const char *port_name(const struct rsw_fib *fib, uint16_t port, char *buf, size_t cap)

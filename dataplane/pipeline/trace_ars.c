@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 
-#include "trace.h"
+#include "trace_ars.h"
 
 static const char *const why_names[] = {
 	[RSW_ARS_WHY_NOT_MATCHED] = "not_matched", [RSW_ARS_WHY_TABLE_FULL] = "table_full",

@@ -5,6 +5,7 @@
 #include "dataplane/hash/hash_algo.h"
 #include "pipeline.h"
 #include "trace_explain.h"
+#include "trace_ars.h"
 
 #define J(v) json_integer((json_int_t)(v))
 
