@@ -493,7 +493,8 @@ static int setup(struct roceswd *d, const char *config, int zone, const char *at
 	char sdir[sizeof(d->cfg.control_socket)], udir[PATH_MAX];
 	snprintf(sdir, sizeof(sdir), "%s", d->cfg.control_socket);
 	const char *rundir = dirname(sdir), *copies = rundir;
-	if (mkdir(rundir, 0750) < 0 && errno != EEXIST) {
+	/* 0751: clients pass through to the control socket, which decides (docs/security.md) */
+	if (mkdir(rundir, 0751) < 0 && errno != EEXIST) {
 		fprintf(stderr, "roceswd: %s: %s\n", rundir, strerror(errno));
 		return -1;
 	}
