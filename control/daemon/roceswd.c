@@ -493,8 +493,11 @@ static int setup(struct roceswd *d, const char *config, int zone, const char *at
 	char sdir[sizeof(d->cfg.control_socket)], udir[PATH_MAX];
 	snprintf(sdir, sizeof(sdir), "%s", d->cfg.control_socket);
 	const char *rundir = dirname(sdir), *copies = rundir;
-	/* 0751: clients pass through to the control socket, which decides (docs/security.md) */
-	if (mkdir(rundir, 0751) < 0 && errno != EEXIST) {
+	/* 0751 whatever the umask (the unit's is 0077): clients pass through to the control
+	 * socket, which decides (docs/security.md) */
+	if (mkdir(rundir, 0751) == 0) {
+		(void)chmod(rundir, 0751);
+	} else if (errno != EEXIST) {
 		fprintf(stderr, "roceswd: %s: %s\n", rundir, strerror(errno));
 		return -1;
 	}

@@ -129,12 +129,7 @@ class LeastPrivilege(unittest.TestCase):
         cls.lab.close()
 
     def as_peer(self, who, requests):
-        """requests sent on one connection by a process of uid/gid `who` (no other groups)."""
-        r = subprocess.run(["setpriv", f"--reuid={who[0]}", f"--regid={who[1]}", "--clear-groups",
-                            sys.executable, "-c", CLIENT, self.sock, json.dumps(requests)],
-                           capture_output=True, text=True, timeout=60)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        return json.loads(r.stdout)
+        return as_peer(self, self.sock, who, requests)
 
     def generation(self):
         return self.ctl.show("config")["generation"]
@@ -377,6 +372,15 @@ def unit_caps():
     return mask
 
 
+def as_peer(test, sock, who, requests):
+    """requests sent on one connection by a process of uid/gid `who` (no other groups)."""
+    r = subprocess.run(["setpriv", f"--reuid={who[0]}", f"--regid={who[1]}", "--clear-groups",
+                        sys.executable, "-c", CLIENT, sock, json.dumps(requests)],
+                       capture_output=True, text=True, timeout=60)
+    test.assertEqual(r.returncode, 0, r.stderr)
+    return json.loads(r.stdout)
+
+
 class RoceswdUser(unittest.TestCase):
     """roceswd, confined as its unit confines it, with ROCESWD.GLOBAL user: it drops to that user
     itself (no capability, no_new_privs, root not regained) and leaves root to its launcher,
@@ -438,6 +442,13 @@ class RoceswdUser(unittest.TestCase):
     def test_roceswd_and_its_dataplane_run_as_user(self):
         wait_in_file(self.log, "dataplane answers on")
         wait_in_file(self.log, "running copy restored: ")
+        # the run directory roceswd made is passed through, not listed: a control-group member
+        # (neither root nor the user) reaches the socket, a stranger is stopped by its mode
+        self.assertEqual(os.stat(os.path.dirname(self.sock)).st_mode & 0o777, 0o751)
+        got = as_peer(self, self.sock, WRITER, [{"v": 1, "op": "hello"}])
+        self.assertEqual(got[0]["result"]["access"], "read-write")
+        self.assertEqual(as_peer(self, self.sock, STRANGER, [{"v": 1, "op": "hello"}]),
+                         {"connect": 13})
         # roceswd itself: nobody, nothing to regain (empty bounding set)
         me = status(self.daemon.pid)
         self.assert_user(me, "roceswd")
