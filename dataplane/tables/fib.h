@@ -118,8 +118,15 @@ static inline uint32_t rsw_long4_find(const struct rsw_long4 *h, uint32_t ip)
 	return RSW_LONG4_EMPTY;
 }
 
+#define RSW_FC_UDF_POL_MAX 4
 struct rsw_fib {
 	uint64_t generation;
+	/* the flow cache's view (flow_cache.h, set at build): an identity no other tables of the
+	 * process share, the optional key fields, the policies whose UDF bytes join the key */
+	uint64_t cache_id;
+	uint8_t cache_key;
+	uint8_t n_cache_udf;
+	uint16_t cache_udf_pol[RSW_FC_UDF_POL_MAX];
 	uint8_t router_mac[6];
 	uint8_t dmac_check;
 	uint16_t n_ports;

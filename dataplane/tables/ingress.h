@@ -7,6 +7,7 @@
 
 #include "../pkt/pkt_meta.h"
 #include "fib.h"
+#include "flow_cache.h"
 
 /* What the thread running the ingress brings to it: the state of the RANDOM hash algorithm,
  * and the time the packets arrive, on the front end's clock (replay's virtual time, the live
@@ -14,11 +15,13 @@
 struct rsw_ingress_ctx {
 	uint64_t rnd;
 	uint64_t now_ns;
+	struct rsw_flow_cache *cache; /* the thread's decisions per flow (flow_cache.h); NULL: none */
 };
 
 /* m comes from rsw_parse with m->in_port set. Sets tc, pg, egress_port, nexthop, group, hash,
  * bucket, member, or m->drop. PFC/PAUSE frames are left to the caller (m->l2_kind). ctx may be
- * NULL (no RANDOM hash, ARS at time 0). */
+ * NULL (no RANDOM hash, ARS at time 0, no flow cache). With ctx->cache, a flow's decision comes
+ * from the cache when the same tables decided it before: the same decision, fewer lookups. */
 void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt_meta *m,
 		 struct rsw_ingress_ctx *ctx);
 

@@ -23,4 +23,11 @@ void rsw_fuzz_ctl_fini(void);
  * the op changed. Returns the new length (at most cap). */
 size_t rsw_fuzz_ctl_mutate(uint8_t *buf, size_t len, size_t cap, uint64_t (*rnd)(void));
 
+/* A frame through the pipeline of two switches built from config (rsw_fuzz_cache_init), one
+ * keeping a flow cache: aborts unless both decide the same. Every few hundred frames both commit
+ * the same table change. fini prints the cache's counts; -1 if it hardly answered. */
+int rsw_fuzz_cache_init(const char *config);
+int rsw_fuzz_cache(const uint8_t *data, size_t size);
+int rsw_fuzz_cache_fini(void);
+
 #endif
