@@ -169,15 +169,6 @@ size_t rsw_hash_key(const struct rsw_hash_policy *pol, const uint8_t *frame,
 				    : build_key(pol, frame, m, key, 4);
 }
 
-size_t rsw_hash_udf_bytes(const struct rsw_hash_policy *pol, const uint8_t *frame,
-			  const struct rsw_pkt_meta *m, uint8_t *out)
-{
-	uint8_t *k = out;
-	for (unsigned i = 0; i < pol->n_udf; i++)
-		k = put_udf(k, &pol->udf[i], frame, m);
-	return (size_t)(k - out);
-}
-
 uint32_t rsw_hash_packet(const struct rsw_hash_policy *pol, const uint8_t *frame,
 			 const struct rsw_pkt_meta *m, uint64_t *rnd)
 {

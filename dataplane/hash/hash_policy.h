@@ -65,11 +65,6 @@ unsigned rsw_hash_field_len(unsigned field, unsigned l3);
 size_t rsw_hash_key(const struct rsw_hash_policy *pol, const uint8_t *frame,
 		    const struct rsw_pkt_meta *m, uint8_t key[RSW_HASH_KEY_MAX]);
 
-/* The UDF part of that key alone (what the policy's UDFs read of this packet). Returns its
- * length, the sum of the UDFs' lengths. */
-size_t rsw_hash_udf_bytes(const struct rsw_hash_policy *pol, const uint8_t *frame,
-			  const struct rsw_pkt_meta *m, uint8_t *out);
-
 #define RSW_UDF_LABEL_MAX 48
 /* The labels and lengths of a key's parts, in the order rsw_hash_key writes them: native field
  * names, then "UDFn (BASE+off, n bytes)" written into udf_names. Returns the number of parts. */

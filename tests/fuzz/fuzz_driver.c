@@ -288,6 +288,9 @@ int main(int argc, char **argv)
 	if (ctl)
 		printf(" (%lu requests handled, %lu refused with a message, %lu not requests)",
 		       outcome[1], outcome[2], outcome[0]);
+	else if (!text)
+		printf(" (%lu frames taken by the parser's RoCE fast path, each read as the full "
+		       "parser reads it)", outcome[1]);
 	printf("\n");
 	for (unsigned s = 0; s < n_seeds; s++)
 		free(seeds[s].data);
