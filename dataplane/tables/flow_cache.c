@@ -1,4 +1,4 @@
-/* The per-flow cache of ingress decisions (flow_cache.h): two slots a flow, one 128-byte entry a
+/* The per-flow cache of ingress decisions (flow_cache.h): direct-mapped, one 128-byte entry a
  * slot, the key compared word by word. */
 #include <stdatomic.h>
 #include <stddef.h>
@@ -90,14 +90,7 @@ void rsw_flow_cache_put(struct rsw_flow_cache *c, const struct rsw_fib *fib,
 			return;
 		}
 	}
-	uint32_t h = rsw_fc_hash(k);
-	struct rsw_fc_entry *e = rsw_fc_way(c, h, 0), *e2 = rsw_fc_way(c, h, 1);
-	if (rsw_fc_same(&e->key, k) || rsw_fc_same(&e2->key, k))
-		e = rsw_fc_same(&e->key, k) ? e : e2; /* a flow missed twice in one burst */
-	else if (e->key.fib == k->fib && e2->key.fib != k->fib)
-		e = e2; /* the second slot is free, or another table set's (stale, or another switch's) */
-	else if (e->key.fib == k->fib)
-		e = (c->turn++ & 1) ? e2 : e;
+	struct rsw_fc_entry *e = &c->e[rsw_fc_slot(c, k)];
 	e->key = *k;
 	memcpy(e->decision, (const uint8_t *)m + RSW_FC_DECISION_OFF, RSW_FC_DECISION_LEN);
 	e->drop = m->drop;

@@ -51,11 +51,9 @@ struct rsw_flow_cache_stats {
 	uint64_t hits, misses, uncached;
 };
 
-/* Two slots a flow: a new flow takes one that is free or holds other tables' flow, else the
- * older of the two is not known, so they are replaced in turn. */
+/* Direct-mapped: a flow has one slot, a newer flow of the same slot replaces it. */
 struct rsw_flow_cache {
 	uint32_t mask;
-	uint32_t turn; /* which slot the next replacement of two busy ones takes */
 	struct rsw_flow_cache_stats st;
 	struct rsw_fc_entry *e;
 };
@@ -133,43 +131,27 @@ static inline int rsw_flow_key(const struct rsw_fib *fib, const uint8_t *frame,
 	return 1;
 }
 
-static inline uint32_t rsw_fc_hash(const struct rsw_fc_key *k)
+static inline uint32_t rsw_fc_slot(const struct rsw_flow_cache *c, const struct rsw_fc_key *k)
 {
 	const uint64_t *w = (const uint64_t *)k;
 	uint32_t h = 0;
 	for (unsigned i = 0; i < RSW_FC_KEY_WORDS; i++)
 		h = (uint32_t)__builtin_ia32_crc32di(h, w[i]); /* SSE4.2: one instruction a word */
-	return h;
-}
-
-/* A flow's two slots, as OVS's EMC has (EM_FLOW_HASH_SEGS): from the hash's low and high half. */
-static inline struct rsw_fc_entry *rsw_fc_way(const struct rsw_flow_cache *c, uint32_t h,
-					      unsigned way)
-{
-	return &c->e[(way ? h >> 16 | h << 16 : h) & c->mask];
-}
-
-static inline int rsw_fc_same(const struct rsw_fc_key *a, const struct rsw_fc_key *b)
-{
-	const uint64_t *x = (const uint64_t *)a, *y = (const uint64_t *)b;
-	uint64_t d = 0;
-	for (unsigned i = 0; i < RSW_FC_KEY_WORDS; i++)
-		d |= x[i] ^ y[i];
-	return d == 0;
+	return h & c->mask;
 }
 
 /* 1 with m's ingress decisions filled in when k is cached, else 0. */
 static inline int rsw_flow_cache_find(struct rsw_flow_cache *c, const struct rsw_fc_key *k,
 				      struct rsw_pkt_meta *m)
 {
-	uint32_t h = rsw_fc_hash(k);
-	const struct rsw_fc_entry *e = rsw_fc_way(c, h, 0);
-	if (!rsw_fc_same(&e->key, k)) {
-		e = rsw_fc_way(c, h, 1);
-		if (!rsw_fc_same(&e->key, k)) {
-			c->st.misses++;
-			return 0;
-		}
+	const struct rsw_fc_entry *e = &c->e[rsw_fc_slot(c, k)];
+	const uint64_t *x = (const uint64_t *)&e->key, *y = (const uint64_t *)k;
+	uint64_t d = 0;
+	for (unsigned i = 0; i < RSW_FC_KEY_WORDS; i++)
+		d |= x[i] ^ y[i];
+	if (d) {
+		c->st.misses++;
+		return 0;
 	}
 	c->st.hits++;
 	memcpy((uint8_t *)m + RSW_FC_DECISION_OFF, e->decision, RSW_FC_DECISION_LEN);
