@@ -3,10 +3,11 @@
  * destination MAC, the source MAC's group bit, addresses, protocol, ports, TTL > 1, and where a
  * hash policy reads them the BTH opcode and destination QP, the flow label and the UDF bytes),
  * with the classifier's traffic class standing for what it reads (DSCP, BTH opcode and QP,
- * length: two rules and a map, cheaper than a key that grows with them), and on the identity of the compiled tables, so a commit (which publishes new tables)
- * makes every entry miss. An entry holds what rsw_ingress decided (drop reason, TC, PG, egress
- * port, next hop, group, hash, bucket, member). A decision that is not a function of the key is
- * never kept: RANDOM hashing and ARS groups (flowlets, port quality) decide per packet.
+ * length: two rules and a map, cheaper than a key that grows with them), and on the identity
+ * of the compiled tables, so a commit (which publishes new tables) makes every entry miss.
+ * An entry holds what rsw_ingress decided (drop reason, TC, PG, egress port, next hop, group,
+ * hash, bucket, member). A decision that is not a function of the key is never kept: RANDOM
+ * hashing and ARS groups (flowlets, port quality, random modes) decide per packet.
  * One cache per thread (a live worker, a replay run), never shared between threads. */
 #ifndef RSW_FLOW_CACHE_H
 #define RSW_FLOW_CACHE_H

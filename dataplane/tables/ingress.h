@@ -15,7 +15,7 @@
 struct rsw_ingress_ctx {
 	uint64_t rnd;
 	uint64_t now_ns;
-	struct rsw_flow_cache *cache; /* the thread's decisions per flow (flow_cache.h); NULL: none */
+	struct rsw_flow_cache *cache; /* the thread's decisions per flow (flow_cache.h), or NULL */
 };
 
 /* m comes from rsw_parse with m->in_port set. Sets tc, pg, egress_port, nexthop, group, hash,

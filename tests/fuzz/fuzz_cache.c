@@ -87,7 +87,8 @@ static void commit_both(void)
 		struct rsw_txn *txn = rsw_txn_new();
 		if (!txn || rsw_txn_add(txn, &w) < 0 ||
 		    rsw_switch_commit(sw, txn, err, sizeof(err)) < 0) {
-			fprintf(stderr, "fuzz_driver cache: commit %lu: %s\n", c, txn ? err : "memory");
+			fprintf(stderr, "fuzz_driver cache: commit %lu: %s\n", c,
+				txn ? err : "memory");
 			abort();
 		}
 		rsw_txn_free(txn);
@@ -113,7 +114,8 @@ static void run_burst(void)
 			}
 		}
 		side[s].ictx.now_ns = n_frames * 1000;
-		rsw_ingress_burst(rsw_switch_fib(side[s].sw), frame, meta[s], idx, n, &side[s].ictx);
+		const struct rsw_fib *fib = rsw_switch_fib(side[s].sw);
+		rsw_ingress_burst(fib, frame, meta[s], idx, n, &side[s].ictx);
 	}
 	for (unsigned i = 0; i < n_burst; i++)
 		if (memcmp(&meta[0][i], &meta[1][i], sizeof(meta[0][i])))

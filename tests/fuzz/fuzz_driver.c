@@ -75,7 +75,8 @@ static void cache_frames(void)
 {
 	static const uint8_t dst[][4] = {{10, 1, 0, 1}, {10, 1, 0, 254}, {10, 2, 0, 9},
 					 {10, 3, 1, 7}, {10, 4, 0, 3}, {10, 5, 2, 2},
-					 {10, 6, 0, 1}, {10, 7, 0, 1}, {192, 0, 2, 1}, {10, 9, 0, 1}};
+					 {10, 6, 0, 1}, {10, 7, 0, 1}, {192, 0, 2, 1},
+					 {10, 9, 0, 1}};
 	static const uint8_t opcodes[] = {0x06, 0x07, 0x0A, 0x11, 0x81};
 	/* frames of one opcode differ only in the QP (a UDF reads it), the DSCP or the TTL */
 	for (unsigned d = 0; d < sizeof(dst) / sizeof(dst[0]); d++)
@@ -84,9 +85,10 @@ static void cache_frames(void)
 				struct rsw_roce_spec s = {
 					.dmac = {2, 0, 0, 0, 1, 0}, .smac = {2, 0, 0, 0, 0x10, 1},
 					.ttl = o == 4 && q == 3 ? 1 : 64, .opcode = opcodes[o],
-					.dest_qp = 0x1230 + q % 4, .dscp = q == 4 ? 48 : 26, .ecn = 1,
-					.sport = (uint16_t)(49152 + o % 2), .payload = 64u * (o % 3),
-					.syndrome = 0x1F, .src_ip = {10, 1, 0, (uint8_t)(1 + o % 2)}};
+					.dest_qp = 0x1230 + q % 4, .dscp = q == 4 ? 48 : 26,
+					.ecn = 1, .sport = (uint16_t)(49152 + o % 2),
+					.payload = 64u * (o % 3), .syndrome = 0x1F,
+					.src_ip = {10, 1, 0, (uint8_t)(1 + o % 2)}};
 				memcpy(s.dst_ip, dst[d], 4);
 				uint8_t f[512];
 				size_t n = rsw_roce_build(f, sizeof(f), &s);
