@@ -19,6 +19,7 @@
 /* A backlogged port polled late may catch up by this much: a worker the kernel preempts (on a
  * small VM, for the capture tools sharing its core) does not lose its ports' sending time. */
 #define SHAPER_SLACK_NS 1000000u
+#define RSW_DP_FLOW_CACHE 4096 /* flows a worker keeps decided: 512 KiB */
 #define HOST_IFNAME_MAX 15 /* IFNAMSIZ - 1 */
 
 void rsw_dp_log_line(void *arg, const char *line)
@@ -53,6 +54,12 @@ static struct rsw_dp *new_switch(struct rsw_dp_zone *z, const char *name, struct
 		dp->workers[w].index = w;
 		dp->workers[w].lcore = z->lc[w].lcore;
 		dp->workers[w].ictx.rnd = 0x9E3779B97F4A7C15ull * (w + 1) + z->n_sw;
+		if (!z->cache[w] && rsw_flow_cache_wanted() &&
+		    !(z->cache[w] = rsw_flow_cache_new(RSW_DP_FLOW_CACHE))) {
+			snprintf(err, errlen, "out of memory for the flow cache");
+			return NULL;
+		}
+		dp->workers[w].ictx.cache = z->cache[w];
 		dp->workers[w].cnt = rte_zmalloc("rsw_cnt", sizeof(struct rsw_dp_counters),
 						 RTE_CACHE_LINE_SIZE);
 		if (!dp->workers[w].cnt) {
@@ -397,6 +404,10 @@ uint64_t rsw_dp_zone_close(struct rsw_dp_zone *z)
 	}
 	for (unsigned w = 0; w < z->n_workers; w++)
 		free(z->lc[w].trace);
+	for (unsigned w = 0; w < RSW_DP_MAX_WORKERS; w++) {
+		rsw_flow_cache_free(z->cache[w]);
+		z->cache[w] = NULL;
+	}
 	if (z->model) {
 		rsw_zone_free(z->model);
 		free(z->model);

@@ -45,6 +45,9 @@ struct rsw_dp_zone {
 	struct rte_mempool *pool;
 	unsigned n_workers;
 	struct rsw_dp_lcore lc[RSW_DP_MAX_WORKERS];
+	/* each worker's flow cache of ingress decisions, for every switch it serves (the tables'
+	 * identity is in the key); NULL with ROCESW_FLOW_CACHE=off */
+	struct rsw_flow_cache *cache[RSW_DP_MAX_WORKERS];
 	int stop; /* set (atomic) by a signal or --duration; the workers and main lcore read it */
 };
 

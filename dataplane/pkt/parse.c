@@ -250,7 +250,76 @@ static inline void meta_clear(struct rsw_pkt_meta *m)
 		v[i] = (v16){0, 0};
 }
 
+/* The common RoCEv2 shape in one pass: Ethernet, at most one 802.1Q tag, IPv4 without options
+ * or fragmentation and with a good checksum, UDP to 4791 inside the IP packet inside the frame,
+ * a valid BTH and its opcode's headers, an ICRC and the pad inside the UDP datagram. The same
+ * fields as rsw_parse_full; anything else (and every rejection) is left to it. */
+int rsw_parse_fast(const uint8_t *p, uint32_t len, struct rsw_pkt_meta *m)
+{
+	uint32_t l3 = ETH_HLEN;
+	uint16_t et = rsw_rd16(p + 12), tci = 0;
+	if (len < ETH_HLEN + VLAN_HLEN + 20 + 8 + RSW_BTH_LEN + RSW_ICRC_LEN)
+		return 0;
+	if (et == RSW_ETHERTYPE_VLAN) {
+		tci = rsw_rd16(p + 14);
+		et = rsw_rd16(p + 16);
+		l3 += VLAN_HLEN;
+	}
+	const uint8_t *h = p + l3, *u = h + 20, *b = u + 8;
+	uint32_t tot = rsw_rd16(h + 2), ulen = rsw_rd16(u + 4);
+	if (et != RSW_ETHERTYPE_IPV4 || h[0] != 0x45 || (rsw_rd16(h + 6) & 0x3FFF) || h[9] != 17 ||
+	    rsw_rd16(u + 2) != RSW_ROCE_UDP_PORT || l3 + tot > len ||
+	    ulen < 8 + RSW_BTH_LEN + RSW_ICRC_LEN || 20 + ulen > tot)
+		return 0;
+	uint16_t ext = rsw_roce_opcode_ext[b[0]];
+	if (!(ext & RSW_OPC_VALID) || (b[1] & RSW_BTH_TVER_MASK) || !ipv4_cksum_ok(h, 20))
+		return 0;
+	uint32_t bth = l3 + 28, end = l3 + 20 + ulen, off = bth + RSW_BTH_LEN;
+	for (unsigned bits = ext & ((1u << RSW_EXT_COUNT) - 1); bits; bits &= bits - 1)
+		off += rsw_roce_ext_len((unsigned)__builtin_ctz(bits));
+	unsigned pad = (b[1] & RSW_BTH_PADCNT_MASK) >> RSW_BTH_PADCNT_SHIFT;
+	if (off + RSW_ICRC_LEN > end || end - RSW_ICRC_LEN - off < pad)
+		return 0;
+
+	meta_clear(m);
+	m->frame_len = len;
+	if (l3 != ETH_HLEN) {
+		m->n_vlan = 1;
+		m->vlan_tci[0] = tci;
+	}
+	m->ethertype = RSW_ETHERTYPE_IPV4;
+	m->l3 = RSW_L3_IPV4;
+	m->l3_off = (uint16_t)l3;
+	m->dscp = h[1] >> 2;
+	m->ecn = h[1] & 3;
+	m->ttl = h[8];
+	m->ip_proto = 17;
+	memcpy(m->src_ip, h + 12, 4);
+	memcpy(m->dst_ip, h + 16, 4);
+	m->l4_off = (uint16_t)(l3 + 20);
+	m->sport = rsw_rd16(u);
+	m->dport = RSW_ROCE_UDP_PORT;
+	m->bth_off = (uint16_t)bth;
+	m->bth_opcode = b[0];
+	m->bth_flags = b[1];
+	m->bth_pkey = rsw_rd16(b + 2);
+	m->bth_becn_fecn = b[4];
+	m->bth_dest_qp = rsw_rd24(b + 5);
+	m->bth_ackreq = b[8];
+	m->bth_psn = rsw_rd24(b + 9);
+	m->ext_present = ext & (uint16_t)~RSW_OPC_VALID;
+	m->payload_off = (uint16_t)off;
+	m->icrc_off = (uint16_t)(end - RSW_ICRC_LEN);
+	m->flags = RSW_META_F_UDP | RSW_META_F_ROCE | (b[0] == RSW_OP_CNP ? RSW_META_F_CNP : 0);
+	return 1;
+}
+
 unsigned rsw_parse(const uint8_t *p, uint32_t len, struct rsw_pkt_meta *m)
+{
+	return rsw_parse_fast(p, len, m) ? 0 : rsw_parse_full(p, len, m);
+}
+
+unsigned rsw_parse_full(const uint8_t *p, uint32_t len, struct rsw_pkt_meta *m)
 {
 	meta_clear(m);
 	m->frame_len = len;

@@ -22,6 +22,11 @@
  * enum rsw_drop_reason that rejects it; m->drop holds the same value. */
 unsigned rsw_parse(const uint8_t *frame, uint32_t len, struct rsw_pkt_meta *m);
 
+/* The two ways rsw_parse takes: the fast path for the common RoCEv2 shape (1 when it took the
+ * frame, with *m as rsw_parse_full fills it; 0 leaves *m undefined), and the full parser. */
+int rsw_parse_fast(const uint8_t *frame, uint32_t len, struct rsw_pkt_meta *m);
+unsigned rsw_parse_full(const uint8_t *frame, uint32_t len, struct rsw_pkt_meta *m);
+
 static inline uint16_t rsw_rd16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);

@@ -24,6 +24,7 @@
 #define REPLAY_POOL_MIN 8192u
 #define REPLAY_POOL_MAX 131072u
 #define REPLAY_FRAME_ROOM 9216u
+#define REPLAY_FLOW_CACHE 8192u /* flows decided, all switches together: 1 MiB */
 
 /* ---- flows ---- */
 
@@ -559,7 +560,10 @@ static int build(struct replay *r, char *err, size_t errlen)
 	r->in = calloc(md->n_in ? md->n_in : 1, sizeof(*r->in));
 	r->res->sw = calloc(md->n_sw ? md->n_sw : 1, sizeof(*r->res->sw));
 	r->res->host = calloc(md->n_host ? md->n_host : 1, sizeof(*r->res->host));
-	if (!r->sw || !r->host || !r->link || !r->in || !r->res->sw || !r->res->host)
+	/* the switches' flow cache: one for all (the tables' identity is in its key) */
+	r->decided = rsw_flow_cache_wanted() ? rsw_flow_cache_new(REPLAY_FLOW_CACHE) : NULL;
+	if (!r->sw || !r->host || !r->link || !r->in || !r->res->sw || !r->res->host ||
+	    (rsw_flow_cache_wanted() && !r->decided))
 		goto oom;
 	r->id_host = md->n_in;
 	r->id_link = r->id_host + md->n_host;
@@ -573,6 +577,7 @@ static int build(struct replay *r, char *err, size_t errlen)
 		n->name = md->sw[s].name;
 		n->fib = rsw_switch_fib(md->sw[s].sw);
 		n->ictx.rnd = 0x9E3779B97F4A7C15ull;
+		n->ictx.cache = r->decided;
 		n->res = &r->res->sw[s];
 		for (unsigned p = 0; p < RSW_MAX_PORTS; p++)
 			n->tx_link[p] = -1;
@@ -730,6 +735,7 @@ static void cleanup(struct replay *r)
 	free(r->fl);
 	free(r->in);
 	free(r->sw);
+	rsw_flow_cache_free(r->decided);
 	free(r->host);
 	free(r->link);
 	/* the pools stay: the TMs handed back to the caller may still hold their packets */

@@ -150,6 +150,7 @@ struct replay {
 		unsigned skip; /* frames not to try a new pool for, after one could not be made */
 	} mem[REPLAY_MEM_CLASSES];
 	int flow_field;              /* mbuf dynamic field: the frame's flow index */
+	struct rsw_flow_cache *decided; /* every switch's ingress decisions per flow, or NULL */
 	struct rsw_event_heap q;
 	uint32_t id_host, id_link, id_port, id_ctrl; /* first entity id of each kind */
 	uint32_t id_fault;           /* the failure agenda */

@@ -12,6 +12,7 @@
 
 #include "ars.h"
 #include "fib.h"
+#include "flow_cache.h"
 #include "state.h"
 
 /* rte_lpm names are global to the process: make each one unique. */
@@ -476,6 +477,7 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 			return NULL;
 		}
 	}
+	rsw_flow_cache_recipe(f);
 	return f;
 lpm_fail:
 	snprintf(err, errlen, "cannot create an LPM table: %s", rte_strerror(rte_errno));

@@ -118,8 +118,24 @@ static inline uint32_t rsw_long4_find(const struct rsw_long4 *h, uint32_t ip)
 	return RSW_LONG4_EMPTY;
 }
 
+/* One UDF of a hash policy as the flow cache reads it: its bytes masked, in a key word. */
+#define RSW_FC_UDF_MAX 2
+struct rsw_fc_udf {
+	uint64_t mask;          /* the UDF's mask bytes in memory order, zero past its length */
+	uint16_t offset;
+	uint8_t base;           /* enum rsw_udf_base */
+	uint8_t length;
+	int32_t match_ip_protocol, match_l4_dst_port;
+};
+
 struct rsw_fib {
 	uint64_t generation;
+	/* the flow cache's view (flow_cache.h, set at build): an identity no other tables of the
+	 * process share, the optional key fields, the hash policies' UDFs the key reads */
+	uint64_t cache_id;
+	uint8_t cache_key;
+	uint8_t n_cache_udf;
+	struct rsw_fc_udf cache_udf[RSW_FC_UDF_MAX];
 	uint8_t router_mac[6];
 	uint8_t dmac_check;
 	uint16_t n_ports;

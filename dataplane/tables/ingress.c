@@ -99,11 +99,10 @@ static int is_local(const struct rsw_fib *f, const struct rsw_pkt_meta *m)
 	return 0;
 }
 
-void rsw_classify(const struct rsw_fib *fib, struct rsw_pkt_meta *m)
+/* The classifier, when a rule matches, overrides the DSCP map. */
+static inline uint8_t classify_tc(const struct rsw_fib *fib, const struct rsw_pkt_meta *m)
 {
 	const struct rsw_fib_port *port = &fib->ports[m->in_port];
-	/* the classifier, when a rule matches, overrides the DSCP map; the PG follows the TC */
-	m->tc = port->dscp_to_tc[m->dscp];
 	for (uint32_t i = 0; i < fib->n_cls; i++) {
 		const struct rsw_classifier_rule *r = &fib->cls[i];
 		if (((m->dscp ^ r->dscp) & r->dscp_mask) ||
@@ -114,10 +113,16 @@ void rsw_classify(const struct rsw_fib *fib, struct rsw_pkt_meta *m)
 				     ((m->bth_opcode ^ r->opcode) & r->opcode_mask) ||
 				     m->bth_dest_qp < r->qp_lo || m->bth_dest_qp > r->qp_hi))
 			continue;
-		m->tc = r->tc;
-		break;
+		return r->tc;
 	}
-	m->pg = port->tc_to_pg[m->tc & 7];
+	return port->dscp_to_tc[m->dscp];
+}
+
+void rsw_classify(const struct rsw_fib *fib, struct rsw_pkt_meta *m)
+{
+	/* the PG follows the TC */
+	m->tc = classify_tc(fib, m);
+	m->pg = fib->ports[m->in_port].tc_to_pg[m->tc & 7];
 }
 
 /* Everything before the main table's answer. Returns -1 when m is decided (dropped, or not a
@@ -233,8 +238,8 @@ static inline void ingress_route(const struct rsw_fib *fib, const uint8_t *frame
 	m->egress_port = nh->port;
 }
 
-void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt_meta *m,
-		 struct rsw_ingress_ctx *ctx)
+static inline void ingress_one(const struct rsw_fib *fib, const uint8_t *frame,
+			       struct rsw_pkt_meta *m, struct rsw_ingress_ctx *ctx)
 {
 	uint32_t val;
 	int r = ingress_checks(fib, frame, m, &val);
@@ -250,9 +255,9 @@ void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt
 	ingress_route(fib, frame, m, val, ctx);
 }
 
-void rsw_ingress_burst(const struct rsw_fib *fib, const uint8_t *const frame[],
-		       struct rsw_pkt_meta meta[], const uint16_t idx[], unsigned n,
-		       struct rsw_ingress_ctx *ctx)
+static inline void ingress_burst(const struct rsw_fib *fib, const uint8_t *const frame[],
+				 struct rsw_pkt_meta meta[], const uint16_t idx[], unsigned n,
+				 struct rsw_ingress_ctx *ctx)
 {
 	uint32_t val[RSW_INGRESS_BURST_MAX], ip[RSW_INGRESS_BURST_MAX];
 	uint64_t nh[RSW_INGRESS_BURST_MAX];
@@ -274,6 +279,61 @@ void rsw_ingress_burst(const struct rsw_fib *fib, const uint8_t *const frame[],
 			continue;
 		ingress_route(fib, frame[idx[k]], m, val[k], ctx);
 	}
+}
+
+/* The flow cache's key of m, when the thread keeps a cache and the tables can be cached. */
+static inline int flow_key(const struct rsw_fib *fib, const uint8_t *frame,
+			   const struct rsw_pkt_meta *m, const struct rsw_ingress_ctx *ctx,
+			   struct rsw_fc_key *k)
+{
+	if (!ctx || !ctx->cache || !fib || m->drop || m->l2_kind != RSW_L2_DATA)
+		return 0;
+	unsigned tc = m->in_port < fib->n_ports ? classify_tc(fib, m) : 0;
+	return rsw_flow_key(fib, frame, m, tc, k);
+}
+
+void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt_meta *m,
+		 struct rsw_ingress_ctx *ctx)
+{
+	struct rsw_fc_key k;
+	int keyed = flow_key(fib, frame, m, ctx, &k);
+	if (keyed && rsw_flow_cache_find(ctx->cache, &k, m))
+		return;
+	ingress_one(fib, frame, m, ctx);
+	if (keyed)
+		rsw_flow_cache_put(ctx->cache, fib, &k, m);
+}
+
+void rsw_ingress_burst(const struct rsw_fib *fib, const uint8_t *const frame[],
+		       struct rsw_pkt_meta meta[], const uint16_t idx[], unsigned n,
+		       struct rsw_ingress_ctx *ctx)
+{
+	if (!ctx || !ctx->cache || !fib || (fib->cache_key & RSW_FC_KEY_OFF)) {
+		ingress_burst(fib, frame, meta, idx, n, ctx);
+		return;
+	}
+	/* the flows the cache holds are decided; the others go through the tables, then in */
+	struct rsw_fc_key key[RSW_INGRESS_BURST_MAX];
+	uint16_t miss[RSW_INGRESS_BURST_MAX], miss_key[RSW_INGRESS_BURST_MAX];
+	unsigned n_miss = 0, n_keyed = 0;
+	for (unsigned k = 0; k < n; k++) {
+		struct rsw_pkt_meta *m = &meta[idx[k]];
+		if (!flow_key(fib, frame[idx[k]], m, ctx, &key[n_keyed])) {
+			miss_key[n_miss] = UINT16_MAX;
+			miss[n_miss++] = idx[k];
+			continue;
+		}
+		if (rsw_flow_cache_find(ctx->cache, &key[n_keyed], m))
+			continue;
+		miss_key[n_miss] = (uint16_t)n_keyed++;
+		miss[n_miss++] = idx[k];
+	}
+	if (!n_miss)
+		return;
+	ingress_burst(fib, frame, meta, miss, n_miss, ctx);
+	for (unsigned k = 0; k < n_miss; k++)
+		if (miss_key[k] != UINT16_MAX)
+			rsw_flow_cache_put(ctx->cache, fib, &key[miss_key[k]], &meta[miss[k]]);
 }
 
 void rsw_egress_rewrite(const struct rsw_fib *fib, uint8_t *frame, struct rsw_pkt_meta *m)

@@ -8,6 +8,7 @@
 #include "../pkt/pkt_meta.h"
 #include "ars.h"
 #include "fib.h"
+#include "flow_cache.h"
 
 /* What the thread running the ingress brings to it: the state of the RANDOM hash algorithm,
  * and the time the packets arrive, on the front end's clock (replay's virtual time, the live
@@ -19,11 +20,13 @@ struct rsw_ingress_ctx {
 	 * change the ARS state (ars_dry: an explain on live tables changes nothing) */
 	struct rsw_ars_decision *ars_why;
 	uint8_t ars_dry;
+	struct rsw_flow_cache *cache; /* the thread's decisions per flow (flow_cache.h), or NULL */
 };
 
 /* m comes from rsw_parse with m->in_port set. Sets tc, pg, egress_port, nexthop, group, hash,
  * bucket, member, or m->drop. PFC/PAUSE frames are left to the caller (m->l2_kind). ctx may be
- * NULL (no RANDOM hash, ARS at time 0). */
+ * NULL (no RANDOM hash, ARS at time 0, no flow cache). With ctx->cache, a flow's decision comes
+ * from the cache when the same tables decided it before: the same decision, fewer lookups. */
 void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt_meta *m,
 		 struct rsw_ingress_ctx *ctx);
 

@@ -5,7 +5,10 @@
  * input never crashes, overreads, leaks or hits undefined behaviour.
  *
  * usage: fuzz_driver frame|config|ctl ITERATIONS [FILE ...]
+ *        fuzz_driver cache ITERATIONS CONFIG [PCAP ...]
  *   frame: FILEs are pcap captures whose frames join the built-in seeds
+ *   cache: the flow cache on and off (fuzz_cache.c) on CONFIG's tables; half the inputs are
+ *     seeds unchanged, so that flows repeat; seeds as for frame, and frames to CONFIG's routes
  *   config: FILEs are YAML configs (the seeds)
  *   ctl: FILE is the switch config the requests act on; the seeds are built-in requests */
 #include <pcap/pcap.h>
@@ -64,6 +67,34 @@ static void builtin_frames(void)
 	uint16_t t[8] = {0, 0, 0, 0xFFFF, 0, 0, 0, 0};
 	uint8_t pfc[RSW_PFC_FRAME_LEN], mac[6] = {2, 0, 0, 0, 1, 0};
 	add_seed(pfc, rsw_pfc_build(pfc, mac, 0x08, t));
+}
+
+/* RoCE frames to the routes of tests/configs/flow-cache.yaml (and ecmp4.yaml): every group,
+ * the blackhole, a miss, the switch's own address, TTL 1, the classifier's DSCP, opcodes, QPs. */
+static void cache_frames(void)
+{
+	static const uint8_t dst[][4] = {{10, 1, 0, 1}, {10, 1, 0, 254}, {10, 2, 0, 9},
+					 {10, 3, 1, 7}, {10, 4, 0, 3}, {10, 5, 2, 2},
+					 {10, 6, 0, 1}, {10, 7, 0, 1}, {192, 0, 2, 1},
+					 {10, 9, 0, 1}};
+	static const uint8_t opcodes[] = {0x06, 0x07, 0x0A, 0x11, 0x81};
+	/* frames of one opcode differ only in the QP (a UDF reads it), the DSCP or the TTL */
+	for (unsigned d = 0; d < sizeof(dst) / sizeof(dst[0]); d++)
+		for (unsigned o = 0; o < sizeof(opcodes); o++)
+			for (unsigned q = 0; q < 5; q++) {
+				struct rsw_roce_spec s = {
+					.dmac = {2, 0, 0, 0, 1, 0}, .smac = {2, 0, 0, 0, 0x10, 1},
+					.ttl = o == 4 && q == 3 ? 1 : 64, .opcode = opcodes[o],
+					.dest_qp = 0x1230 + q % 4, .dscp = q == 4 ? 48 : 26,
+					.ecn = 1, .sport = (uint16_t)(49152 + o % 2),
+					.payload = 64u * (o % 3), .syndrome = 0x1F,
+					.src_ip = {10, 1, 0, (uint8_t)(1 + o % 2)}};
+				memcpy(s.dst_ip, dst[d], 4);
+				uint8_t f[512];
+				size_t n = rsw_roce_build(f, sizeof(f), &s);
+				if (n)
+					add_seed(f, n);
+			}
 }
 
 static int load_pcap(const char *path)
@@ -183,14 +214,45 @@ static size_t mutate(uint8_t *buf, size_t len, int text)
 	return len;
 }
 
+/* The flow cache on and off: seeds, then each iteration a seed unchanged or mutated. */
+static int cache_main(unsigned long iterations, const char *config, int n_pcap, char **pcap)
+{
+	if (rsw_fuzz_cache_init(config) < 0)
+		return 1;
+	builtin_frames();
+	cache_frames();
+	for (int i = 0; i < n_pcap; i++)
+		if (load_pcap(pcap[i]) < 0)
+			return 1;
+	static uint8_t buf[MAX_INPUT];
+	for (unsigned s = 0; s < n_seeds; s++)
+		rsw_fuzz_cache(seeds[s].data, seeds[s].len);
+	for (unsigned long it = 0; it < iterations; it++) {
+		const struct seed *s = &seeds[next() % n_seeds];
+		memcpy(buf, s->data, s->len);
+		size_t len = next() & 1 ? s->len : mutate(buf, s->len, 0);
+		rsw_fuzz_cache(buf, len);
+	}
+	int rc = rsw_fuzz_cache_fini();
+	for (unsigned s = 0; s < n_seeds; s++)
+		free(seeds[s].data);
+	if (rc < 0)
+		fprintf(stderr, "fuzz_driver cache: the cache answered too rarely to check it\n");
+	return rc < 0 ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3 || (strcmp(argv[1], "frame") && strcmp(argv[1], "config") &&
-			 strcmp(argv[1], "ctl")) || (!strcmp(argv[1], "ctl") && argc != 4)) {
+			 strcmp(argv[1], "ctl") && strcmp(argv[1], "cache")) ||
+	    (!strcmp(argv[1], "ctl") && argc != 4) || (!strcmp(argv[1], "cache") && argc < 4)) {
 		fprintf(stderr, "usage: fuzz_driver frame|config ITERATIONS [FILE ...]\n"
-				"       fuzz_driver ctl ITERATIONS CONFIG\n");
+				"       fuzz_driver ctl ITERATIONS CONFIG\n"
+				"       fuzz_driver cache ITERATIONS CONFIG [PCAP ...]\n");
 		return 2;
 	}
+	if (!strcmp(argv[1], "cache"))
+		return cache_main(strtoul(argv[2], NULL, 10), argv[3], argc - 4, argv + 4);
 	int ctl = !strcmp(argv[1], "ctl"), text = ctl || !strcmp(argv[1], "config");
 	int (*target)(const uint8_t *, size_t) = ctl ? rsw_fuzz_ctl
 						     : text ? rsw_fuzz_config : rsw_fuzz_frame;
@@ -228,6 +290,9 @@ int main(int argc, char **argv)
 	if (ctl)
 		printf(" (%lu requests handled, %lu refused with a message, %lu not requests)",
 		       outcome[1], outcome[2], outcome[0]);
+	else if (!text)
+		printf(" (%lu frames taken by the parser's RoCE fast path, each read as the full "
+		       "parser reads it)", outcome[1]);
 	printf("\n");
 	for (unsigned s = 0; s < n_seeds; s++)
 		free(seeds[s].data);

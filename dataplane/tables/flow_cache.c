@@ -1,0 +1,97 @@
+/* The per-flow cache of ingress decisions (flow_cache.h): direct-mapped, one 128-byte entry a
+ * slot, the key compared word by word. */
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../hash/hash_algo.h"
+#include "flow_cache.h"
+
+_Static_assert(sizeof(struct rsw_fc_key) % 8 == 0, "a key is whole words");
+_Static_assert(RSW_FC_DECISION_LEN == 24, "the decisions are one block of struct rsw_pkt_meta");
+_Static_assert(sizeof(struct rsw_fc_entry) == 128, "an entry is two cache lines");
+
+struct rsw_flow_cache *rsw_flow_cache_new(unsigned entries)
+{
+	unsigned n = 1;
+	while (n < entries)
+		n <<= 1;
+	struct rsw_flow_cache *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->e = aligned_alloc(64, n * sizeof(*c->e));
+	if (!c->e) {
+		free(c);
+		return NULL;
+	}
+	memset(c->e, 0, n * sizeof(*c->e)); /* fib 0: no tables have it, every slot misses */
+	c->mask = n - 1;
+	return c;
+}
+
+void rsw_flow_cache_free(struct rsw_flow_cache *c)
+{
+	if (!c)
+		return;
+	free(c->e);
+	free(c);
+}
+
+void rsw_flow_cache_stats(const struct rsw_flow_cache *c, struct rsw_flow_cache_stats *s)
+{
+	*s = c->st;
+}
+
+int rsw_flow_cache_wanted(void)
+{
+	const char *v = getenv("ROCESW_FLOW_CACHE");
+	return !v || (strcmp(v, "off") && strcmp(v, "0"));
+}
+
+void rsw_flow_cache_recipe(struct rsw_fib *f)
+{
+	static _Atomic uint64_t next_id = 1;
+	f->cache_id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
+	f->cache_key = 0;
+	f->n_cache_udf = 0;
+	for (uint32_t p = 0; p < f->n_policies; p++) {
+		const struct rsw_hash_policy *pol = &f->policies[p];
+		if (pol->fields & (1u << RSW_HF_RDMA_BTH_OPCODE))
+			f->cache_key |= RSW_FC_KEY_OPCODE;
+		if (pol->fields & (1u << RSW_HF_RDMA_BTH_DEST_QP))
+			f->cache_key |= RSW_FC_KEY_QP;
+		if (pol->fields & (1u << RSW_HF_IPV6_FLOW_LABEL))
+			f->cache_key |= RSW_FC_KEY_LABEL;
+		for (unsigned i = 0; i < pol->n_udf; i++) {
+			const struct rsw_udf *u = &pol->udf[i];
+			if (f->n_cache_udf == RSW_FC_UDF_MAX) {
+				f->cache_key |= RSW_FC_KEY_OFF; /* more UDFs than a key holds */
+				return;
+			}
+			struct rsw_fc_udf *c = &f->cache_udf[f->n_cache_udf++];
+			*c = (struct rsw_fc_udf){.offset = u->offset, .base = u->base,
+						 .length = u->length,
+						 .match_ip_protocol = u->match_ip_protocol,
+						 .match_l4_dst_port = u->match_l4_dst_port};
+			memcpy(&c->mask, u->mask, u->length);
+		}
+	}
+}
+
+void rsw_flow_cache_put(struct rsw_flow_cache *c, const struct rsw_fib *fib,
+			const struct rsw_fc_key *k, const struct rsw_pkt_meta *m)
+{
+	if (m->via_group) {
+		/* adaptive routing and RANDOM hashing decide per packet, not per flow */
+		const struct rsw_fib_group *g = &fib->groups[m->group];
+		if (g->ars || fib->policies[g->policy].algo == RSW_HASH_RANDOM) {
+			c->st.uncached++;
+			return;
+		}
+	}
+	struct rsw_fc_entry *e = &c->e[rsw_fc_slot(c, k)];
+	e->key = *k;
+	memcpy(e->decision, (const uint8_t *)m + RSW_FC_DECISION_OFF, RSW_FC_DECISION_LEN);
+	e->drop = m->drop;
+}

@@ -1,0 +1,163 @@
+/* The ingress decision cached per flow, as Open vSwitch's exact-match cache (EMC) keeps its
+ * megaflow lookups: keyed on exactly the header fields the ingress tables read (ingress port,
+ * destination MAC, the source MAC's group bit, addresses, protocol, ports, TTL > 1, and where a
+ * hash policy reads them the BTH opcode and destination QP, the flow label and the UDF bytes),
+ * with the classifier's traffic class standing for what it reads (DSCP, BTH opcode and QP,
+ * length: two rules and a map, cheaper than a key that grows with them), and on the identity
+ * of the compiled tables, so a commit (which publishes new tables) makes every entry miss.
+ * An entry holds what rsw_ingress decided (drop reason, TC, PG, egress port, next hop, group,
+ * hash, bucket, member). A decision that is not a function of the key is never kept: RANDOM
+ * hashing and ARS groups (flowlets, port quality, random modes) decide per packet.
+ * One cache per thread (a live worker, a replay run), never shared between threads. */
+#ifndef RSW_FLOW_CACHE_H
+#define RSW_FLOW_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../pkt/pkt_meta.h"
+#include "fib.h"
+
+/* Optional key fields, by what the tables read (rsw_fib.cache_key). */
+#define RSW_FC_KEY_OPCODE 0x02 /* a hash policy reads the BTH opcode */
+#define RSW_FC_KEY_QP 0x04     /* a hash policy reads the BTH destination QP */
+#define RSW_FC_KEY_LABEL 0x08  /* a hash policy reads the IPv6 flow label */
+#define RSW_FC_KEY_OFF 0x80    /* the tables read more than a key holds: nothing is cached */
+
+/* Words, so that a key is compared and hashed word by word. */
+struct rsw_fc_key {
+	uint64_t fib;     /* rsw_fib.cache_id of the tables: never 0 */
+	uint64_t port;    /* in_port, l3, flags, TC, IP protocol, TTL > 1, source-MAC bit, opcode */
+	uint64_t dmac_sport;
+	uint64_t dport_qp;
+	uint64_t src[2], dst[2];
+	uint64_t label;
+	uint64_t udf[RSW_FC_UDF_MAX]; /* each UDF's bytes, masked */
+};
+
+#define RSW_FC_KEY_WORDS (sizeof(struct rsw_fc_key) / 8)
+/* the ingress decisions of struct rsw_pkt_meta, egress_port to bucket, copied as one block */
+#define RSW_FC_DECISION_OFF offsetof(struct rsw_pkt_meta, egress_port)
+#define RSW_FC_DECISION_LEN (offsetof(struct rsw_pkt_meta, bucket) + 4 - RSW_FC_DECISION_OFF)
+
+struct rsw_fc_entry {
+	struct rsw_fc_key key;
+	uint8_t decision[RSW_FC_DECISION_LEN];
+	uint8_t drop;
+} __attribute__((aligned(64)));
+
+/* Lookups that hit, missed, and decisions not kept (RANDOM, ARS). */
+struct rsw_flow_cache_stats {
+	uint64_t hits, misses, uncached;
+};
+
+/* Direct-mapped: a flow has one slot, a newer flow of the same slot replaces it. */
+struct rsw_flow_cache {
+	uint32_t mask;
+	struct rsw_flow_cache_stats st;
+	struct rsw_fc_entry *e;
+};
+
+/* A cache of entries slots (rounded up to a power of two), or NULL (no memory). */
+struct rsw_flow_cache *rsw_flow_cache_new(unsigned entries);
+void rsw_flow_cache_free(struct rsw_flow_cache *c);
+void rsw_flow_cache_stats(const struct rsw_flow_cache *c, struct rsw_flow_cache_stats *s);
+
+/* Whether front ends keep a cache: the environment's ROCESW_FLOW_CACHE=off (or 0) turns it
+ * off (to compare, or to rule it out); anything else or unset keeps it on. */
+int rsw_flow_cache_wanted(void);
+
+/* At table build: a process-wide unique identity and the key recipe of fib. */
+void rsw_flow_cache_recipe(struct rsw_fib *fib);
+
+/* Keep the decisions rsw_ingress made for m under k, unless they depend on more than k. */
+void rsw_flow_cache_put(struct rsw_flow_cache *c, const struct rsw_fib *fib,
+			const struct rsw_fc_key *k, const struct rsw_pkt_meta *m);
+
+/* What a UDF feeds the hash (hash_key.c's put_udf): its bytes masked when its match holds and
+ * they lie inside the frame, else zeros. */
+static inline uint64_t rsw_fc_udf_bytes(const struct rsw_fc_udf *u, const uint8_t *frame,
+					const struct rsw_pkt_meta *m)
+{
+	if (u->match_ip_protocol >= 0 &&
+	    (m->l3 == RSW_L3_NONE || m->ip_proto != u->match_ip_protocol))
+		return 0;
+	if (u->match_l4_dst_port >= 0 &&
+	    (!(m->flags & (RSW_META_F_UDP | RSW_META_F_TCP)) || m->dport != u->match_l4_dst_port))
+		return 0;
+	uint32_t base = 0;
+	if (u->base != RSW_UDF_L2) {
+		if (m->l3 == RSW_L3_NONE ||
+		    (u->base == RSW_UDF_L4 && (m->flags & RSW_META_F_FRAG_LATER)))
+			return 0;
+		base = u->base == RSW_UDF_L3 ? m->l3_off : m->l4_off;
+	}
+	uint32_t at = base + u->offset;
+	if (at + u->length > m->frame_len)
+		return 0;
+	uint64_t v = 0;
+	if (at + 8 <= m->frame_len)
+		memcpy(&v, frame + at, 8);
+	else
+		memcpy(&v, frame + at, u->length);
+	return v & u->mask;
+}
+
+/* Key of a parsed data frame m (in_port set) on fib's tables, whose classifier gives it traffic
+ * class tc (0 for a port the tables do not have). 0 when fib caches nothing. */
+static inline int rsw_flow_key(const struct rsw_fib *fib, const uint8_t *frame,
+			       const struct rsw_pkt_meta *m, unsigned tc, struct rsw_fc_key *k)
+{
+	unsigned r = fib->cache_key;
+	if (r & RSW_FC_KEY_OFF)
+		return 0;
+	k->fib = fib->cache_id;
+	/* what the checks read: the port, TTL > 1, the source MAC's group bit; the hash the L3
+	 * kind, the flags (L4 present, later fragment), the protocol; the classifier's answer */
+	k->port = (uint64_t)m->in_port | (uint64_t)m->l3 << 16 | (uint64_t)m->flags << 24 |
+		  (uint64_t)tc << 32 | (uint64_t)m->ip_proto << 40 |
+		  (uint64_t)((m->ttl > 1) | (frame[6] & 1) << 1) << 48 |
+		  (uint64_t)(r & RSW_FC_KEY_OPCODE ? m->bth_opcode : 0) << 56;
+	uint64_t dmac = 0;
+	memcpy(&dmac, frame, 6);
+	k->dmac_sport = dmac | (uint64_t)m->sport << 48;
+	k->dport_qp = (uint64_t)m->dport | (uint64_t)(r & RSW_FC_KEY_QP ? m->bth_dest_qp : 0) << 16;
+	memcpy(k->src, m->src_ip, 16);
+	memcpy(k->dst, m->dst_ip, 16);
+	k->label = r & RSW_FC_KEY_LABEL ? m->flow_label : 0;
+	k->udf[0] = k->udf[1] = 0;
+	for (unsigned i = 0; i < fib->n_cache_udf; i++)
+		k->udf[i] = rsw_fc_udf_bytes(&fib->cache_udf[i], frame, m);
+	return 1;
+}
+
+static inline uint32_t rsw_fc_slot(const struct rsw_flow_cache *c, const struct rsw_fc_key *k)
+{
+	const uint64_t *w = (const uint64_t *)k;
+	uint32_t h = 0;
+	for (unsigned i = 0; i < RSW_FC_KEY_WORDS; i++)
+		h = (uint32_t)__builtin_ia32_crc32di(h, w[i]); /* SSE4.2: one instruction a word */
+	return h & c->mask;
+}
+
+/* 1 with m's ingress decisions filled in when k is cached, else 0. */
+static inline int rsw_flow_cache_find(struct rsw_flow_cache *c, const struct rsw_fc_key *k,
+				      struct rsw_pkt_meta *m)
+{
+	const struct rsw_fc_entry *e = &c->e[rsw_fc_slot(c, k)];
+	const uint64_t *x = (const uint64_t *)&e->key, *y = (const uint64_t *)k;
+	uint64_t d = 0;
+	for (unsigned i = 0; i < RSW_FC_KEY_WORDS; i++)
+		d |= x[i] ^ y[i];
+	if (d) {
+		c->st.misses++;
+		return 0;
+	}
+	c->st.hits++;
+	memcpy((uint8_t *)m + RSW_FC_DECISION_OFF, e->decision, RSW_FC_DECISION_LEN);
+	m->drop = e->drop;
+	return 1;
+}
+
+#endif
