@@ -257,9 +257,10 @@ static inline void meta_clear(struct rsw_pkt_meta *m)
 int rsw_parse_fast(const uint8_t *p, uint32_t len, struct rsw_pkt_meta *m)
 {
 	uint32_t l3 = ETH_HLEN;
-	uint16_t et = rsw_rd16(p + 12), tci = 0;
+	/* the shortest frame it takes, tagged, before any byte is read */
 	if (len < ETH_HLEN + VLAN_HLEN + 20 + 8 + RSW_BTH_LEN + RSW_ICRC_LEN)
 		return 0;
+	uint16_t et = rsw_rd16(p + 12), tci = 0;
 	if (et == RSW_ETHERTYPE_VLAN) {
 		tci = rsw_rd16(p + 14);
 		et = rsw_rd16(p + 16);
