@@ -315,6 +315,28 @@ static void tm_log(void *arg, const char *line)
 
 /* ---- links ---- */
 
+/* Room on link direction l's in-flight queue for one more frame: doubled when full. 0 when
+ * memory ran out (m freed, the run marked out of memory). */
+static int link_room(struct replay *r, struct link_dir *l, struct rte_mbuf *m)
+{
+	if (l->n < l->cap)
+		return 1;
+	size_t cap = l->cap ? l->cap * 2 : 64;
+	struct in_flight *q = malloc(cap * sizeof(*q));
+	if (!q) {
+		r->oom = 1;
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	for (size_t i = 0; i < l->n; i++)
+		q[i] = l->q[(l->head + i) % l->cap];
+	free(l->q);
+	l->q = q;
+	l->head = 0;
+	l->cap = cap;
+	return 1;
+}
+
 void rp_link_send(struct replay *r, int dir, uint64_t t_start, struct rte_mbuf *m)
 {
 	struct link_dir *l = &r->link[dir];
@@ -324,21 +346,8 @@ void rp_link_send(struct replay *r, int dir, uint64_t t_start, struct rte_mbuf *
 		rte_pktmbuf_free(m);
 		return;
 	}
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct in_flight *q = malloc(cap * sizeof(*q));
-		if (!q) {
-			r->oom = 1;
-			rte_pktmbuf_free(m);
-			return;
-		}
-		for (size_t i = 0; i < l->n; i++)
-			q[i] = l->q[(l->head + i) % l->cap];
-		free(l->q);
-		l->q = q;
-		l->head = 0;
-		l->cap = cap;
-	}
+	if (!link_room(r, l, m))
+		return;
 	/* received whole after its serialization and the propagation; never before the frame
 	 * ahead of it (captures replayed as captured may overlap on the wire) */
 	flow_hop(r, *frame_flow(r, m), (uint32_t)dir, m->pkt_len);
@@ -937,21 +946,8 @@ void rsw_replay_part_deliver(struct replay *r, unsigned dir, uint64_t t, const u
 		rp_link_lost(r, (int)dir, t, len);
 		return;
 	}
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct in_flight *q = malloc(cap * sizeof(*q));
-		if (!q) {
-			r->oom = 1;
-			rte_pktmbuf_free(m);
-			return;
-		}
-		for (size_t i = 0; i < l->n; i++)
-			q[i] = l->q[(l->head + i) % l->cap];
-		free(l->q);
-		l->q = q;
-		l->head = 0;
-		l->cap = cap;
-	}
+	if (!link_room(r, l, m))
+		return;
 	l->q[(l->head + l->n) % l->cap] = (struct in_flight){.t = t, .m = m};
 	if (l->n++ == 0)
 		rp_schedule(r, r->id_link + dir, t);
