@@ -2,12 +2,16 @@
 // whole, since it links ns-3). One ns-3 node per rank (its SystemId), and for each pair of ranks
 // that share links a PointToPointRemoteChannel whose delay is the pair's lookahead: ns-3 computes
 // its granted time window or its null messages from those channels. Frames do not go through
-// the channel's devices: MpiInterface::SendPacket carries our message (the frame's bytes) to the
-// MpiReceiver of the device at the far rank, for a time chosen by the replay.
+// the channel's devices: MpiInterface::SendPacket carries our message to the MpiReceiver of the
+// device at the far rank, for a time chosen by the replay.
 //
-// The replay's own agenda runs inside one ns-3 event, a step at the replay's next time; a frame
-// from another rank is received one nanosecond before it arrives (its lookahead allows for that),
-// so it is on the replay's agenda before the step of its time runs, whatever the order of MPI.
+// The replay's own agenda runs inside one ns-3 event, a step at the replay's next time. Frames
+// for another rank wait in a batch per peer; the batch leaves in one message by an ns-3 event at
+// its deadline, the earliest receive time of its frames less the pair's lookahead, so each
+// message is sent at least a lookahead before it is received, as ns-3 requires in both modes
+// (docs/replay-parallel.md, "Frames crossing ranks, batched"). A frame is received one
+// nanosecond before it arrives (the lookahead allows for that), so it is on the replay's agenda
+// before the step of its time runs, whatever the order of MPI.
 #include <mpi.h>
 
 #include <time.h>
@@ -16,9 +20,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <vector>
 
 #include "ns3/core-module.h"
+#include "ns3/granted-time-window-mpi-interface.h"
 #include "ns3/mpi-interface.h"
 #include "ns3/mpi-receiver.h"
 #include "ns3/network-module.h"
@@ -37,7 +43,21 @@ EventId g_step;
 uint64_t g_step_t = UINT64_MAX;
 uint64_t g_stop = 0;
 bool g_null = false;
-uint64_t g_sent = 0, g_received = 0;
+uint64_t g_sent = 0, g_received = 0;        // frames crossing ranks
+uint64_t g_msg_sent = 0, g_msg_received = 0; // the messages that carried them
+// ns-3 receives a message into a buffer of MAX_MPI_MSG_SIZE bytes (16 KiB in the build of
+// scripts/setup-ns3-mpi.sh, in both modes), its own header and the packet's serialisation
+// included: a batch is cut into messages of at most this much
+const size_t CHUNK = ns3::MAX_MPI_MSG_SIZE - 256;
+
+// frames waiting for a peer rank: each `len u32, message` in chunks of at most CHUNK bytes
+struct Peer {
+	std::deque<std::vector<uint8_t>> chunk;
+	uint64_t first_rx = UINT64_MAX; // the earliest receive time of a waiting frame
+	uint64_t lookahead = 0;
+	EventId flush;
+};
+std::vector<Peer> g_peer;
 // null messages run until stopped: every period of virtual time the ranks check together
 // whether anything is left (an allreduce at the same virtual time on every rank, which each
 // rank reaches, as null messages keep every rank's time moving)
@@ -64,8 +84,10 @@ void Arm()
 		n = UINT64_MAX;
 	if (n == g_step_t && g_step.IsRunning())
 		return;
+	// removed, not cancelled: a cancelled step stays on ns-3's agenda, and its time would
+	// count as this rank's next event when the ranks agree on a window
 	if (g_step.IsRunning())
-		Simulator::Cancel(g_step);
+		Simulator::Remove(g_step);
 	g_step_t = n;
 	if (n != UINT64_MAX)
 		g_step = Simulator::Schedule(NanoSeconds(n) - Simulator::Now(), &Step);
@@ -98,17 +120,71 @@ void Check()
 		Simulator::Schedule(NanoSeconds(CHECK_NS), &Check);
 }
 
+// A batch: every frame onto the replay's agenda at its own arrival time, then the next step.
 void Receive(Ptr<Packet> p)
 {
-	g_received++;
+	g_msg_received++;
 	double t0 = g_stats ? WallNow() : 0;
 	uint32_t n = p->GetSize();
 	std::vector<uint8_t> buf(n);
 	p->CopyData(buf.data(), n);
-	rsw_mpi_receive(buf.data(), n);
+	for (size_t at = 0; at < n;) {
+		uint32_t len;
+		if (n - at < sizeof(len) || (memcpy(&len, &buf[at], sizeof(len)), len > n - at - 4)) {
+			fprintf(stderr, "rocesw-replay-mpi: a malformed batch from another rank\n");
+			rsw_ns3_abort();
+		}
+		rsw_mpi_receive(&buf[at + 4], len);
+		at += 4 + len;
+		g_received++;
+	}
 	Arm();
 	if (g_stats)
 		g_msg_s += WallNow() - t0;
+}
+
+// The first chunk waiting for peer `to` leaves, to be received at the earliest receive time of
+// the waiting frames, a lookahead from now at the latest. More chunks leave in an event after
+// this one at the same time, never in this one: a message's null-message guarantee is
+// min(next event, safe time) + lookahead, and that next event must not be later than now while
+// frames still wait.
+void Flush(unsigned to)
+{
+	Peer &p = g_peer[to];
+	double t0 = g_stats ? WallNow() : 0;
+	std::vector<uint8_t> c = std::move(p.chunk.front());
+	p.chunk.pop_front();
+	uint64_t rx = p.first_rx;
+	if (!p.chunk.empty()) {
+		p.flush = Simulator::ScheduleNow(&Flush, to);
+	} else {
+		p.first_rx = UINT64_MAX;
+		p.flush = EventId();
+	}
+	g_msg_sent++;
+	MpiInterface::SendPacket(Create<Packet>(c.data(), (uint32_t)c.size()), NanoSeconds(rx), to,
+				 (uint32_t)g_dev[rsw_ns3_rank()][to]);
+	if (g_stats)
+		g_msg_s += WallNow() - t0;
+}
+void PrintStats(double wall)
+{
+	uint64_t msgs = g_msg_sent + g_msg_received, frames = g_sent + g_received;
+	double end = (double)Simulator::Now().GetNanoSeconds(), la = 0;
+	for (const Peer &p : g_peer)
+		if (p.lookahead && (!la || (double)p.lookahead < la))
+			la = (double)p.lookahead;
+	double sync = wall - g_step_s - g_msg_s, windows = la ? end / la : 0;
+	fprintf(stderr, "rank %u: run %.3f s: replay steps %.3f s (%llu), frames sent %llu "
+		"received %llu in messages sent %llu received %llu: %.3f s (%.2f us a message, "
+		"%.2f us a frame), synchronisation and waiting %.3f s (%.1f us per lookahead of "
+		"virtual time: %.0f of %.0f ns), virtual end %.0f ns\n", rsw_ns3_rank(), wall,
+		g_step_s, (unsigned long long)g_steps, (unsigned long long)g_sent,
+		(unsigned long long)g_received, (unsigned long long)g_msg_sent,
+		(unsigned long long)g_msg_received, g_msg_s,
+		msgs ? g_msg_s / (double)msgs * 1e6 : 0.0,
+		frames ? g_msg_s / (double)frames * 1e6 : 0.0, sync,
+		windows ? sync / windows * 1e6 : 0.0, windows, la, end);
 }
 } // namespace
 
@@ -125,6 +201,7 @@ void rsw_ns3_init(int *argc, char ***argv, int null_messages)
 	for (uint32_t r = 0; r < n; r++)
 		g_node.push_back(CreateObject<Node>(r));
 	g_dev.assign(n, std::vector<int>(n, -1));
+	g_peer.resize(n);
 }
 
 unsigned rsw_ns3_rank(void)
@@ -152,18 +229,44 @@ void rsw_ns3_pair(unsigned a, unsigned b, uint64_t delay_ns)
 		d->AggregateObject(rx);
 		g_dev[end[1 - e]][end[e]] = (int)d->GetIfIndex();
 	}
+	g_peer[a].lookahead = g_peer[b].lookahead = delay_ns;
 }
 
-void rsw_ns3_send(unsigned to, uint64_t rx_ns, const void *msg, size_t len)
+void *rsw_ns3_frame(unsigned to, uint64_t rx_ns, size_t len)
 {
+	Peer &p = g_peer[to];
+	if (len > CHUNK - 4) {
+		fprintf(stderr, "rocesw-replay-mpi: a message of %zu bytes for another rank is more "
+			"than ns-3 receives (%zu)\n", len, CHUNK - 4);
+		rsw_ns3_abort();
+	}
 	g_sent++;
-	double t0 = g_stats ? WallNow() : 0;
-	Ptr<Packet> p = Create<Packet>(static_cast<const uint8_t *>(msg), (uint32_t)len);
-	// received a nanosecond early: on the replay's agenda before the step of its time
-	MpiInterface::SendPacket(p, NanoSeconds(rx_ns - 1), to,
-				 (uint32_t)g_dev[rsw_ns3_rank()][to]);
-	if (g_stats)
-		g_msg_s += WallNow() - t0;
+	if (p.chunk.empty() || p.chunk.back().size() + 4 + len > CHUNK) {
+		p.chunk.emplace_back();
+		p.chunk.back().reserve(CHUNK);
+	}
+	std::vector<uint8_t> &c = p.chunk.back();
+	size_t at = c.size();
+	uint32_t l = (uint32_t)len;
+	c.resize(at + 4 + len);
+	memcpy(&c[at], &l, sizeof(l));
+	// received a nanosecond early: on the replay's agenda before the step of its time. The
+	// frame was put on its link now or earlier, so rx - lookahead is not before now.
+	uint64_t rx = rx_ns - 1, now = (uint64_t)Simulator::Now().GetNanoSeconds();
+	if (rx < now + p.lookahead) {
+		fprintf(stderr, "rocesw-replay-mpi: a frame for rank %u arrives at %llu ns, sooner "
+			"than the lookahead (%llu ns) from now (%llu ns)\n", to,
+			(unsigned long long)rx_ns, (unsigned long long)p.lookahead,
+			(unsigned long long)now);
+		rsw_ns3_abort();
+	}
+	if (rx < p.first_rx) {
+		p.first_rx = rx;
+		if (p.flush.IsRunning())
+			Simulator::Remove(p.flush);
+		p.flush = Simulator::Schedule(NanoSeconds(rx - p.lookahead - now), &Flush, to);
+	}
+	return &c[at + 4];
 }
 
 void rsw_ns3_run(uint64_t stop_ns)
@@ -178,13 +281,7 @@ void rsw_ns3_run(uint64_t stop_ns)
 	Simulator::Run();
 	if (g_stats) {
 		double wall = WallNow() - t0;
-		fprintf(stderr, "rank %u: run %.3f s: replay steps %.3f s (%llu), frames sent %llu "
-			"received %llu in %.3f s (%.2f us each), synchronisation and waiting %.3f s, "
-			"virtual end %.0f ns\n", rsw_ns3_rank(), wall, g_step_s,
-			(unsigned long long)g_steps, (unsigned long long)g_sent,
-			(unsigned long long)g_received, g_msg_s,
-			g_sent + g_received ? g_msg_s / (double)(g_sent + g_received) * 1e6 : 0.0,
-			wall - g_step_s - g_msg_s, Simulator::Now().GetNanoSeconds() * 1.0);
+		PrintStats(wall);
 	}
 }
 
