@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "ns3/core-module.h"
+#include "ns3/distributed-simulator-impl.h"
 #include "ns3/granted-time-window-mpi-interface.h"
 #include "ns3/mpi-interface.h"
 #include "ns3/mpi-receiver.h"
@@ -66,6 +67,11 @@ const uint64_t CHECK_NS = 100000;
 bool g_stats = false;
 double g_step_s = 0, g_msg_s = 0;
 uint64_t g_steps = 0;
+// synchronisations, counted at MPI's profiling interface (below): granted time windows agreed
+// (rounds that found a message still in flight agree nothing and are repeated), or null-message
+// waits (a rank blocked until a peer's message raises its safe time)
+bool g_running = false;
+uint64_t g_rounds = 0, g_repeated = 0, g_waits = 0;
 
 double WallNow()
 {
@@ -174,17 +180,24 @@ void PrintStats(double wall)
 	for (const Peer &p : g_peer)
 		if (p.lookahead && (!la || (double)p.lookahead < la))
 			la = (double)p.lookahead;
-	double sync = wall - g_step_s - g_msg_s, windows = la ? end / la : 0;
+	double sync = wall - g_step_s - g_msg_s;
+	uint64_t n_sync = g_null ? g_waits : g_rounds;
+	char what[96];
+	if (g_null)
+		snprintf(what, sizeof(what), "%llu waits", (unsigned long long)g_waits);
+	else
+		snprintf(what, sizeof(what), "%llu rounds, %llu of them repeated",
+			 (unsigned long long)g_rounds, (unsigned long long)g_repeated);
 	fprintf(stderr, "rank %u: run %.3f s: replay steps %.3f s (%llu), frames sent %llu "
 		"received %llu in messages sent %llu received %llu: %.3f s (%.2f us a message, "
-		"%.2f us a frame), synchronisation and waiting %.3f s (%.1f us per lookahead of "
-		"virtual time: %.0f of %.0f ns), virtual end %.0f ns\n", rsw_ns3_rank(), wall,
+		"%.2f us a frame), synchronisation and waiting %.3f s (%s: %.1f us each; %.0f "
+		"lookaheads of %.0f ns), virtual end %.0f ns\n", rsw_ns3_rank(), wall,
 		g_step_s, (unsigned long long)g_steps, (unsigned long long)g_sent,
 		(unsigned long long)g_received, (unsigned long long)g_msg_sent,
 		(unsigned long long)g_msg_received, g_msg_s,
 		msgs ? g_msg_s / (double)msgs * 1e6 : 0.0,
-		frames ? g_msg_s / (double)frames * 1e6 : 0.0, sync,
-		windows ? sync / windows * 1e6 : 0.0, windows, la, end);
+		frames ? g_msg_s / (double)frames * 1e6 : 0.0, sync, what,
+		n_sync ? sync / (double)n_sync * 1e6 : 0.0, la ? end / la : 0.0, la, end);
 }
 } // namespace
 
@@ -278,7 +291,9 @@ void rsw_ns3_run(uint64_t stop_ns)
 	const char *st = getenv("ROCESW_MPI_STATS");
 	g_stats = st && *st == '1';
 	double t0 = WallNow();
+	g_running = true;
 	Simulator::Run();
+	g_running = false;
 	if (g_stats) {
 		double wall = WallNow() - t0;
 		PrintStats(wall);
@@ -331,5 +346,30 @@ void rsw_ns3_gather(const void *data, size_t len, char **out, size_t *lens)
 		    MPI_COMM_WORLD);
 	if (me == 0)
 		*out = buf;
+}
+
+// MPI's profiling interface, for ROCESW_MPI_STATS only: ns-3's synchroniser calls these, they
+// count and pass on to the PMPI_ entry points
+int MPI_Allgather(const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt,
+		  MPI_Comm comm)
+{
+	int rc = PMPI_Allgather(sb, sn, st, rb, rn, rt, comm);
+	if (g_running && sn == (int)sizeof(LbtsMessage) && st == MPI_BYTE) {
+		LbtsMessage *m = static_cast<LbtsMessage *>(rb);
+		uint64_t tx = 0, rx = 0;
+		for (uint32_t i = 0; i < rsw_ns3_size(); i++) {
+			tx += m[i].GetTxCount();
+			rx += m[i].GetRxCount();
+		}
+		g_rounds++;
+		g_repeated += tx != rx;
+	}
+	return rc;
+}
+
+int MPI_Waitany(int n, MPI_Request *req, int *index, MPI_Status *status)
+{
+	g_waits += g_running;
+	return PMPI_Waitany(n, req, index, status);
 }
 }

@@ -8,6 +8,7 @@ import filecmp
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import unittest
@@ -64,7 +65,8 @@ class ReplayMpi(unittest.TestCase):
         out = os.path.join(self.dir, name)
         r = subprocess.run(["mpirun", "-np", str(ranks), MPI, "--sync", sync, "--config", config,
                             "--in-dir", indir, "--out", out, "--sample-ns", "0",
-                            *extra], capture_output=True, text=True, env=ENV, timeout=600)
+                            *extra], capture_output=True, text=True,
+                           env=dict(ENV, ROCESW_MPI_STATS="1"), timeout=600)
         if check:
             self.assertEqual(r.returncode, 0, r.stderr)
         return out, r.stdout.replace(out, "OUT"), r
@@ -203,6 +205,42 @@ class ReplayMpi(unittest.TestCase):
                 if raw[26:34] == f0[26:34] and raw[42:54] == f0[42:54]]
         self.assertTrue(seen)
         self.assertEqual(seen[0], t0 + ser + 200)
+
+    def test_frames_crossing_ranks_batched(self):
+        """Frames for another rank travel in batches, one message for several frames, and every
+        one arrives: each rank sends as many frames as the sequential run's summary counts on
+        the link directions from its entities to the other rank's (rtsw1-2, ctsw1 and their
+        hosts on rank 0; rtsw3-4, ctsw2 on rank 1: racks in blocks, CTSWs round-robin), and
+        the other rank receives them all."""
+        s, _ = self.seq("batch-seq", ZONE, self.ring)
+        rank = {"rtsw1": 0, "rtsw2": 0, "ctsw1": 0, "rtsw3": 1, "rtsw4": 1, "ctsw2": 1}
+        with open(os.path.join(s, "summary.json")) as f:
+            links = json.load(f)["links"]
+        for lk in links:  # a host is on its rack's rank
+            for me, other in ((lk["a"], lk["b"]), (lk["b"], lk["a"])):
+                if "|" not in me:
+                    rank[me] = rank[other.split("|")[0]]
+        crossing = [0, 0]
+        for lk in links:
+            for d in lk["directions"]:
+                src, dst = (rank[e.split("|")[0]] for e in (d["from"], d["to"]))
+                if src != dst:
+                    crossing[src] += d["frames"]
+        self.assertGreater(min(crossing), 0)
+        for sync in ("window", "null-messages"):
+            m, _, r = self.mpi(f"batch-{sync}", 2, sync, ZONE, self.ring)
+            with self.subTest(sync=sync):
+                same_tree(self, s, m)
+                stats = {int(g[0]): [int(x) for x in g[1:]] for g in re.findall(
+                    r"rank (\d+): .*frames sent (\d+) received (\d+) in messages sent (\d+) "
+                    r"received (\d+)", r.stderr)}
+                self.assertEqual(sorted(stats), [0, 1], r.stderr)
+                for me in (0, 1):
+                    sent, received, msgs_sent, msgs_received = stats[me]
+                    self.assertEqual(sent, crossing[me])
+                    self.assertEqual(received, crossing[1 - me])
+                    self.assertEqual(msgs_sent, stats[1 - me][3])
+                    self.assertLess(msgs_sent, sent)
 
     def test_pfc_crossing_ranks_arrives_on_time(self):
         """Every PFC frame sw2 sends to sw1 (another rank) is received at its departure plus
