@@ -14,6 +14,7 @@
 // before the step of its time runs, whatever the order of MPI.
 #include <mpi.h>
 
+#include <sys/resource.h>
 #include <time.h>
 
 #include <cstdint>
@@ -79,6 +80,15 @@ double WallNow()
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
+
+double CpuNow()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+double g_cpu0 = 0;
+long g_preempt0 = 0;
 
 void Step();
 
@@ -198,6 +208,11 @@ void PrintStats(double wall)
 		msgs ? g_msg_s / (double)msgs * 1e6 : 0.0,
 		frames ? g_msg_s / (double)frames * 1e6 : 0.0, sync, what,
 		n_sync ? sync / (double)n_sync * 1e6 : 0.0, la ? end / la : 0.0, la, end);
+	// whether waiting ran on the core or the rank was off it (preempted by other processes)
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	fprintf(stderr, "rank %u: on a core %.3f s of the run, preempted %ld times\n",
+		rsw_ns3_rank(), CpuNow() - g_cpu0, ru.ru_nivcsw - g_preempt0);
 }
 } // namespace
 
@@ -291,6 +306,10 @@ void rsw_ns3_run(uint64_t stop_ns)
 	const char *st = getenv("ROCESW_MPI_STATS");
 	g_stats = st && *st == '1';
 	double t0 = WallNow();
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	g_preempt0 = ru.ru_nivcsw;
+	g_cpu0 = CpuNow();
 	g_running = true;
 	Simulator::Run();
 	g_running = false;
