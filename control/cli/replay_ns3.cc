@@ -66,7 +66,12 @@ std::vector<Peer> g_peer;
 const uint64_t CHECK_NS = 100000;
 // ROCESW_MPI_STATS=1: where each rank's time went (docs/replay-parallel.md, "Measured")
 bool g_stats = false;
-double g_step_s = 0, g_msg_s = 0;
+// time spent, on the wall clock and on a core (what carries over to another machine: on a busy
+// one the wall clock also counts the time other processes had the core)
+struct Spent {
+	double wall = 0, cpu = 0;
+};
+Spent g_step_s, g_msg_s;
 uint64_t g_steps = 0;
 // synchronisations, counted at MPI's profiling interface (below): granted time windows agreed
 // (rounds that found a message still in flight agree nothing and are repeated), or null-message
@@ -87,6 +92,24 @@ double CpuNow()
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
+
+// ROCESW_MPI_STATS: the time from `since` (both clocks) added to `to`
+Spent Mark()
+{
+	Spent m;
+	if (g_stats)
+		m.wall = WallNow(), m.cpu = CpuNow();
+	return m;
+}
+
+void Add(Spent &to, const Spent &since)
+{
+	if (!g_stats)
+		return;
+	to.wall += WallNow() - since.wall;
+	to.cpu += CpuNow() - since.cpu;
+}
+
 double g_cpu0 = 0;
 long g_preempt0 = 0;
 
@@ -113,13 +136,11 @@ void Step()
 {
 	uint64_t t = g_step_t;
 	g_step_t = UINT64_MAX;
-	double t0 = g_stats ? WallNow() : 0;
+	Spent t0 = Mark();
 	if (rsw_mpi_run_at(t) < 0)
 		rsw_ns3_abort();
-	if (g_stats) {
-		g_step_s += WallNow() - t0;
-		g_steps++;
-	}
+	Add(g_step_s, t0);
+	g_steps++;
 	Arm();
 }
 
@@ -140,7 +161,7 @@ void Check()
 void Receive(Ptr<Packet> p)
 {
 	g_msg_received++;
-	double t0 = g_stats ? WallNow() : 0;
+	Spent t0 = Mark();
 	uint32_t n = p->GetSize();
 	std::vector<uint8_t> buf(n);
 	p->CopyData(buf.data(), n);
@@ -155,8 +176,7 @@ void Receive(Ptr<Packet> p)
 		g_received++;
 	}
 	Arm();
-	if (g_stats)
-		g_msg_s += WallNow() - t0;
+	Add(g_msg_s, t0);
 }
 
 // The first chunk waiting for peer `to` leaves, to be received at the earliest receive time of
@@ -167,7 +187,7 @@ void Receive(Ptr<Packet> p)
 void Flush(unsigned to)
 {
 	Peer &p = g_peer[to];
-	double t0 = g_stats ? WallNow() : 0;
+	Spent t0 = Mark();
 	std::vector<uint8_t> c = std::move(p.chunk.front());
 	p.chunk.pop_front();
 	uint64_t rx = p.first_rx;
@@ -180,8 +200,7 @@ void Flush(unsigned to)
 	g_msg_sent++;
 	MpiInterface::SendPacket(Create<Packet>(c.data(), (uint32_t)c.size()), NanoSeconds(rx), to,
 				 (uint32_t)g_dev[rsw_ns3_rank()][to]);
-	if (g_stats)
-		g_msg_s += WallNow() - t0;
+	Add(g_msg_s, t0);
 }
 void PrintStats(double wall)
 {
@@ -190,7 +209,10 @@ void PrintStats(double wall)
 	for (const Peer &p : g_peer)
 		if (p.lookahead && (!la || (double)p.lookahead < la))
 			la = (double)p.lookahead;
-	double sync = wall - g_step_s - g_msg_s;
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	double cpu = CpuNow() - g_cpu0;
+	Spent sync = {wall - g_step_s.wall - g_msg_s.wall, cpu - g_step_s.cpu - g_msg_s.cpu};
 	uint64_t n_sync = g_null ? g_waits : g_rounds;
 	char what[96];
 	if (g_null)
@@ -198,21 +220,21 @@ void PrintStats(double wall)
 	else
 		snprintf(what, sizeof(what), "%llu rounds, %llu of them repeated",
 			 (unsigned long long)g_rounds, (unsigned long long)g_repeated);
-	fprintf(stderr, "rank %u: run %.3f s: replay steps %.3f s (%llu), frames sent %llu "
-		"received %llu in messages sent %llu received %llu: %.3f s (%.2f us a message, "
-		"%.2f us a frame), synchronisation and waiting %.3f s (%s: %.1f us each; %.0f "
-		"lookaheads of %.0f ns), virtual end %.0f ns\n", rsw_ns3_rank(), wall,
-		g_step_s, (unsigned long long)g_steps, (unsigned long long)g_sent,
-		(unsigned long long)g_received, (unsigned long long)g_msg_sent,
-		(unsigned long long)g_msg_received, g_msg_s,
-		msgs ? g_msg_s / (double)msgs * 1e6 : 0.0,
-		frames ? g_msg_s / (double)frames * 1e6 : 0.0, sync, what,
-		n_sync ? sync / (double)n_sync * 1e6 : 0.0, la ? end / la : 0.0, la, end);
-	// whether waiting ran on the core or the rank was off it (preempted by other processes)
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	fprintf(stderr, "rank %u: on a core %.3f s of the run, preempted %ld times\n",
-		rsw_ns3_rank(), CpuNow() - g_cpu0, ru.ru_nivcsw - g_preempt0);
+	auto us = [](double s, uint64_t n) { return n ? s / (double)n * 1e6 : 0.0; };
+	unsigned r = rsw_ns3_rank();
+	fprintf(stderr, "rank %u: run %.3f s, on a core %.3f s (preempted %ld times); virtual end "
+		"%.0f ns, %.0f lookaheads of %.0f ns\n", r, wall, cpu, ru.ru_nivcsw - g_preempt0,
+		end, la ? end / la : 0.0, la);
+	fprintf(stderr, "rank %u: replay steps %.3f s, on a core %.3f s (%llu)\n", r,
+		g_step_s.wall, g_step_s.cpu, (unsigned long long)g_steps);
+	fprintf(stderr, "rank %u: frames sent %llu received %llu in messages sent %llu received "
+		"%llu: %.3f s, on a core %.3f s (%.2f us a message, %.2f us a frame)\n", r,
+		(unsigned long long)g_sent, (unsigned long long)g_received,
+		(unsigned long long)g_msg_sent, (unsigned long long)g_msg_received, g_msg_s.wall,
+		g_msg_s.cpu, us(g_msg_s.cpu, msgs), us(g_msg_s.cpu, frames));
+	fprintf(stderr, "rank %u: synchronisation and waiting %.3f s, on a core %.3f s (%s: "
+		"%.1f us each, %.1f us on a core)\n", r, sync.wall, sync.cpu, what,
+		us(sync.wall, n_sync), us(sync.cpu, n_sync));
 }
 } // namespace
 
