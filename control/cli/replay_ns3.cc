@@ -57,9 +57,11 @@ struct Peer {
 	std::deque<std::vector<uint8_t>> chunk;
 	uint64_t first_rx = UINT64_MAX; // the earliest receive time of a waiting frame
 	uint64_t lookahead = 0;
-	EventId flush;
+	EventId flush;       // the rest of a batch that leaves in several messages
+	bool waiting = false; // in g_waiting
 };
 std::vector<Peer> g_peer;
+std::vector<unsigned> g_waiting; // peers with frames waiting
 // null messages run until stopped: every period of virtual time the ranks check together
 // whether anything is left (an allreduce at the same virtual time on every rank, which each
 // rank reaches, as null messages keep every rank's time moving)
@@ -114,6 +116,7 @@ double g_cpu0 = 0;
 long g_preempt0 = 0;
 
 void Step();
+void FlushDue();
 
 // the replay's next time, as the one pending step
 void Arm()
@@ -142,6 +145,7 @@ void Step()
 	Add(g_step_s, t0);
 	g_steps++;
 	Arm();
+	FlushDue();
 }
 
 // Nothing left anywhere: no rank has a wake-up due (up to the stop time) and every frame sent
@@ -202,6 +206,26 @@ void Flush(unsigned to)
 				 (uint32_t)g_dev[rsw_ns3_rank()][to]);
 	Add(g_msg_s, t0);
 }
+
+// After a step: the batches whose deadline (earliest receive time less the lookahead) comes
+// before the next step leave now. Frames are only put on links in steps, so a batch waits for
+// as long as a step at or before its deadline is on the agenda, and no event of its own adds a
+// time at which the ranks would synchronise.
+void FlushDue()
+{
+	size_t keep = 0;
+	for (unsigned to : g_waiting) {
+		Peer &p = g_peer[to];
+		if (!p.flush.IsRunning() &&
+		    (g_step_t == UINT64_MAX || g_step_t > p.first_rx - p.lookahead))
+			Flush(to);
+		p.waiting = !p.chunk.empty();
+		if (p.waiting)
+			g_waiting[keep++] = to;
+	}
+	g_waiting.resize(keep);
+}
+
 void PrintStats(double wall)
 {
 	uint64_t msgs = g_msg_sent + g_msg_received, frames = g_sent + g_received;
@@ -310,12 +334,11 @@ void *rsw_ns3_frame(unsigned to, uint64_t rx_ns, size_t len)
 			(unsigned long long)now);
 		rsw_ns3_abort();
 	}
-	if (rx < p.first_rx) {
+	if (!p.waiting)
+		g_waiting.push_back(to);
+	p.waiting = true;
+	if (rx < p.first_rx)
 		p.first_rx = rx;
-		if (p.flush.IsRunning())
-			Simulator::Remove(p.flush);
-		p.flush = Simulator::Schedule(NanoSeconds(rx - p.lookahead - now), &Flush, to);
-	}
 	return &c[at + 4];
 }
 
