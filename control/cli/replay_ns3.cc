@@ -6,10 +6,10 @@
 // device at the far rank, for a time chosen by the replay.
 //
 // The replay's own agenda runs inside one ns-3 event, a step at the replay's next time. Frames
-// for another rank wait in a batch per peer; the batch leaves in one message by an ns-3 event at
-// its deadline, the earliest receive time of its frames less the pair's lookahead, so each
-// message is sent at least a lookahead before it is received, as ns-3 requires in both modes
-// (docs/replay-parallel.md, "Frames crossing ranks, batched"). A frame is received one
+// for another rank wait in a batch per peer; the batch leaves in one message after the last step
+// before its deadline, the earliest receive time of its frames less the pair's lookahead, so
+// each message is sent at least a lookahead before it is received, as ns-3 requires in both
+// modes (docs/replay-parallel.md, "Frames crossing ranks, batched"). A frame is received one
 // nanosecond before it arrives (the lookahead allows for that), so it is on the replay's agenda
 // before the step of its time runs, whatever the order of MPI.
 #include <mpi.h>
