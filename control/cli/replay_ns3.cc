@@ -47,6 +47,7 @@ uint64_t g_stop = 0;
 bool g_null = false;
 uint64_t g_sent = 0, g_received = 0;        // frames crossing ranks
 uint64_t g_msg_sent = 0, g_msg_received = 0; // the messages that carried them
+uint64_t g_split = 0;                        // batches that left in several messages
 // ns-3 receives a message into a buffer of MAX_MPI_MSG_SIZE bytes (16 KiB in the build of
 // scripts/setup-ns3-mpi.sh, in both modes), its own header and the packet's serialisation
 // included: a batch is cut into messages of at most this much
@@ -217,8 +218,10 @@ void FlushDue()
 	for (unsigned to : g_waiting) {
 		Peer &p = g_peer[to];
 		if (!p.flush.IsRunning() &&
-		    (g_step_t == UINT64_MAX || g_step_t > p.first_rx - p.lookahead))
+		    (g_step_t == UINT64_MAX || g_step_t > p.first_rx - p.lookahead)) {
 			Flush(to);
+			g_split += !p.chunk.empty();
+		}
 		p.waiting = !p.chunk.empty();
 		if (p.waiting)
 			g_waiting[keep++] = to;
@@ -252,9 +255,10 @@ void PrintStats(double wall)
 	fprintf(stderr, "rank %u: replay steps %.3f s, on a core %.3f s (%llu)\n", r,
 		g_step_s.wall, g_step_s.cpu, (unsigned long long)g_steps);
 	fprintf(stderr, "rank %u: frames sent %llu received %llu in messages sent %llu received "
-		"%llu: %.3f s, on a core %.3f s (%.2f us a message, %.2f us a frame)\n", r,
-		(unsigned long long)g_sent, (unsigned long long)g_received,
-		(unsigned long long)g_msg_sent, (unsigned long long)g_msg_received, g_msg_s.wall,
+		"%llu (%llu batches sent in several): %.3f s, on a core %.3f s (%.2f us a message, "
+		"%.2f us a frame)\n", r, (unsigned long long)g_sent, (unsigned long long)g_received,
+		(unsigned long long)g_msg_sent, (unsigned long long)g_msg_received,
+		(unsigned long long)g_split, g_msg_s.wall,
 		g_msg_s.cpu, us(g_msg_s.cpu, msgs), us(g_msg_s.cpu, frames));
 	fprintf(stderr, "rank %u: synchronisation and waiting %.3f s, on a core %.3f s (%s: "
 		"%.1f us each, %.1f us on a core)\n", r, sync.wall, sync.cpu, what,
