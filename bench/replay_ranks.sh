@@ -6,13 +6,14 @@
 # sequential `rocesw replay`, of `mpirun -np 1` and of `mpirun -np 2` in both of ns-3's
 # synchronisation modes (set-up included, the median of ROUNDS runs, default 3), the speed-up
 # sequential / 2 ranks, that the summaries are identical, and where each rank's time went
-# (ROCESW_MPI_STATS=1: replay steps, frames crossing ranks and their cost, synchronisation).
+# (ROCESW_MPI_STATS=1: replay steps, frames crossing ranks, the messages carrying them and their
+# cost, synchronisations and their cost, time on a core), then the load average again.
 # Usage: bench/replay_ranks.sh [ROUNDS]. Needs meson -Dns3_mpi (scripts/setup-ns3-mpi.sh); says
 # so and exits 0 otherwise. Runs unattended.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
-  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0
+  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0
 fi
 rounds=${1:-3}
 b=${BENCH_BUILD:-build}
@@ -73,3 +74,4 @@ for z in ${RANK_ZONES:-32x16x16 192x16x16}; do
   sed 's/^/  window: /' "$d/stats-win.txt" | grep 'rank' || true
   sed 's/^/  null messages: /' "$d/stats-null.txt" | grep 'rank' || true
 done
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

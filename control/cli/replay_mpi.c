@@ -21,8 +21,6 @@ static struct {
 	struct replay *r;
 	struct rsw_replay_part part;
 	uint32_t *sw_rank, *host_rank;
-	uint8_t *msg;
-	size_t msg_cap;
 	int failed;
 } g;
 
@@ -33,17 +31,10 @@ static void send_frame(void *arg, unsigned dir, uint64_t t, const uint8_t *data,
 		       const struct rsw_flow_key *flow)
 {
 	(void)arg;
-	size_t need = 17 + sizeof(*flow) + len;
-	if (need > g.msg_cap) {
-		free(g.msg);
-		g.msg = malloc(need);
-		g.msg_cap = g.msg ? need : 0;
-		if (!g.msg) {
-			fprintf(stderr, "rocesw-replay-mpi: out of memory\n");
-			rsw_ns3_abort();
-		}
-	}
-	uint8_t *p = g.msg;
+	const struct rsw_topo_link *lk = &g.model->link[dir / 2];
+	const struct rsw_topo_end *to = dir % 2 ? &lk->a : &lk->b;
+	unsigned rank = to->sw == RSW_TOPO_HOST ? g.host_rank[to->idx] : g.sw_rank[to->sw];
+	uint8_t *p = rsw_ns3_frame(rank, t, 17 + (flow ? sizeof(*flow) : 0) + len);
 	uint32_t d = dir;
 	memcpy(p, &d, 4);
 	memcpy(p + 4, &t, 8);
@@ -55,11 +46,6 @@ static void send_frame(void *arg, unsigned dir, uint64_t t, const uint8_t *data,
 		p += sizeof(*flow);
 	}
 	memcpy(p, data, len);
-	p += len;
-	const struct rsw_topo_link *lk = &g.model->link[dir / 2];
-	const struct rsw_topo_end *to = dir % 2 ? &lk->a : &lk->b;
-	unsigned rank = to->sw == RSW_TOPO_HOST ? g.host_rank[to->idx] : g.sw_rank[to->sw];
-	rsw_ns3_send(rank, t, g.msg, (size_t)(p - g.msg));
 }
 
 void rsw_mpi_receive(const void *msg, size_t len)
@@ -388,77 +374,82 @@ static void merge_coll(struct rsw_coll_result *cr)
 	}
 }
 
-/* Rank 0's result gets every rank's switches (with their traffic managers' counters), hosts and
- * flows, and the sums of the whole zone. */
-static void merge_results(const struct rsw_replay_model *m, struct rsw_replay_result *res)
+/* What rank me hands rank 0: its switches (with their traffic managers' counters), its hosts,
+ * and the flows it saw with their hops. */
+static void pack_rank(const struct rsw_replay_model *m, const struct rsw_replay_result *res,
+		      unsigned me, struct pack *p)
 {
-	unsigned me = rsw_ns3_rank(), ranks = rsw_ns3_size();
-	struct pack p = {0};
 	for (unsigned s = 0; s < m->n_sw; s++)
 		if (g.sw_rank[s] == me) {
-			put(&p, &res->sw[s], sizeof(res->sw[s]));
-			put_tm(&p, res->sw[s].tm);
+			put(p, &res->sw[s], sizeof(res->sw[s]));
+			put_tm(p, res->sw[s].tm);
 		}
 	for (unsigned h = 0; h < m->n_host; h++)
 		if (g.host_rank[h] == me)
-			put(&p, &res->host[h], sizeof(res->host[h]));
+			put(p, &res->host[h], sizeof(res->host[h]));
 	uint64_t nf = res->n_flows;
-	put(&p, &nf, sizeof(nf));
+	put(p, &nf, sizeof(nf));
 	for (size_t i = 0; i < res->n_flows; i++) {
-		put(&p, &res->flow_key[i], sizeof(res->flow_key[i]));
-		put(&p, &res->flow[i], sizeof(res->flow[i]));
-		put(&p, res->flow[i].hop, res->flow[i].n_hop * sizeof(*res->flow[i].hop));
+		put(p, &res->flow_key[i], sizeof(res->flow_key[i]));
+		put(p, &res->flow[i], sizeof(res->flow[i]));
+		put(p, res->flow[i].hop, res->flow[i].n_hop * sizeof(*res->flow[i].hop));
 	}
-	char *all = NULL;
-	size_t *lens = calloc(ranks, sizeof(*lens));
-	rsw_ns3_gather(p.b, p.n, &all, lens);
-	free(p.b);
-	if (me == 0) {
-		const char *at = all;
-		struct rsw_flow_table tab = {0};
-		struct merged_flow *mf = NULL;
-		size_t cap = 0;
-		for (unsigned r = 0; r < ranks; r++) {
-			for (unsigned s = 0; s < m->n_sw; s++)
-				if (g.sw_rank[s] == r) {
-					struct rsw_tm *tm = res->sw[s].tm;
-					const char *d = take(&at, sizeof(res->sw[s]));
-					if (r) {
-						memcpy(&res->sw[s], d, sizeof(res->sw[s]));
-						res->sw[s].tm = tm;
-						take_tm(&at, tm);
-					} else {
-						at += tm_bytes(tm); /* its own: in place */
-					}
-				}
-			for (unsigned h = 0; h < m->n_host; h++)
-				if (g.host_rank[h] == r) {
-					const char *d = take(&at, sizeof(res->host[h]));
-					if (r)
-						memcpy(&res->host[h], d, sizeof(res->host[h]));
-				}
-			uint64_t n;
-			memcpy(&n, take(&at, sizeof(n)), sizeof(n));
-			merge_flows(&at, n, &tab, &mf, &cap);
+}
+
+/* Rank r's switches and hosts into rank 0's result (rank 0's own are in place), its flows into
+ * the table of every rank's. */
+static void unpack_rank(const struct rsw_replay_model *m, struct rsw_replay_result *res,
+			unsigned r, const char **at, struct rsw_flow_table *tab,
+			struct merged_flow **mf, size_t *cap)
+{
+	for (unsigned s = 0; s < m->n_sw; s++) {
+		if (g.sw_rank[s] != r)
+			continue;
+		struct rsw_tm *tm = res->sw[s].tm;
+		const char *d = take(at, sizeof(res->sw[s]));
+		if (r) {
+			memcpy(&res->sw[s], d, sizeof(res->sw[s]));
+			res->sw[s].tm = tm;
+			take_tm(at, tm);
+		} else {
+			*at += tm_bytes(tm);
 		}
-		for (size_t i = 0; i < res->n_flows; i++)
-			free(res->flow[i].hop);
-		free(res->flow);
-		free(res->flow_key);
-		qsort(mf, tab.n, sizeof(*mf), flow_cmp);
-		res->n_flows = tab.n;
-		res->flow = calloc(tab.n + 1, sizeof(*res->flow));
-		res->flow_key = calloc(tab.n + 1, sizeof(*res->flow_key));
-		for (size_t i = 0; i < tab.n; i++) {
-			qsort(mf[i].f.hop, mf[i].f.n_hop, sizeof(*mf[i].f.hop), hop_cmp);
-			res->flow[i] = mf[i].f;
-			res->flow_key[i] = mf[i].key;
-		}
-		free(mf);
-		rsw_flow_table_free(&tab);
 	}
-	free(all);
-	free(lens);
+	for (unsigned h = 0; h < m->n_host; h++)
+		if (g.host_rank[h] == r) {
+			const char *d = take(at, sizeof(res->host[h]));
+			if (r)
+				memcpy(&res->host[h], d, sizeof(res->host[h]));
+		}
+	uint64_t n;
+	memcpy(&n, take(at, sizeof(n)), sizeof(n));
+	merge_flows(at, n, tab, mf, cap);
+}
+
+/* The merged flows replace rank 0's, in the order one process finds them, each flow's hops too. */
+static void order_flows(struct rsw_replay_result *res, struct rsw_flow_table *tab,
+			struct merged_flow *mf)
+{
+	for (size_t i = 0; i < res->n_flows; i++)
+		free(res->flow[i].hop);
+	free(res->flow);
+	free(res->flow_key);
+	qsort(mf, tab->n, sizeof(*mf), flow_cmp);
+	res->n_flows = tab->n;
+	res->flow = calloc(tab->n + 1, sizeof(*res->flow));
+	res->flow_key = calloc(tab->n + 1, sizeof(*res->flow_key));
+	for (size_t i = 0; i < tab->n; i++) {
+		qsort(mf[i].f.hop, mf[i].f.n_hop, sizeof(*mf[i].f.hop), hop_cmp);
+		res->flow[i] = mf[i].f;
+		res->flow_key[i] = mf[i].key;
+	}
+	free(mf);
+	rsw_flow_table_free(tab);
+}
+
+/* The zone's totals: summed over the ranks, the earliest start and the latest end. */
+static void merge_totals(const struct rsw_replay_model *m, struct rsw_replay_result *res)
+{
 	if (res->coll)
 		merge_coll(res->coll);
 	if (res->link_lost) /* counted by the part that put frames on a down link */
@@ -475,6 +466,30 @@ static void merge_results(const struct rsw_replay_model *m, struct rsw_replay_re
 	uint64_t mx[] = {res->end_ns, res->cut_ns};
 	rsw_ns3_max_u64(mx, 2);
 	res->end_ns = mx[0], res->cut_ns = mx[1];
+}
+
+/* Rank 0's result gets every rank's switches, hosts and flows, and the sums of the whole zone. */
+static void merge_results(const struct rsw_replay_model *m, struct rsw_replay_result *res)
+{
+	unsigned me = rsw_ns3_rank(), ranks = rsw_ns3_size();
+	struct pack p = {0};
+	pack_rank(m, res, me, &p);
+	char *all = NULL;
+	size_t *lens = calloc(ranks, sizeof(*lens));
+	rsw_ns3_gather(p.b, p.n, &all, lens);
+	free(p.b);
+	if (me == 0) {
+		const char *at = all;
+		struct rsw_flow_table tab = {0};
+		struct merged_flow *mf = NULL;
+		size_t cap = 0;
+		for (unsigned r = 0; r < ranks; r++)
+			unpack_rank(m, res, r, &at, &tab, &mf, &cap);
+		order_flows(res, &tab, mf);
+	}
+	free(all);
+	free(lens);
+	merge_totals(m, res);
 }
 
 static int refuse(const struct rsw_replay_opts *opts, char *err, size_t errlen)
@@ -530,7 +545,6 @@ static int run_parts(const struct rsw_replay_model *m, const char *out_dir,
 		opts->capture->files = (unsigned)c[0];
 		opts->capture->bytes = c[1];
 	}
-	free(g.msg);
 	return rc;
 }
 

@@ -2,23 +2,31 @@
 // whole, since it links ns-3). One ns-3 node per rank (its SystemId), and for each pair of ranks
 // that share links a PointToPointRemoteChannel whose delay is the pair's lookahead: ns-3 computes
 // its granted time window or its null messages from those channels. Frames do not go through
-// the channel's devices: MpiInterface::SendPacket carries our message (the frame's bytes) to the
-// MpiReceiver of the device at the far rank, for a time chosen by the replay.
+// the channel's devices: MpiInterface::SendPacket carries our message to the MpiReceiver of the
+// device at the far rank, for a time chosen by the replay.
 //
-// The replay's own agenda runs inside one ns-3 event, a step at the replay's next time; a frame
-// from another rank is received one nanosecond before it arrives (its lookahead allows for that),
-// so it is on the replay's agenda before the step of its time runs, whatever the order of MPI.
+// The replay's own agenda runs inside one ns-3 event, a step at the replay's next time. Frames
+// for another rank wait in a batch per peer; the batch leaves in one message after the last step
+// before its deadline, the earliest receive time of its frames less the pair's lookahead, so
+// each message is sent at least a lookahead before it is received, as ns-3 requires in both
+// modes (docs/replay-parallel.md, "Frames crossing ranks, batched"). A frame is received one
+// nanosecond before it arrives (the lookahead allows for that), so it is on the replay's agenda
+// before the step of its time runs, whatever the order of MPI.
 #include <mpi.h>
 
+#include <sys/resource.h>
 #include <time.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <vector>
 
 #include "ns3/core-module.h"
+#include "ns3/distributed-simulator-impl.h"
+#include "ns3/granted-time-window-mpi-interface.h"
 #include "ns3/mpi-interface.h"
 #include "ns3/mpi-receiver.h"
 #include "ns3/network-module.h"
@@ -37,15 +45,42 @@ EventId g_step;
 uint64_t g_step_t = UINT64_MAX;
 uint64_t g_stop = 0;
 bool g_null = false;
-uint64_t g_sent = 0, g_received = 0;
+uint64_t g_sent = 0, g_received = 0;        // frames crossing ranks
+uint64_t g_msg_sent = 0, g_msg_received = 0; // the messages that carried them
+uint64_t g_split = 0;                        // batches that left in several messages
+// ns-3 receives a message into a buffer of MAX_MPI_MSG_SIZE bytes (16 KiB in the build of
+// scripts/setup-ns3-mpi.sh, in both modes), its own header and the packet's serialisation
+// included: a batch is cut into messages of at most this much
+const size_t CHUNK = ns3::MAX_MPI_MSG_SIZE - 256;
+
+// frames waiting for a peer rank: each `len u32, message` in chunks of at most CHUNK bytes
+struct Peer {
+	std::deque<std::vector<uint8_t>> chunk;
+	uint64_t first_rx = UINT64_MAX; // the earliest receive time of a waiting frame
+	uint64_t lookahead = 0;
+	EventId flush;       // the rest of a batch that leaves in several messages
+	bool waiting = false; // in g_waiting
+};
+std::vector<Peer> g_peer;
+std::vector<unsigned> g_waiting; // peers with frames waiting
 // null messages run until stopped: every period of virtual time the ranks check together
 // whether anything is left (an allreduce at the same virtual time on every rank, which each
 // rank reaches, as null messages keep every rank's time moving)
 const uint64_t CHECK_NS = 100000;
 // ROCESW_MPI_STATS=1: where each rank's time went (docs/replay-parallel.md, "Measured")
 bool g_stats = false;
-double g_step_s = 0, g_msg_s = 0;
+// time spent, on the wall clock and on a core (what carries over to another machine: on a busy
+// one the wall clock also counts the time other processes had the core)
+struct Spent {
+	double wall = 0, cpu = 0;
+};
+Spent g_step_s, g_msg_s;
 uint64_t g_steps = 0;
+// synchronisations, counted at MPI's profiling interface (below): granted time windows agreed
+// (rounds that found a message still in flight agree nothing and are repeated), or null-message
+// waits (a rank blocked until a peer's message raises its safe time)
+bool g_running = false;
+uint64_t g_rounds = 0, g_repeated = 0, g_waits = 0;
 
 double WallNow()
 {
@@ -54,7 +89,35 @@ double WallNow()
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+double CpuNow()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+// ROCESW_MPI_STATS: the time from `since` (both clocks) added to `to`
+Spent Mark()
+{
+	Spent m;
+	if (g_stats)
+		m.wall = WallNow(), m.cpu = CpuNow();
+	return m;
+}
+
+void Add(Spent &to, const Spent &since)
+{
+	if (!g_stats)
+		return;
+	to.wall += WallNow() - since.wall;
+	to.cpu += CpuNow() - since.cpu;
+}
+
+double g_cpu0 = 0;
+long g_preempt0 = 0;
+
 void Step();
+void FlushDue();
 
 // the replay's next time, as the one pending step
 void Arm()
@@ -64,8 +127,10 @@ void Arm()
 		n = UINT64_MAX;
 	if (n == g_step_t && g_step.IsRunning())
 		return;
+	// removed, not cancelled: a cancelled step stays on ns-3's agenda, and its time would
+	// count as this rank's next event when the ranks agree on a window
 	if (g_step.IsRunning())
-		Simulator::Cancel(g_step);
+		Simulator::Remove(g_step);
 	g_step_t = n;
 	if (n != UINT64_MAX)
 		g_step = Simulator::Schedule(NanoSeconds(n) - Simulator::Now(), &Step);
@@ -75,14 +140,13 @@ void Step()
 {
 	uint64_t t = g_step_t;
 	g_step_t = UINT64_MAX;
-	double t0 = g_stats ? WallNow() : 0;
+	Spent t0 = Mark();
 	if (rsw_mpi_run_at(t) < 0)
 		rsw_ns3_abort();
-	if (g_stats) {
-		g_step_s += WallNow() - t0;
-		g_steps++;
-	}
+	Add(g_step_s, t0);
+	g_steps++;
 	Arm();
+	FlushDue();
 }
 
 // Nothing left anywhere: no rank has a wake-up due (up to the stop time) and every frame sent
@@ -98,17 +162,107 @@ void Check()
 		Simulator::Schedule(NanoSeconds(CHECK_NS), &Check);
 }
 
+// A batch: every frame onto the replay's agenda at its own arrival time, then the next step.
 void Receive(Ptr<Packet> p)
 {
-	g_received++;
-	double t0 = g_stats ? WallNow() : 0;
+	g_msg_received++;
+	Spent t0 = Mark();
 	uint32_t n = p->GetSize();
 	std::vector<uint8_t> buf(n);
 	p->CopyData(buf.data(), n);
-	rsw_mpi_receive(buf.data(), n);
+	for (size_t at = 0; at < n;) {
+		uint32_t len;
+		if (n - at < sizeof(len) || (memcpy(&len, &buf[at], sizeof(len)), len > n - at - 4)) {
+			fprintf(stderr, "rocesw-replay-mpi: a malformed batch from another rank\n");
+			rsw_ns3_abort();
+		}
+		rsw_mpi_receive(&buf[at + 4], len);
+		at += 4 + len;
+		g_received++;
+	}
 	Arm();
-	if (g_stats)
-		g_msg_s += WallNow() - t0;
+	Add(g_msg_s, t0);
+}
+
+// The first chunk waiting for peer `to` leaves, to be received at the earliest receive time of
+// the waiting frames, a lookahead from now at the latest. More chunks leave in an event after
+// this one at the same time, never in this one: a message's null-message guarantee is
+// min(next event, safe time) + lookahead, and that next event must not be later than now while
+// frames still wait.
+void Flush(unsigned to)
+{
+	Peer &p = g_peer[to];
+	Spent t0 = Mark();
+	std::vector<uint8_t> c = std::move(p.chunk.front());
+	p.chunk.pop_front();
+	uint64_t rx = p.first_rx;
+	if (!p.chunk.empty()) {
+		p.flush = Simulator::ScheduleNow(&Flush, to);
+	} else {
+		p.first_rx = UINT64_MAX;
+		p.flush = EventId();
+	}
+	g_msg_sent++;
+	MpiInterface::SendPacket(Create<Packet>(c.data(), (uint32_t)c.size()), NanoSeconds(rx), to,
+				 (uint32_t)g_dev[rsw_ns3_rank()][to]);
+	Add(g_msg_s, t0);
+}
+
+// After a step: the batches whose deadline (earliest receive time less the lookahead) comes
+// before the next step leave now. Frames are only put on links in steps, so a batch waits for
+// as long as a step at or before its deadline is on the agenda, and no event of its own adds a
+// time at which the ranks would synchronise.
+void FlushDue()
+{
+	size_t keep = 0;
+	for (unsigned to : g_waiting) {
+		Peer &p = g_peer[to];
+		if (!p.flush.IsRunning() &&
+		    (g_step_t == UINT64_MAX || g_step_t > p.first_rx - p.lookahead)) {
+			Flush(to);
+			g_split += !p.chunk.empty();
+		}
+		p.waiting = !p.chunk.empty();
+		if (p.waiting)
+			g_waiting[keep++] = to;
+	}
+	g_waiting.resize(keep);
+}
+
+void PrintStats(double wall)
+{
+	uint64_t msgs = g_msg_sent + g_msg_received, frames = g_sent + g_received;
+	double end = (double)Simulator::Now().GetNanoSeconds(), la = 0;
+	for (const Peer &p : g_peer)
+		if (p.lookahead && (!la || (double)p.lookahead < la))
+			la = (double)p.lookahead;
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	double cpu = CpuNow() - g_cpu0;
+	Spent sync = {wall - g_step_s.wall - g_msg_s.wall, cpu - g_step_s.cpu - g_msg_s.cpu};
+	uint64_t n_sync = g_null ? g_waits : g_rounds;
+	char what[96];
+	if (g_null)
+		snprintf(what, sizeof(what), "%llu waits", (unsigned long long)g_waits);
+	else
+		snprintf(what, sizeof(what), "%llu rounds, %llu of them repeated",
+			 (unsigned long long)g_rounds, (unsigned long long)g_repeated);
+	auto us = [](double s, uint64_t n) { return n ? s / (double)n * 1e6 : 0.0; };
+	unsigned r = rsw_ns3_rank();
+	fprintf(stderr, "rank %u: run %.3f s, on a core %.3f s (preempted %ld times); virtual end "
+		"%.0f ns, %.0f lookaheads of %.0f ns\n", r, wall, cpu, ru.ru_nivcsw - g_preempt0,
+		end, la ? end / la : 0.0, la);
+	fprintf(stderr, "rank %u: replay steps %.3f s, on a core %.3f s (%llu)\n", r,
+		g_step_s.wall, g_step_s.cpu, (unsigned long long)g_steps);
+	fprintf(stderr, "rank %u: frames sent %llu received %llu in messages sent %llu received "
+		"%llu (%llu batches sent in several): %.3f s, on a core %.3f s (%.2f us a message, "
+		"%.2f us a frame)\n", r, (unsigned long long)g_sent, (unsigned long long)g_received,
+		(unsigned long long)g_msg_sent, (unsigned long long)g_msg_received,
+		(unsigned long long)g_split, g_msg_s.wall,
+		g_msg_s.cpu, us(g_msg_s.cpu, msgs), us(g_msg_s.cpu, frames));
+	fprintf(stderr, "rank %u: synchronisation and waiting %.3f s, on a core %.3f s (%s: "
+		"%.1f us each, %.1f us on a core)\n", r, sync.wall, sync.cpu, what,
+		us(sync.wall, n_sync), us(sync.cpu, n_sync));
 }
 } // namespace
 
@@ -125,6 +279,7 @@ void rsw_ns3_init(int *argc, char ***argv, int null_messages)
 	for (uint32_t r = 0; r < n; r++)
 		g_node.push_back(CreateObject<Node>(r));
 	g_dev.assign(n, std::vector<int>(n, -1));
+	g_peer.resize(n);
 }
 
 unsigned rsw_ns3_rank(void)
@@ -152,18 +307,43 @@ void rsw_ns3_pair(unsigned a, unsigned b, uint64_t delay_ns)
 		d->AggregateObject(rx);
 		g_dev[end[1 - e]][end[e]] = (int)d->GetIfIndex();
 	}
+	g_peer[a].lookahead = g_peer[b].lookahead = delay_ns;
 }
 
-void rsw_ns3_send(unsigned to, uint64_t rx_ns, const void *msg, size_t len)
+void *rsw_ns3_frame(unsigned to, uint64_t rx_ns, size_t len)
 {
+	Peer &p = g_peer[to];
+	if (len > CHUNK - 4) {
+		fprintf(stderr, "rocesw-replay-mpi: a message of %zu bytes for another rank is more "
+			"than ns-3 receives (%zu)\n", len, CHUNK - 4);
+		rsw_ns3_abort();
+	}
 	g_sent++;
-	double t0 = g_stats ? WallNow() : 0;
-	Ptr<Packet> p = Create<Packet>(static_cast<const uint8_t *>(msg), (uint32_t)len);
-	// received a nanosecond early: on the replay's agenda before the step of its time
-	MpiInterface::SendPacket(p, NanoSeconds(rx_ns - 1), to,
-				 (uint32_t)g_dev[rsw_ns3_rank()][to]);
-	if (g_stats)
-		g_msg_s += WallNow() - t0;
+	if (p.chunk.empty() || p.chunk.back().size() + 4 + len > CHUNK) {
+		p.chunk.emplace_back();
+		p.chunk.back().reserve(CHUNK);
+	}
+	std::vector<uint8_t> &c = p.chunk.back();
+	size_t at = c.size();
+	uint32_t l = (uint32_t)len;
+	c.resize(at + 4 + len);
+	memcpy(&c[at], &l, sizeof(l));
+	// received a nanosecond early: on the replay's agenda before the step of its time. The
+	// frame was put on its link now or earlier, so rx - lookahead is not before now.
+	uint64_t rx = rx_ns - 1, now = (uint64_t)Simulator::Now().GetNanoSeconds();
+	if (rx < now + p.lookahead) {
+		fprintf(stderr, "rocesw-replay-mpi: a frame for rank %u arrives at %llu ns, sooner "
+			"than the lookahead (%llu ns) from now (%llu ns)\n", to,
+			(unsigned long long)rx_ns, (unsigned long long)p.lookahead,
+			(unsigned long long)now);
+		rsw_ns3_abort();
+	}
+	if (!p.waiting)
+		g_waiting.push_back(to);
+	p.waiting = true;
+	if (rx < p.first_rx)
+		p.first_rx = rx;
+	return &c[at + 4];
 }
 
 void rsw_ns3_run(uint64_t stop_ns)
@@ -175,16 +355,16 @@ void rsw_ns3_run(uint64_t stop_ns)
 	const char *st = getenv("ROCESW_MPI_STATS");
 	g_stats = st && *st == '1';
 	double t0 = WallNow();
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	g_preempt0 = ru.ru_nivcsw;
+	g_cpu0 = CpuNow();
+	g_running = true;
 	Simulator::Run();
+	g_running = false;
 	if (g_stats) {
 		double wall = WallNow() - t0;
-		fprintf(stderr, "rank %u: run %.3f s: replay steps %.3f s (%llu), frames sent %llu "
-			"received %llu in %.3f s (%.2f us each), synchronisation and waiting %.3f s, "
-			"virtual end %.0f ns\n", rsw_ns3_rank(), wall, g_step_s,
-			(unsigned long long)g_steps, (unsigned long long)g_sent,
-			(unsigned long long)g_received, g_msg_s,
-			g_sent + g_received ? g_msg_s / (double)(g_sent + g_received) * 1e6 : 0.0,
-			wall - g_step_s - g_msg_s, Simulator::Now().GetNanoSeconds() * 1.0);
+		PrintStats(wall);
 	}
 }
 
@@ -234,5 +414,30 @@ void rsw_ns3_gather(const void *data, size_t len, char **out, size_t *lens)
 		    MPI_COMM_WORLD);
 	if (me == 0)
 		*out = buf;
+}
+
+// MPI's profiling interface, for ROCESW_MPI_STATS only: ns-3's synchroniser calls these, they
+// count and pass on to the PMPI_ entry points
+int MPI_Allgather(const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt,
+		  MPI_Comm comm)
+{
+	int rc = PMPI_Allgather(sb, sn, st, rb, rn, rt, comm);
+	if (g_running && sn == (int)sizeof(LbtsMessage) && st == MPI_BYTE) {
+		LbtsMessage *m = static_cast<LbtsMessage *>(rb);
+		uint64_t tx = 0, rx = 0;
+		for (uint32_t i = 0; i < rsw_ns3_size(); i++) {
+			tx += m[i].GetTxCount();
+			rx += m[i].GetRxCount();
+		}
+		g_rounds++;
+		g_repeated += tx != rx;
+	}
+	return rc;
+}
+
+int MPI_Waitany(int n, MPI_Request *req, int *index, MPI_Status *status)
+{
+	g_waits += g_running;
+	return PMPI_Waitany(n, req, index, status);
 }
 }

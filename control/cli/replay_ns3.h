@@ -19,8 +19,10 @@ unsigned rsw_ns3_size(void);
 /* A remote point-to-point channel between ranks a and b whose delay (the lookahead between them)
  * is delay_ns; called on every rank alike, for each pair of ranks that share a link. */
 void rsw_ns3_pair(unsigned a, unsigned b, uint64_t delay_ns);
-/* Sends msg to rank `to`, to be received there at rx_ns. */
-void rsw_ns3_send(unsigned to, uint64_t rx_ns, const void *msg, size_t len);
+/* Room for a message of len bytes (written at once, before any other call) for rank `to`,
+ * delivered there before rx_ns (a frame's arrival time): it waits in a batch for that rank and
+ * leaves with it (replay_ns3.cc). */
+void *rsw_ns3_frame(unsigned to, uint64_t rx_ns, size_t len);
 /* Runs the ranks until none has anything due up to stop_ns (0: no end). Calls back rsw_mpi_*
  * below. */
 void rsw_ns3_run(uint64_t stop_ns);
