@@ -12,7 +12,10 @@
 #include "dataplane/pkt/roce_build.h"
 #include "dataplane/pkt/roce_hdr.h"
 #include "dataplane/tables/ingress.h"
-#include "replay_int.h"
+#include "replay_coll.h"
+#include "replay_engine.h"
+#include "replay_host.h"
+#include "replay_node.h"
 #include "dataplane/transport/rc_reorder.h"
 
 #define QPN_BASE 0x100u
@@ -113,7 +116,7 @@ struct lhost {
 	uint8_t data_prio, ctl_prio[4];
 };
 
-struct loop {
+struct rp_coll {
 	const struct rsw_coll *c;
 	struct xfer *x;
 	uint32_t n_x;
@@ -134,7 +137,7 @@ struct loop {
 /* ---- building the collective ---- */
 
 /* The collective's transfers (collective.c), each with the state it runs with here. */
-static int build_xfers(struct loop *L)
+static int build_xfers(struct rp_coll *L)
 {
 	struct rsw_coll_xfer *cx;
 	uint32_t n;
@@ -185,7 +188,7 @@ static int add_host_qp(struct lhost *h, uint32_t qp)
 }
 
 /* Connections and their QPs, in order of first use; each transfer's dependency lists. */
-static int build_conns(struct loop *L, struct rsw_coll_result *cr)
+static int build_conns(struct rp_coll *L, struct rsw_coll_result *cr)
 {
 	const struct rsw_coll *c = L->c;
 	unsigned nh = L->n_host;
@@ -256,7 +259,7 @@ static int build_conns(struct loop *L, struct rsw_coll_result *cr)
 
 /* ---- frames ---- */
 
-static void spec_of(const struct loop *L, unsigned from, unsigned to, uint32_t dest_qp,
+static void spec_of(const struct rp_coll *L, unsigned from, unsigned to, uint32_t dest_qp,
 		    uint16_t sport, uint8_t dscp, struct rsw_roce_spec *s)
 {
 	const struct rsw_coll *c = L->c;
@@ -275,7 +278,7 @@ static void spec_of(const struct loop *L, unsigned from, unsigned to, uint32_t d
 
 /* Frames are built in one buffer kept zero past the last frame's headers: the payload is never
  * written, only the bytes the last frame set are cleared. */
-static uint32_t build_frame(struct loop *L, const struct rsw_roce_spec *s)
+static uint32_t build_frame(struct rp_coll *L, const struct rsw_roce_spec *s)
 {
 	rsw_roce_scrub(L->frame, L->frame_len);
 	L->frame_len = (uint32_t)rsw_roce_build_on_zeros(L->frame, sizeof(L->frame), s);
@@ -283,7 +286,7 @@ static uint32_t build_frame(struct loop *L, const struct rsw_roce_spec *s)
 }
 
 /* The data packet of qp at PSN psn (its message is L->qp.msg[qp->cur_msg]). */
-static uint32_t build_data(struct loop *L, const struct qp *qp, const struct msg *mg, uint64_t psn)
+static uint32_t build_data(struct rp_coll *L, const struct qp *qp, const struct msg *mg, uint64_t psn)
 {
 	const struct rsw_coll *c = L->c;
 	struct rsw_roce_spec s;
@@ -305,7 +308,7 @@ static uint32_t build_data(struct loop *L, const struct qp *qp, const struct msg
 	return build_frame(L, &s);
 }
 
-static uint32_t build_ctl(struct loop *L, const struct ctl *k)
+static uint32_t build_ctl(struct rp_coll *L, const struct ctl *k)
 {
 	const struct rsw_coll *c = L->c;
 	const struct qp *qp = &L->qp[k->qp];
@@ -348,7 +351,7 @@ static uint8_t prio_of(struct replay *r, unsigned h, uint32_t len, const uint8_t
 static void queue_ctl(struct replay *r, unsigned h, uint8_t kind, uint32_t qp, uint64_t psn,
 		      uint32_t msn)
 {
-	struct lhost *lh = &r->loop->h[h];
+	struct lhost *lh = &r->coll->h[h];
 	struct ctl *k = malloc(sizeof(*k));
 	if (!k) {
 		r->oom = 1;
@@ -369,7 +372,7 @@ static void ready(struct replay *r, uint32_t xi);
 /* Transfer xi arrived whole at t: its step may be done, and what waited for it may start. */
 static void arrived(struct replay *r, uint32_t xi, uint64_t t)
 {
-	struct loop *L = r->loop;
+	struct rp_coll *L = r->coll;
 	struct rsw_coll_result *cr = r->res->coll;
 	struct xfer *x = &L->x[xi];
 	struct conn *cn = &L->conn[x->conn];
@@ -397,7 +400,7 @@ static void arrived(struct replay *r, uint32_t xi, uint64_t t)
 
 static int add_msg(struct replay *r, struct qp *qp, uint32_t xi, uint64_t bytes)
 {
-	unsigned mtu = r->loop->c->mtu;
+	unsigned mtu = r->coll->c->mtu;
 	if (qp->n_msg == qp->cap_msg) {
 		size_t nc = qp->cap_msg ? qp->cap_msg * 2 : 16;
 		void *p = realloc(qp->msg, nc * sizeof(*qp->msg));
@@ -418,7 +421,7 @@ static int add_msg(struct replay *r, struct qp *qp, uint32_t xi, uint64_t bytes)
 /* Transfer xi goes on the connection's QPs as its messages. */
 static void post(struct replay *r, uint32_t xi)
 {
-	struct loop *L = r->loop;
+	struct rp_coll *L = r->coll;
 	const struct rsw_coll *c = L->c;
 	struct xfer *x = &L->x[xi];
 	struct conn *cn = &L->conn[x->conn];
@@ -442,7 +445,7 @@ static void post(struct replay *r, uint32_t xi)
 /* A DCQCN rate change in the event log: what the requester's rate limiter now allows. */
 static void log_rate(struct replay *r, const struct qp *qp, uint64_t t)
 {
-	if (!r->events)
+	if (!r->log.f)
 		return;
 	json_t *f = json_object();
 	json_object_set_new(f, "peer", json_string(r->host[qp->dst].name));
@@ -458,7 +461,7 @@ static void log_rate(struct replay *r, const struct qp *qp, uint64_t t)
  * early waits for those before it, so the QPs and the receiver's CTS grants see one order. */
 static void ready(struct replay *r, uint32_t xi)
 {
-	struct loop *L = r->loop;
+	struct rp_coll *L = r->coll;
 	struct conn *cn = &L->conn[L->x[xi].conn];
 	L->x[xi].ready = 1;
 	while (cn->posted < cn->n_xfers && L->x[L->cx[cn->x0 + cn->posted]].ready)
@@ -468,7 +471,7 @@ static void ready(struct replay *r, uint32_t xi)
 /* ---- requester ---- */
 
 /* May qp send its next packet: something posted, granted by CTS, not waiting on an error. */
-static int sendable(const struct loop *L, struct qp *qp, uint64_t t)
+static int sendable(const struct rp_coll *L, struct qp *qp, uint64_t t)
 {
 	if (qp->st->error || qp->snd_nxt >= qp->posted_psn || qp->next_tx > t)
 		return 0;
@@ -493,7 +496,7 @@ static void go_back(struct qp *qp, uint64_t psn)
 /* A QP that exhausted its retries, in the event log. */
 static void log_qp_error(struct replay *r, const struct qp *qp, uint64_t t)
 {
-	if (!r->events)
+	if (!r->log.f)
 		return;
 	json_t *f = json_object();
 	json_object_set_new(f, "peer", json_string(r->host[qp->dst].name));
@@ -507,7 +510,7 @@ static void log_qp_error(struct replay *r, const struct qp *qp, uint64_t t)
  * was outstanding, restarted by each ACK that makes progress (as Linux rxe and ConnectX do). */
 static void timer_check(struct replay *r, struct qp *qp, uint64_t t)
 {
-	const struct rsw_coll *c = r->loop->c;
+	const struct rsw_coll *c = r->coll->c;
 	if (qp->rto_at > t || qp->st->error)
 		return;
 	qp->st->timeouts++;
@@ -537,7 +540,7 @@ static void acked(struct replay *r, struct qp *qp, uint64_t upto, uint64_t t)
 		qp->una_msg++;
 	if (qp->snd_nxt < upto)
 		go_back(qp, upto);
-	qp->rto_at = qp->snd_una < qp->snd_max ? t + r->loop->c->rto_ns : NEVER;
+	qp->rto_at = qp->snd_una < qp->snd_max ? t + r->coll->c->rto_ns : NEVER;
 }
 
 /* ---- responder ---- */
@@ -560,7 +563,7 @@ static void hold(struct qp *qp, uint64_t psn, uint32_t payload)
  * a message when its last PSN is passed; one cumulative ACK covers them. */
 static void drain(struct replay *r, struct qp *qp, uint64_t t)
 {
-	struct loop *L = r->loop;
+	struct rp_coll *L = r->coll;
 	int ack = 0;
 	while (rsw_ooo_take(&qp->ooo, qp->epsn)) {
 		const struct msg *mg = &qp->msg[qp->msn];
@@ -588,7 +591,7 @@ static void drain(struct replay *r, struct qp *qp, uint64_t t)
 static void rx_data(struct replay *r, struct qp *qp, const uint8_t *data,
 		    const struct rsw_pkt_meta *m, uint64_t t)
 {
-	struct loop *L = r->loop;
+	struct rp_coll *L = r->coll;
 	const struct rsw_coll *c = L->c;
 	uint32_t qi = (uint32_t)(qp - L->qp);
 	uint64_t psn = rsw_psn_unwrap(qp->epsn, m->bth_psn);
@@ -640,24 +643,26 @@ static void rx_data(struct replay *r, struct qp *qp, const uint8_t *data,
 		drain(r, qp, t);
 }
 
-/* A RoCE frame reached closed-loop host h at t. Returns 1 if it was the collective's. */
-int loop_rx(struct replay *r, unsigned h, uint64_t t, const uint8_t *data,
-	    const struct rsw_pkt_meta *m)
+/* A RoCE frame reached closed-loop host h at t: the collective's frames drive its QPs. */
+static void loop_wake(struct replay *r, unsigned h, uint64_t t);
+
+static void loop_rx(struct replay *r, unsigned h, uint64_t t, const uint8_t *data,
+		    const struct rsw_pkt_meta *m)
 {
-	struct loop *L = r->loop;
+	struct rp_coll *L = r->coll;
 	const struct rsw_coll *c = L->c;
 	if (!(m->flags & RSW_META_F_ROCE))
-		return 0;
+		return;
 	uint32_t n = m->bth_dest_qp - QPN_BASE;
 	if (m->bth_dest_qp < QPN_BASE || n / c->qps >= L->n_host)
-		return 0;
+		return;
 	unsigned peer = n / c->qps, q = n % c->qps;
 	uint8_t op = m->bth_opcode;
 	int to_requester = op == OP_ACK || op == OP_SEND_ONLY || op == RSW_OP_CNP;
 	int32_t ci = to_requester ? L->conn_of[(size_t)h * L->n_host + peer]
 				  : L->conn_of[(size_t)peer * L->n_host + h];
 	if (ci < 0)
-		return 0;
+		return;
 	struct conn *cn = &L->conn[ci];
 	struct qp *qp = &L->qp[cn->qp0 + q];
 	if (op == OP_ACK) {
@@ -689,10 +694,9 @@ int loop_rx(struct replay *r, unsigned h, uint64_t t, const uint8_t *data,
 	} else if (op >= OP_WRITE_FIRST && op <= OP_WRITE_ONLY && op != 0x09) {
 		rx_data(r, qp, data, m, t);
 	} else {
-		return 0;
+		return;
 	}
-	host_wake(r, h, t);
-	return 1;
+	loop_wake(r, h, t);
 }
 
 /* ---- sending ---- */
@@ -703,7 +707,7 @@ int loop_rx(struct replay *r, unsigned h, uint64_t t, const uint8_t *data,
 static uint32_t next_frame(struct replay *r, unsigned h, uint64_t t, uint8_t paused, int *is_data,
 			   uint32_t **flow)
 {
-	struct loop *L = r->loop;
+	struct rp_coll *L = r->coll;
 	struct lhost *lh = &L->h[h];
 	*is_data = 0;
 	for (struct ctl **pk = &lh->head, *prev = NULL; *pk; prev = *pk, pk = &(*pk)->next) {
@@ -778,10 +782,10 @@ static void mark_ce(uint8_t *frame)
 	ip[11] = (uint8_t)~sum;
 }
 
-void loop_wake(struct replay *r, unsigned h, uint64_t t)
+static void loop_wake(struct replay *r, unsigned h, uint64_t t)
 {
 	struct host_node *hn = &r->host[h];
-	struct loop *L = r->loop;
+	struct rp_coll *L = r->coll;
 	struct lhost *lh = &L->h[h];
 	uint64_t free_ns = rsw_shaper_free_ns(&hn->shaper);
 	uint64_t next = NEVER;
@@ -841,9 +845,9 @@ void loop_wake(struct replay *r, unsigned h, uint64_t t)
 int loop_init(struct replay *r, char *err, size_t errlen)
 {
 	const struct rsw_coll *c = r->model->coll;
-	struct loop *L = calloc(1, sizeof(*L));
+	struct rp_coll *L = calloc(1, sizeof(*L));
 	struct rsw_coll_result *cr = calloc(1, sizeof(*cr));
-	r->loop = L;
+	r->coll = L;
 	r->res->coll = cr;
 	if (!L || !cr)
 		goto oom;
@@ -914,7 +918,7 @@ oom:
  * receiver grants each incoming connection its first window. */
 void loop_start(struct replay *r)
 {
-	struct loop *L = r->loop;
+	struct rp_coll *L = r->coll;
 	for (uint32_t i = 0; i < L->n_x; i++)
 		if (!L->x[i].waiting)
 			ready(r, i);
@@ -945,7 +949,7 @@ void loop_start(struct replay *r)
 
 void loop_finish(struct replay *r)
 {
-	struct loop *L = r->loop;
+	struct rp_coll *L = r->coll;
 	struct rsw_coll_result *cr = r->res->coll;
 	cr->complete = L->arrived == L->n_x;
 	cr->transfers = L->n_x;
@@ -957,7 +961,7 @@ void loop_finish(struct replay *r)
 
 void loop_free(struct replay *r)
 {
-	struct loop *L = r->loop;
+	struct rp_coll *L = r->coll;
 	if (!L)
 		return;
 	for (unsigned h = 0; L->h && h < L->n_host; h++) {
@@ -979,5 +983,7 @@ void loop_free(struct replay *r)
 	free(L->x);
 	free(L->h);
 	free(L);
-	r->loop = NULL;
+	r->coll = NULL;
 }
+
+const struct rp_host_ops rp_coll_ops = {.wake = loop_wake, .rx = loop_rx};
