@@ -9,9 +9,9 @@
 
 extern const struct rp_host_ops rp_coll_ops;
 
-int loop_init(struct replay *r, char *err, size_t errlen);
-void loop_start(struct replay *r);
-void loop_finish(struct replay *r);
-void loop_free(struct replay *r);
+int rp_coll_init(struct replay *r, char *err, size_t errlen);
+void rp_coll_start(struct replay *r);
+void rp_coll_finish(struct replay *r);
+void rp_coll_free(struct replay *r);
 
 #endif

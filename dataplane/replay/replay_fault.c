@@ -28,7 +28,7 @@ static int commit(struct replay *r, unsigned s, const struct rsw_txn *txn, uint6
 	/* every port's queues and PFC decisions may read the new tables */
 	for (unsigned q = 0; q < n->fib->n_ports; q++)
 		rp_ports_add(&n->dirty_tx, q);
-	sw_settle(r, s, t);
+	rp_sw_settle(r, s, t);
 	return 0;
 }
 

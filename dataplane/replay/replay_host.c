@@ -12,7 +12,7 @@
 #include "replay_host.h"
 #include "replay_node.h"
 
-unsigned host_classify(struct replay *r, const struct host_node *hn, const uint8_t *data,
+unsigned rp_host_classify(struct replay *r, const struct host_node *hn, const uint8_t *data,
 		       uint32_t len, uint32_t *flow)
 {
 	struct rsw_pkt_meta m;
@@ -30,7 +30,7 @@ unsigned host_classify(struct replay *r, const struct host_node *hn, const uint8
 	return m.pg & 7;
 }
 
-void host_send_frame(struct replay *r, struct host_node *hn, uint64_t t, const uint8_t *data,
+void rp_host_send_frame(struct replay *r, struct host_node *hn, uint64_t t, const uint8_t *data,
 		     uint32_t len, uint32_t flow, int lost, int roce_sparse)
 {
 	rp_write(&hn->out, t, data, len);
@@ -54,20 +54,20 @@ void host_send_frame(struct replay *r, struct host_node *hn, uint64_t t, const u
 		rp_link_lost(r, hn->tx_link, t, len);
 }
 
-uint32_t host_flow(struct replay *r, unsigned h, const uint8_t *data, uint32_t len)
+uint32_t rp_host_flow(struct replay *r, unsigned h, const uint8_t *data, uint32_t len)
 {
 	uint32_t flow;
-	host_classify(r, &r->host[h], data, len, &flow);
+	rp_host_classify(r, &r->host[h], data, len, &flow);
 	return flow;
 }
 
-void host_send(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint32_t len,
+void rp_host_send(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint32_t len,
 	       uint32_t flow, int lost, int roce_sparse)
 {
-	host_send_frame(r, &r->host[h], t, data, len, flow, lost, roce_sparse);
+	rp_host_send_frame(r, &r->host[h], t, data, len, flow, lost, roce_sparse);
 }
 
-void host_rx(struct replay *r, unsigned h, uint64_t t, struct rte_mbuf *mb)
+void rp_host_rx(struct replay *r, unsigned h, uint64_t t, struct rte_mbuf *mb)
 {
 	struct host_node *hn = &r->host[h];
 	struct rsw_pkt_meta m;
@@ -94,7 +94,7 @@ void host_rx(struct replay *r, unsigned h, uint64_t t, struct rte_mbuf *mb)
 	rte_pktmbuf_free(mb);
 }
 
-void host_lost(struct replay *r, unsigned h, uint64_t t)
+void rp_host_lost(struct replay *r, unsigned h, uint64_t t)
 {
 	r->res->dropped++;
 	if (r->log.f) {
@@ -104,7 +104,7 @@ void host_lost(struct replay *r, unsigned h, uint64_t t)
 	}
 }
 
-void host_finish(struct replay *r, unsigned h, uint64_t end_ns)
+void rp_host_finish(struct replay *r, unsigned h, uint64_t end_ns)
 {
 	struct host_node *hn = &r->host[h];
 	for (unsigned prio = 0; prio < 8; prio++)
@@ -112,7 +112,7 @@ void host_finish(struct replay *r, unsigned h, uint64_t end_ns)
 	hn->res->unsent += hn->n_pending;
 }
 
-void host_free_pending(struct host_node *hn)
+void rp_host_free_pending(struct host_node *hn)
 {
 	for (unsigned prio = 0; prio <= HOST_CTRL_PRIO; prio++)
 		while (hn->head[prio]) {

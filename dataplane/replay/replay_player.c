@@ -24,7 +24,7 @@ static void pull(struct replay *r, struct host_node *hn, uint64_t t)
 		p->order = hn->n_read++;
 		p->len = hn->in.len;
 		memcpy(p->data, hn->in.data, p->len);
-		unsigned prio = host_classify(r, hn, p->data, p->len, &p->flow);
+		unsigned prio = rp_host_classify(r, hn, p->data, p->len, &p->flow);
 		if (hn->tail[prio])
 			hn->tail[prio]->next = p;
 		else
@@ -40,8 +40,8 @@ static void wake_ignoring_pfc(struct replay *r, unsigned h, uint64_t t)
 	struct host_node *hn = &r->host[h];
 	while (!hn->in.eof && hn->in.t <= t) {
 		uint32_t flow;
-		host_classify(r, hn, hn->in.data, hn->in.len, &flow);
-		host_send_frame(r, hn, t, hn->in.data, hn->in.len, flow, 0, 0);
+		rp_host_classify(r, hn, hn->in.data, hn->in.len, &flow);
+		rp_host_send_frame(r, hn, t, hn->in.data, hn->in.len, flow, 0, 0);
 		rp_cap_next(r, &hn->in);
 	}
 	if (!hn->in.eof)
@@ -64,7 +64,7 @@ static void send_oldest(struct replay *r, unsigned h, struct host_node *hn, int 
 			hn->res->max_delay_ns = d;
 	}
 	rsw_shaper_send(&hn->shaper, t, p->len);
-	host_send_frame(r, hn, t, p->data, p->len, p->flow, 0, 0);
+	rp_host_send_frame(r, hn, t, p->data, p->len, p->flow, 0, 0);
 	free(p);
 	rp_schedule(r, r->id_host + h, rsw_shaper_free_ns(&hn->shaper));
 }

@@ -21,14 +21,14 @@
 
 /* What the engine runs at each kind of wake-up. */
 static const struct rp_node_ops node_ops = {
-	.sw_rx = sw_rx,
-	.sw_input = sw_input,
-	.sw_lost = sw_lost,
-	.sw_tx = sw_tx,
-	.sw_ctrl = sw_ctrl,
-	.sw_sample_all = sw_sample_all,
-	.host_rx = host_rx,
-	.host_lost = host_lost,
+	.sw_rx = rp_sw_rx,
+	.sw_input = rp_sw_input,
+	.sw_lost = rp_sw_lost,
+	.sw_tx = rp_sw_tx,
+	.sw_ctrl = rp_sw_ctrl,
+	.sw_sample_all = rp_sw_sample,
+	.host_rx = rp_host_rx,
+	.host_lost = rp_host_lost,
 	.due = rp_fault_due,
 };
 
@@ -201,8 +201,8 @@ static int build(struct replay *r, char *err, size_t errlen)
 		n->tm = rsw_tm_new_growing(n->fib->n_ports, &n->fib->tm, 1, err, errlen);
 		if (!n->tm)
 			return -1;
-		n->tm->log = sw_tm_log;
-		n->tm->flushed = sw_flushed;
+		n->tm->log = rp_sw_tm_log;
+		n->tm->flushed = rp_sw_flushed;
 	}
 	r->ops = &node_ops;
 	r->host_ops = md->coll ? &rp_coll_ops : &rp_player_ops;
@@ -244,7 +244,7 @@ static void finish(struct replay *r)
 		struct sw_node *n = &r->sw[s];
 		n->res->queued = rsw_tm_queued(n->tm);
 		res->queued += n->res->queued;
-		/* the watchdog's flushed packets were dropped as they were flushed (sw_flushed) */
+		/* the watchdog's flushed packets were dropped as they were flushed (rp_sw_flushed) */
 		n->tm->log = NULL; /* its argument lives on the run's stack */
 		n->tm->flushed = NULL;
 		n->res->tm = n->tm;
@@ -258,9 +258,9 @@ static void finish(struct replay *r)
 			res->link_lost[i] = r->link[i].lost;
 	}
 	for (unsigned h = 0; h < md->n_host; h++)
-		host_finish(r, h, res->cut_ns ? res->cut_ns : res->end_ns);
+		rp_host_finish(r, h, res->cut_ns ? res->cut_ns : res->end_ns);
 	if (r->coll)
-		loop_finish(r);
+		rp_coll_finish(r);
 	res->n_flows = r->flows.n;
 	res->flow_key = r->flows.key;
 	res->flow = r->fl;
@@ -278,14 +278,14 @@ static void cleanup(struct replay *r)
 		if (r->host[h].in.p)
 			pcap_close(r->host[h].in.p);
 		rp_capture_close(&r->cap, &r->host[h].out);
-		host_free_pending(&r->host[h]);
+		rp_host_free_pending(&r->host[h]);
 	}
 	for (unsigned s = 0; r->sw && s < md->n_sw; s++) {
 		for (uint16_t p = 0; p < RSW_MAX_PORTS; p++)
 			rp_capture_close(&r->cap, &r->sw[s].out[p]);
 		rsw_tm_free(r->sw[s].tm);
 	}
-	loop_free(r);
+	rp_coll_free(r);
 	rp_deadlock_free(r);
 	rp_engine_free(r);
 	free(r->in);
@@ -332,9 +332,9 @@ static int start(struct replay *r, char *err, size_t errlen)
 			rp_schedule(r, i, r->in[i].t);
 	}
 	if (model->coll) {
-		if (loop_init(r, err, errlen) < 0)
+		if (rp_coll_init(r, err, errlen) < 0)
 			return -1;
-		loop_start(r);
+		rp_coll_start(r);
 	}
 	rp_fault_start(r);
 	for (unsigned h = 0; h < model->n_host; h++) {

@@ -38,8 +38,8 @@ static void drop(struct replay *r, unsigned s, unsigned reason, uint16_t port, u
 	}
 }
 
-/* Watchdog lines from a switch's TM, which runs inside sw_settle of the switch and time there. */
-void sw_tm_log(void *arg, const char *line)
+/* Watchdog lines from a switch's TM, which runs inside rp_sw_settle of the switch and time there. */
+void rp_sw_tm_log(void *arg, const char *line)
 {
 	struct replay *r = arg;
 	if (!r->log.f)
@@ -50,9 +50,9 @@ void sw_tm_log(void *arg, const char *line)
 		 NULL, f);
 }
 
-/* A packet the watchdog's drop action flushed from a storming queue of port, in the sw_settle
+/* A packet the watchdog's drop action flushed from a storming queue of port, in the rp_sw_settle
  * running: a pfcwd_drop like those refused at admission, lossless if its PG is. */
-void sw_flushed(void *arg, uint16_t port, struct rte_mbuf *m)
+void rp_sw_flushed(void *arg, uint16_t port, struct rte_mbuf *m)
 {
 	struct replay *r = arg;
 	struct sw_node *n = &r->sw[r->settle_sw];
@@ -62,7 +62,7 @@ void sw_flushed(void *arg, uint16_t port, struct rte_mbuf *m)
 	drop(r, r->settle_sw, RSW_DROP_PFCWD_DROP, port, r->settle_t, m);
 }
 
-void sw_lost(struct replay *r, unsigned s, uint16_t port, uint64_t t, uint32_t len)
+void rp_sw_lost(struct replay *r, unsigned s, uint16_t port, uint64_t t, uint32_t len)
 {
 	struct sw_node *n = &r->sw[s];
 	n->res->port[port].rx_packets++;
@@ -229,7 +229,7 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 /* After an event at switch s: PFC decisions for the ports whose PGs changed (and every port with
  * an XOFF in force, since the pool's shared use moves their XON point), then new wake-ups for
  * the ports whose queues, pauses or wire changed. */
-void sw_settle(struct replay *r, unsigned s, uint64_t t)
+void rp_sw_settle(struct replay *r, unsigned s, uint64_t t)
 {
 	struct sw_node *n = &r->sw[s];
 	struct rp_ports ctrl = n->dirty_ctrl;
@@ -273,35 +273,35 @@ static void sw_sample(struct replay *r, unsigned s, uint64_t t)
 
 /* ---- the engine's switch ops (replay_engine.h) ---- */
 
-void sw_rx(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *m)
+void rp_sw_rx(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *m)
 {
 	sw_arrive(r, s, port, t, m, 0);
-	sw_settle(r, s, t);
+	rp_sw_settle(r, s, t);
 }
 
-void sw_input(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *m,
+void rp_sw_input(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *m,
 	      uint32_t len)
 {
 	if (m)
 		sw_arrive(r, s, port, t, m, 1);
 	else
-		sw_lost(r, s, port, t, len);
-	sw_settle(r, s, t);
+		rp_sw_lost(r, s, port, t, len);
+	rp_sw_settle(r, s, t);
 }
 
-void sw_tx(struct replay *r, unsigned s, uint16_t port, uint64_t t)
+void rp_sw_tx(struct replay *r, unsigned s, uint16_t port, uint64_t t)
 {
 	sw_service(r, s, port, t);
-	sw_settle(r, s, t);
+	rp_sw_settle(r, s, t);
 }
 
-void sw_ctrl(struct replay *r, unsigned s, uint16_t port, uint64_t t)
+void rp_sw_ctrl(struct replay *r, unsigned s, uint16_t port, uint64_t t)
 {
 	rp_ports_add(&r->sw[s].dirty_ctrl, port);
-	sw_settle(r, s, t);
+	rp_sw_settle(r, s, t);
 }
 
-void sw_sample_all(struct replay *r, uint64_t t)
+void rp_sw_sample(struct replay *r, uint64_t t)
 {
 	for (unsigned s = 0; s < r->model->n_sw; s++)
 		sw_sample(r, s, t);

@@ -10,20 +10,20 @@
 struct replay;
 
 /* The engine's switch ops (struct rp_node_ops). */
-void sw_rx(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *m);
-void sw_input(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *m,
+void rp_sw_rx(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *m);
+void rp_sw_input(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *m,
 	      uint32_t len);
 /* A frame that reached port but found no packet memory: received, then dropped as no_mbuf. */
-void sw_lost(struct replay *r, unsigned s, uint16_t port, uint64_t t, uint32_t len);
-void sw_tx(struct replay *r, unsigned s, uint16_t port, uint64_t t);
-void sw_ctrl(struct replay *r, unsigned s, uint16_t port, uint64_t t);
-void sw_sample_all(struct replay *r, uint64_t t);
+void rp_sw_lost(struct replay *r, unsigned s, uint16_t port, uint64_t t, uint32_t len);
+void rp_sw_tx(struct replay *r, unsigned s, uint16_t port, uint64_t t);
+void rp_sw_ctrl(struct replay *r, unsigned s, uint16_t port, uint64_t t);
+void rp_sw_sample(struct replay *r, uint64_t t);
 
 /* After an event at switch s: PFC decisions and new wake-ups for the ports it touched. */
-void sw_settle(struct replay *r, unsigned s, uint64_t t);
+void rp_sw_settle(struct replay *r, unsigned s, uint64_t t);
 /* The TM's log and flushed callbacks (arg: the replay): a watchdog line, and a packet its
- * watchdog flushed, dropped and logged as pfcwd_drop, by the switch of the sw_settle running. */
-void sw_tm_log(void *arg, const char *line);
-void sw_flushed(void *arg, uint16_t port, struct rte_mbuf *m);
+ * watchdog flushed, dropped and logged as pfcwd_drop, by the switch of the rp_sw_settle running. */
+void rp_sw_tm_log(void *arg, const char *line);
+void rp_sw_flushed(void *arg, uint16_t port, struct rte_mbuf *m);
 
 #endif
