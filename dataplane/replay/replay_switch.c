@@ -38,7 +38,8 @@ static void drop(struct replay *r, unsigned s, unsigned reason, uint16_t port, u
 	}
 }
 
-/* Watchdog lines from a switch's TM, which runs inside rp_sw_settle of the switch and time there. */
+/* Watchdog lines from a switch's TM, which runs inside rp_sw_settle of the switch and time
+ * there. */
 void rp_sw_tm_log(void *arg, const char *line)
 {
 	struct replay *r = arg;
