@@ -7,7 +7,6 @@
 
 #include "replay_coll.h"
 #include "replay_engine.h"
-#include "replay_host.h"
 #include "replay_node.h"
 #include "replay_rc.h"
 
@@ -38,10 +37,9 @@ struct conn {
 	uint32_t rr;           /* next QP for round-robin placement */
 };
 
-/* A host of the zone: its rank, and its data frames sent (for drop injection). */
+/* A host of the zone: its rank. */
 struct coll_host {
 	int rank;              /* -1: not in the collective */
-	uint64_t data_sent;
 };
 
 struct rp_coll {
@@ -206,78 +204,9 @@ static void ready(struct replay *r, uint32_t xi)
 
 /* ---- the hosts ---- */
 
-/* Is this host's n-th data frame in a test's list (to lose, or to mark)? */
-static int injected(const struct rsw_coll_drop *list, unsigned n, unsigned h, uint64_t nth)
-{
-	for (unsigned i = 0; i < n; i++)
-		if (list[i].host == h && list[i].nth == nth)
-			return 1;
-	return 0;
-}
-
-/* ECN CE in the IPv4 header, as a congested switch would mark it: the checksum follows; the
- * ICRC does not cover the TOS byte. */
-static void mark_ce(uint8_t *frame)
-{
-	uint8_t *ip = frame + 14;
-	ip[1] |= 3;
-	ip[10] = ip[11] = 0;
-	uint32_t sum = 0;
-	for (unsigned i = 0; i < 20; i += 2)
-		sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
-	while (sum >> 16)
-		sum = (sum & 0xFFFF) + (sum >> 16);
-	ip[10] = (uint8_t)(~sum >> 8);
-	ip[11] = (uint8_t)~sum;
-}
-/* Host h's NIC sends the transport's next frame at t, if its link is free and a frame may go;
- * returns when it should wake next for that (NEVER: nothing to send). */
-static uint64_t send_next(struct replay *r, unsigned h, uint64_t t)
-{
-	struct host_node *hn = &r->host[h];
-	struct rp_coll *L = r->coll;
-	struct coll_host *ch = &L->h[h];
-	uint64_t free_ns = rsw_shaper_free_ns(&hn->shaper);
-	if (free_ns > t)
-		return free_ns;
-	uint8_t paused = r->model->hosts_ignore_pfc ? 0 : rsw_pause_mask(&hn->pause, t);
-	int is_data;
-	uint32_t *flow;
-	uint32_t len = rp_rc_next_frame(L->rc, h, t, paused, &is_data, &flow);
-	uint64_t next = NEVER;
-	if (!len) {
-		/* nothing may go: wake when a pause ends */
-		for (unsigned p = 0; p < 8; p++)
-			if ((paused & (1u << p)) && hn->pause.until_ns[p] < next)
-				next = hn->pause.until_ns[p];
-		return next;
-	}
-	uint8_t *frame = rp_rc_frame(L->rc);
-	rsw_shaper_send(&hn->shaper, t, len);
-	int lost = is_data && injected(L->c->drop, L->c->n_drop, h, ch->data_sent);
-	if (is_data && injected(L->c->ce, L->c->n_ce, h, ch->data_sent))
-		mark_ce(frame);
-	if (is_data)
-		ch->data_sent++;
-	if (*flow == NO_FLOW)
-		*flow = rp_host_flow(r, h, frame, len);
-	rp_host_send(r, h, t, frame, len, *flow, lost, 1); /* built on zeros */
-	if (lost)
-		r->res->coll->injected_drops++;
-	return rsw_shaper_free_ns(&hn->shaper);
-}
-
 static void coll_wake(struct replay *r, unsigned h, uint64_t t)
 {
-	struct rp_coll *L = r->coll;
-	rp_rc_timers(L->rc, h, t);
-	uint64_t next = send_next(r, h, t);
-	/* and when a retransmission or DCQCN timer fires, or a rate limiter lets a packet go */
-	next = rp_rc_next_wake(L->rc, h, t, next);
-	if (next == NEVER)
-		rsw_event_cancel(&r->q, r->id_host + h);
-	else
-		rp_schedule(r, r->id_host + h, next);
+	rp_rc_wake(r->coll->rc, h, t);
 }
 
 /* A frame reached host h at t: the collective's frames drive its QPs, and may let it send. */
@@ -285,7 +214,7 @@ static void coll_rx(struct replay *r, unsigned h, uint64_t t, const uint8_t *dat
 		    const struct rsw_pkt_meta *m)
 {
 	if (rp_rc_rx(r->coll->rc, h, t, data, m))
-		coll_wake(r, h, t);
+		rp_rc_wake(r->coll->rc, h, t);
 }
 
 const struct rp_host_ops rp_coll_ops = {.wake = coll_wake, .rx = coll_rx};

@@ -134,7 +134,7 @@ static int link_room(struct replay *r, struct link_dir *l, struct rte_mbuf *m)
 }
 
 /* m joins link direction dir's frames on the wire (link_room made room), to arrive whole at t. */
-static void link_enqueue(struct replay *r, unsigned dir, uint64_t t, struct rte_mbuf *m)
+static inline void link_enqueue(struct replay *r, unsigned dir, uint64_t t, struct rte_mbuf *m)
 {
 	struct link_dir *l = &r->link[dir];
 	l->q[(l->head + l->n) % l->cap] = (struct in_flight){.t = t, .m = m};

@@ -4,7 +4,8 @@
  * requester goes back to the NAKed PSN, or to its oldest unacknowledged PSN when the
  * retransmission timer fires. With CTS admission a receiver grants each connection a window of
  * chunks with clear-to-send frames; DCQCN paces a requester on the CNPs its responder returns.
- * Every frame is a real RoCEv2 frame with its ICRC. */
+ * Every frame is a real RoCEv2 frame with its ICRC, sent by the host's NIC (replay_host.c) as
+ * its link and PFC let it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@
 #include "dataplane/tables/ingress.h"
 #include "dataplane/transport/rc_reorder.h"
 #include "replay_engine.h"
+#include "replay_host.h"
 #include "replay_node.h"
 #include "replay_rc.h"
 
@@ -86,6 +88,7 @@ struct rc_host {
 	size_t n_qps;
 	size_t rr;
 	uint8_t data_prio, ctl_prio[4]; /* the priority PFC pauses each kind of frame by */
+	uint64_t data_sent;    /* data frames put on the link, for drop injection */
 };
 
 struct rp_rc {
@@ -196,11 +199,6 @@ static uint32_t build_ctl(struct rp_rc *rc, const struct ctl *k)
 		break;
 	}
 	return build_frame(rc, &s);
-}
-
-uint8_t *rp_rc_frame(struct rp_rc *rc)
-{
-	return rc->frame;
 }
 
 /* The PG the host's switch puts a frame of this DSCP in: the priority PFC pauses it by. */
@@ -349,7 +347,8 @@ static void acked(struct rp_rc *rc, struct qp *qp, uint64_t upto, uint64_t t)
 	qp->rto_at = qp->snd_una < qp->snd_max ? t + rc->c->rto_ns : NEVER;
 }
 
-void rp_rc_timers(struct rp_rc *rc, unsigned h, uint64_t t)
+/* Host h's retransmission and DCQCN timers due at t. */
+static void timers(struct rp_rc *rc, unsigned h, uint64_t t)
 {
 	const struct rc_host *lh = &rc->h[h];
 	for (size_t i = 0; i < lh->n_qps; i++) {
@@ -360,7 +359,8 @@ void rp_rc_timers(struct rp_rc *rc, unsigned h, uint64_t t)
 	}
 }
 
-uint64_t rp_rc_next_wake(const struct rp_rc *rc, unsigned h, uint64_t t, uint64_t next)
+/* The earlier of next and when one of host h's QPs has a timer or its rate limiter due. */
+static uint64_t next_wake(const struct rp_rc *rc, unsigned h, uint64_t t, uint64_t next)
 {
 	const struct rc_host *lh = &rc->h[h];
 	for (size_t i = 0; i < lh->n_qps; i++) {
@@ -595,8 +595,11 @@ static uint32_t send_data(struct rp_rc *rc, struct qp *qp, uint64_t t)
 	return len;
 }
 
-uint32_t rp_rc_next_frame(struct rp_rc *rc, unsigned h, uint64_t t, uint8_t paused,
-			  int *is_data, uint32_t **flow)
+/* Host h's link is free at t: its next frame, control frames first (oldest first, skipping
+ * paused priorities), then data from its QPs in turn, built in rc->frame. Returns the frame
+ * length or 0; *is_data, and *flow: where the frame's flow is kept. */
+static uint32_t next_frame(struct rp_rc *rc, unsigned h, uint64_t t, uint8_t paused,
+			   int *is_data, uint32_t **flow)
 {
 	struct rc_host *lh = &rc->h[h];
 	*is_data = 0;
@@ -616,6 +619,81 @@ uint32_t rp_rc_next_frame(struct rp_rc *rc, unsigned h, uint64_t t, uint8_t paus
 		return send_data(rc, qp, t);
 	}
 	return 0;
+}
+
+/* Is this host's n-th data frame in a test's list (to lose, or to mark)? */
+static int injected(const struct rsw_coll_drop *list, unsigned n, unsigned h, uint64_t nth)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (list[i].host == h && list[i].nth == nth)
+			return 1;
+	return 0;
+}
+
+/* ECN CE in the IPv4 header, as a congested switch would mark it: the checksum follows; the
+ * ICRC does not cover the TOS byte. */
+static void mark_ce(uint8_t *frame)
+{
+	uint8_t *ip = frame + 14;
+	ip[1] |= 3;
+	ip[10] = ip[11] = 0;
+	uint32_t sum = 0;
+	for (unsigned i = 0; i < 20; i += 2)
+		sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xFFFF) + (sum >> 16);
+	ip[10] = (uint8_t)(~sum >> 8);
+	ip[11] = (uint8_t)~sum;
+}
+/* Host h's NIC sends its next frame at t, if its link is free and a frame may go;
+ * returns when it should wake next for that (NEVER: nothing to send). */
+static uint64_t send_next(struct rp_rc *rc, unsigned h, uint64_t t)
+{
+	struct replay *r = rc->r;
+	struct host_node *hn = &r->host[h];
+	struct rc_host *lh = &rc->h[h];
+	const struct rsw_coll *c = rc->c;
+	uint64_t free_ns = rsw_shaper_free_ns(&hn->shaper);
+	if (free_ns > t)
+		return free_ns;
+	uint8_t paused = r->model->hosts_ignore_pfc ? 0 : rsw_pause_mask(&hn->pause, t);
+	int is_data;
+	uint32_t *flow;
+	uint32_t len = next_frame(rc, h, t, paused, &is_data, &flow);
+	uint64_t next = NEVER;
+	if (!len) {
+		/* nothing may go: wake when a pause ends */
+		for (unsigned p = 0; p < 8; p++)
+			if ((paused & (1u << p)) && hn->pause.until_ns[p] < next)
+				next = hn->pause.until_ns[p];
+		return next;
+	}
+	uint8_t *frame = rc->frame;
+	rsw_shaper_send(&hn->shaper, t, len);
+	int lost = is_data && injected(c->drop, c->n_drop, h, lh->data_sent);
+	if (is_data && injected(c->ce, c->n_ce, h, lh->data_sent))
+		mark_ce(frame);
+	if (is_data)
+		lh->data_sent++;
+	if (*flow == NO_FLOW)
+		*flow = rp_host_flow(r, h, frame, len);
+	rp_host_send(r, h, t, frame, len, *flow, lost, 1); /* built on zeros */
+	if (lost)
+		r->res->coll->injected_drops++;
+	return rsw_shaper_free_ns(&hn->shaper);
+}
+
+void rp_rc_wake(struct rp_rc *rc, unsigned h, uint64_t t)
+{
+	struct replay *r = rc->r;
+	timers(rc, h, t);
+	uint64_t next = send_next(rc, h, t);
+	/* and when a retransmission or DCQCN timer fires, or a rate limiter lets a packet go */
+	next = next_wake(rc, h, t, next);
+	if (next == NEVER)
+		rsw_event_cancel(&r->q, r->id_host + h);
+	else
+		rp_schedule(r, r->id_host + h, next);
 }
 
 /* ---- set-up and results ---- */

@@ -1,6 +1,7 @@
 /* RC transport between closed-loop hosts (replay_rc.c): the QPs of a collective's connections,
- * both ends, as a NIC runs them. The collective (replay_coll.c) posts messages on them and hears
- * of each message that arrived whole; it never reads a QP. */
+ * both ends, as a NIC runs them, and each host's sending of their frames. The collective
+ * (replay_coll.c) posts messages on them and hears of each message that arrived whole; it never
+ * reads a QP. */
 #ifndef RSW_REPLAY_RC_H
 #define RSW_REPLAY_RC_H
 
@@ -37,16 +38,10 @@ void rp_rc_cts(struct rp_rc *rc, uint32_t conn);
 /* A RoCE frame reached host h at t (m: its parse). Returns 1 if it was one of the QPs'. */
 int rp_rc_rx(struct rp_rc *rc, unsigned h, uint64_t t, const uint8_t *data,
 	     const struct rsw_pkt_meta *m);
-/* Host h's retransmission and DCQCN timers due at t. */
-void rp_rc_timers(struct rp_rc *rc, unsigned h, uint64_t t);
-/* Host h's link is free at t: its next frame, control frames first (oldest first, skipping
- * paused priorities), then data from its QPs in turn, built in rp_rc_frame. Returns the frame
- * length or 0; *is_data, and *flow: where the frame's flow is kept. */
-uint32_t rp_rc_next_frame(struct rp_rc *rc, unsigned h, uint64_t t, uint8_t paused,
-			  int *is_data, uint32_t **flow);
-uint8_t *rp_rc_frame(struct rp_rc *rc);
-/* The earlier of next and when one of host h's QPs has a timer or its rate limiter due. */
-uint64_t rp_rc_next_wake(const struct rp_rc *rc, unsigned h, uint64_t t, uint64_t next);
+/* Host h's wake-up at t: its QPs' timers due, then, if its link is free and a frame may go, its
+ * next frame (control frames first, then data from its QPs in turn); it wakes again when its
+ * link frees, a pause ends, a timer fires or a rate limiter lets a packet go. */
+void rp_rc_wake(struct rp_rc *rc, unsigned h, uint64_t t);
 /* Control frames host h still had to send. */
 uint64_t rp_rc_unsent(const struct rp_rc *rc, unsigned h);
 

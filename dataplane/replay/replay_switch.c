@@ -74,8 +74,8 @@ void rp_sw_lost(struct replay *r, unsigned s, uint16_t port, uint64_t t, uint32_
 
 /* A frame arriving on port at t: the pipeline decides (pipeline.h), the switch counts, logs and
  * wakes the ports it touched. */
-static void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t,
-		      struct rte_mbuf *mb, int entering)
+static inline void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t,
+			     struct rte_mbuf *mb, int entering)
 {
 	struct sw_node *n = &r->sw[s];
 	struct rsw_replay_port_stats *ps = &n->res->port[port];
