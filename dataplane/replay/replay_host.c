@@ -13,7 +13,7 @@
 #include "replay_node.h"
 
 unsigned rp_host_classify(struct replay *r, const struct host_node *hn, const uint8_t *data,
-		       uint32_t len, uint32_t *flow)
+			  uint32_t len, uint32_t *flow)
 {
 	struct rsw_pkt_meta m;
 	*flow = NO_FLOW;
@@ -31,7 +31,7 @@ unsigned rp_host_classify(struct replay *r, const struct host_node *hn, const ui
 }
 
 void rp_host_send_frame(struct replay *r, struct host_node *hn, uint64_t t, const uint8_t *data,
-		     uint32_t len, uint32_t flow, int lost, int roce_sparse)
+			uint32_t len, uint32_t flow, int lost, int roce_sparse)
 {
 	rp_write(&hn->out, t, data, len);
 	hn->res->tx_packets++;
@@ -62,7 +62,7 @@ uint32_t rp_host_flow(struct replay *r, unsigned h, const uint8_t *data, uint32_
 }
 
 void rp_host_send(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint32_t len,
-	       uint32_t flow, int lost, int roce_sparse)
+		  uint32_t flow, int lost, int roce_sparse)
 {
 	rp_host_send_frame(r, &r->host[h], t, data, len, flow, lost, roce_sparse);
 }

@@ -281,7 +281,7 @@ void rp_sw_rx(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rt
 }
 
 void rp_sw_input(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *m,
-	      uint32_t len)
+		 uint32_t len)
 {
 	if (m)
 		sw_arrive(r, s, port, t, m, 1);

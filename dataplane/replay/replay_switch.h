@@ -12,7 +12,7 @@ struct replay;
 /* The engine's switch ops (struct rp_node_ops). */
 void rp_sw_rx(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *m);
 void rp_sw_input(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *m,
-	      uint32_t len);
+		 uint32_t len);
 /* A frame that reached port but found no packet memory: received, then dropped as no_mbuf. */
 void rp_sw_lost(struct replay *r, unsigned s, uint16_t port, uint64_t t, uint32_t len);
 void rp_sw_tx(struct replay *r, unsigned s, uint16_t port, uint64_t t);
