@@ -13,7 +13,9 @@
 #include "dataplane/pkt/addr.h"
 #include "dataplane/tm/pfc_wait.h"
 #include "dataplane/tm/tm.h"
-#include "replay_int.h"
+#include "replay_deadlock.h"
+#include "replay_engine.h"
+#include "replay_node.h"
 
 struct rp_deadlock {
 	struct rsw_pfc_wait g;
@@ -188,7 +190,7 @@ static int found(struct replay *r, struct rp_deadlock *d, const unsigned *cyc, u
 	if (fa.oom)
 		return -1;
 	qsort(dl->flow, dl->n_flow, sizeof(*dl->flow), flow_cmp);
-	if (r->events)
+	if (r->log.f)
 		event_found(r, dl);
 	return 0;
 }
@@ -242,7 +244,7 @@ void rp_deadlock_check(struct replay *r, uint64_t t)
 		struct rsw_replay_deadlock *dl = &r->res->deadlock[k];
 		if (!d->seen[k] && !dl->broken_ns) {
 			dl->broken_ns = t;
-			if (r->events)
+			if (r->log.f)
 				event_broken(r, dl);
 		}
 	}

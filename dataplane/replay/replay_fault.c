@@ -9,7 +9,10 @@
 
 #include "dataplane/tables/switch.h"
 #include "dataplane/tables/table_write.h"
-#include "replay_int.h"
+#include "replay_engine.h"
+#include "replay_fault.h"
+#include "replay_node.h"
+#include "replay_switch.h"
 
 /* A transaction committed on switch s at t; the switch then runs on the new tables. */
 static int commit(struct replay *r, unsigned s, const struct rsw_txn *txn, uint64_t t)
@@ -25,7 +28,7 @@ static int commit(struct replay *r, unsigned s, const struct rsw_txn *txn, uint6
 	/* every port's queues and PFC decisions may read the new tables */
 	for (unsigned q = 0; q < n->fib->n_ports; q++)
 		rp_ports_add(&n->dirty_tx, q);
-	sw_settle(r, s, t);
+	rp_sw_settle(r, s, t);
 	return 0;
 }
 
@@ -57,7 +60,7 @@ static int set_port(struct replay *r, unsigned s, uint16_t p, int up, uint64_t t
 static void fault_step(struct replay *r)
 {
 	if (r->part)
-		r->wake_lines = ++r->fault_steps << 16;
+		r->log.lines = ++r->fault_steps << 16;
 }
 
 static void link_state(struct replay *r, unsigned li, int up, uint64_t t)
@@ -72,14 +75,14 @@ static void link_state(struct replay *r, unsigned li, int up, uint64_t t)
 			return;
 	}
 	fault_step(r);
-	if (r->events && rp_end_here(r, &lk->a)) { /* one part writes the link's line */
+	if (r->log.f && rp_end_here(r, &lk->a)) { /* one part writes the link's line */
 		json_t *f = json_object();
 		json_object_set_new(f, "link", json_integer(li));
 		rp_event(r, t, up ? "link_up" : "link_down", NULL, NULL, NULL, f);
 	}
 	for (unsigned e = 0; e < 2; e++) /* a host whose link came back may send again */
 		if (end[e]->sw == RSW_TOPO_HOST && rp_host_here(r, end[e]->idx))
-			host_wake(r, end[e]->idx, t);
+			r->host_ops->wake(r, end[e]->idx, t);
 }
 
 /* The next time either agenda has something due, or UINT64_MAX. */
@@ -105,7 +108,7 @@ static void install(struct replay *r, const struct rsw_replay_install *in, uint6
 	fault_step(r);
 	if (!rp_sw_here(r, in->sw))
 		return;
-	if (commit(r, in->sw, in->txn, t) < 0 || !r->events)
+	if (commit(r, in->sw, in->txn, t) < 0 || !r->log.f)
 		return;
 	json_t *f = json_object();
 	json_object_set_new(f, "what", json_string(in->what ? in->what : "table writes"));

@@ -2,18 +2,25 @@
  * whole -m size at start and writes a 48-byte descriptor per 4 KiB page of it, so starting with
  * room for every packet a zone's buffers could hold costs 1.2 % of that in resident memory
  * before the first packet (about 280 MB for 23 GiB). Instead EAL starts with what the tables
- * need, and a pool that does not fit gets an anonymous mapping of its own, while the machine has
+ * need, and each packet pool gets an anonymous mapping of its own, while the machine has
  * memory free. Not an external DPDK heap: rte_malloc_heap_memory_add zeroes all it is given, so
  * each chunk cost its whole size in page faults before a frame used it (1.1 s of system time
- * for a 1 GiB chunk); a pool's own mapping costs the pages its buffers touch. */
+ * for a 1 GiB chunk); a pool's own mapping costs the pages its buffers touch.
+ * On those pools, replay's packet memory by frame size and the frames written into it
+ * (replay_mem.h). */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include <rte_errno.h>
 #include <rte_mbuf.h>
 #include <rte_mbuf_pool_ops.h>
 
-#include "replay_int.h"
+#include "dataplane/pkt/roce_build.h"
+#include "dataplane/pkt/roce_hdr.h"
+#include "replay.h"
+#include "replay_mem.h"
 
 #define PAGE 4096ull
 #define KEEP_FREE (512ull << 20) /* for the program's own heap, captures' buffers, the kernel */
@@ -78,7 +85,133 @@ static struct rte_mempool *pool_mapped(const char *name, unsigned n, uint16_t da
 	return mp;
 }
 
-struct rte_mempool *rp_pool_create(const char *name, unsigned n, uint16_t data_room)
+
+/* ---- pools by frame size, and frames written into them ---- */
+
+/* Packet memory grows with what the buffers hold, in pools per frame-size class (a 64-byte frame
+ * does not take a 9 KB buffer): a class that runs out gets a new pool twice the size of its last,
+ * up to REPLAY_POOL_MAX frames, for as long as memory lasts. Creating a pool touches its memory,
+ * so a small run does not pay for a deep one. */
+#define REPLAY_POOL_MIN 8192u
+#define REPLAY_POOL_MAX 131072u
+#define REPLAY_FRAME_ROOM 9216u
+
+static const uint16_t mem_room[REPLAY_MEM_CLASSES] = {512, 2048, 4608, REPLAY_FRAME_ROOM};
+
+static struct rte_mempool *add_pool(struct rp_mem *mem, unsigned c)
 {
-	return pool_mapped(name, n, data_room);
+	static unsigned instance;
+	char name[RTE_MEMPOOL_NAMESIZE];
+	if (mem->cls[c].n == mem->cls[c].cap) {
+		unsigned cap = mem->cls[c].cap ? 2 * mem->cls[c].cap : 8;
+		void *p = realloc(mem->cls[c].pool, cap * sizeof(*mem->cls[c].pool));
+		if (!p)
+			return NULL;
+		mem->cls[c].pool = p;
+		mem->cls[c].cap = cap;
+	}
+	unsigned shift = mem->cls[c].n < 4 ? mem->cls[c].n : 4;
+	unsigned n = REPLAY_POOL_MIN << shift;
+	snprintf(name, sizeof(name), "rsw_replay%u", instance++);
+	struct rte_mempool *mp = pool_mapped(name, n <= REPLAY_POOL_MAX ? n : REPLAY_POOL_MAX,
+					     RTE_PKTMBUF_HEADROOM + mem_room[c]);
+	if (mp)
+		mem->cls[c].pool[mem->cls[c].n++] = mp;
+	return mp;
+}
+
+int rp_mem_init(struct rp_mem *mem)
+{
+	static const struct rte_mbuf_dynfield flow_field = {
+		.name = "rsw_replay_flow", .size = sizeof(uint32_t), .align = __alignof__(uint32_t)};
+	mem->flow_field = rte_mbuf_dynfield_register(&flow_field);
+	return mem->flow_field < 0 || !add_pool(mem, 0) ? -1 : 0;
+}
+
+void rp_mem_free(struct rp_mem *mem)
+{
+	for (unsigned c = 0; c < REPLAY_MEM_CLASSES; c++)
+		free(mem->cls[c].pool);
+}
+
+/* What a packet buffer's data room may hold besides zeros, kept in its private area across
+ * its uses (DPDK zeroes the area once, when the pool is made): with zeroed set, nothing beyond
+ * dirty_to but the 4 bytes at tail_off (none if 0). A generated RoCE frame is its headers, a
+ * zero payload and its ICRC: written into a buffer so known, it costs its headers and the last
+ * frame's leftovers, not a copy of 4 KiB (and 64 cache lines) per frame. */
+struct rp_room {
+	uint8_t zeroed;
+	uint16_t dirty_to;
+	uint16_t tail_off;
+};
+_Static_assert(sizeof(struct rp_room) <= RP_ROOM_PRIV && RP_ROOM_PRIV % RTE_MBUF_PRIV_ALIGN == 0,
+	       "rp_room fits a packet buffer's private area");
+
+static void copy_sparse(struct rp_room *k, uint8_t *buf, uint32_t room, const uint8_t *data,
+			uint32_t len)
+{
+	if (!k->zeroed) {
+		memset(buf, 0, room);
+		*k = (struct rp_room){.zeroed = 1};
+	} else {
+		if (k->dirty_to > RSW_ROCE_HDR_MAX)
+			memset(buf + RSW_ROCE_HDR_MAX, 0, k->dirty_to - RSW_ROCE_HDR_MAX);
+		if (k->tail_off)
+			memset(buf + k->tail_off, 0, RSW_ICRC_LEN);
+	}
+	if (len <= RSW_ROCE_HDR_MAX + RSW_ICRC_LEN) {
+		memcpy(buf, data, len);
+		k->dirty_to = (uint16_t)len;
+		k->tail_off = 0;
+		return;
+	}
+	memcpy(buf, data, RSW_ROCE_HDR_MAX);
+	memcpy(buf + len - RSW_ICRC_LEN, data + len - RSW_ICRC_LEN, RSW_ICRC_LEN);
+	k->dirty_to = RSW_ROCE_HDR_MAX;
+	k->tail_off = (uint16_t)(len - RSW_ICRC_LEN);
+}
+
+static void copy_whole(struct rp_room *k, uint8_t *buf, const uint8_t *data, uint32_t len)
+{
+	memcpy(buf, data, len);
+	uint32_t to = k->tail_off ? k->tail_off + RSW_ICRC_LEN : 0;
+	to = to > len ? to : len;
+	k->dirty_to = (uint16_t)(to > k->dirty_to ? to : k->dirty_to);
+	k->tail_off = 0;
+}
+
+struct rte_mbuf *rp_mbuf(struct rp_mem *mem, const uint8_t *data, uint32_t len, uint32_t flow,
+			 int roce_sparse)
+{
+	struct rte_mbuf *m = NULL;
+	unsigned c = 0;
+	while (c < REPLAY_MEM_CLASSES && len > mem_room[c])
+		c++;
+	if (c < REPLAY_MEM_CLASSES) {
+		/* the newest pool first: older ones are full while queues grow */
+		for (unsigned i = mem->cls[c].n; !m && i > 0; i--)
+			m = rte_pktmbuf_alloc(mem->cls[c].pool[i - 1]);
+		/* out of memory, trying a new pool per frame would cost a failed allocation of up
+		 * to a gigabyte each: the frames are no_mbuf drops, and a new pool is tried again
+		 * after 65536 of them (memory the machine may have freed meanwhile) */
+		if (!m && mem->cls[c].skip)
+			mem->cls[c].skip--;
+		else if (!m && add_pool(mem, c))
+			m = rte_pktmbuf_alloc(mem->cls[c].pool[mem->cls[c].n - 1]);
+		else if (!m)
+			mem->cls[c].skip = 65536;
+	}
+	uint32_t room = m ? rte_pktmbuf_tailroom(m) : 0;
+	uint8_t *buf = m ? (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len) : NULL;
+	if (!buf) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	struct rp_room *k = rte_mbuf_to_priv(m);
+	if (roce_sparse)
+		copy_sparse(k, buf, room, data, len);
+	else
+		copy_whole(k, buf, data, len);
+	*rp_mbuf_flow(mem, m) = flow;
+	return m;
 }

@@ -6,7 +6,10 @@
 #include "dataplane/pkt/drop_reason.h"
 #include "dataplane/pipeline/pipeline.h"
 #include "dataplane/tm/tm.h"
-#include "replay_int.h"
+#include "replay_deadlock.h"
+#include "replay_engine.h"
+#include "replay_node.h"
+#include "replay_switch.h"
 
 static const char *port_name(const struct sw_node *n, uint16_t p)
 {
@@ -28,16 +31,29 @@ static void drop(struct replay *r, unsigned s, unsigned reason, uint16_t port, u
 	n->res->dropped++;
 	r->res->dropped++;
 	rte_pktmbuf_free(m);
-	if (r->events) {
+	if (r->log.f) {
 		json_t *f = json_object();
 		json_object_set_new(f, "reason", json_string(rsw_drop_reason_name(reason)));
 		sw_event(r, s, t, "drop", port, f);
 	}
 }
 
-/* A packet the watchdog's drop action flushed from a storming queue of port, in the sw_settle
+/* Watchdog lines from a switch's TM, which runs inside rp_sw_settle of the switch and time
+ * there. */
+void rp_sw_tm_log(void *arg, const char *line)
+{
+	struct replay *r = arg;
+	if (!r->log.f)
+		return;
+	json_t *f = json_object();
+	json_object_set_new(f, "message", json_string(line));
+	rp_event(r, r->settle_t, "pfcwd", r->model->zone ? "switch" : NULL, r->sw[r->settle_sw].name,
+		 NULL, f);
+}
+
+/* A packet the watchdog's drop action flushed from a storming queue of port, in the rp_sw_settle
  * running: a pfcwd_drop like those refused at admission, lossless if its PG is. */
-void sw_flushed(void *arg, uint16_t port, struct rte_mbuf *m)
+void rp_sw_flushed(void *arg, uint16_t port, struct rte_mbuf *m)
 {
 	struct replay *r = arg;
 	struct sw_node *n = &r->sw[r->settle_sw];
@@ -47,7 +63,7 @@ void sw_flushed(void *arg, uint16_t port, struct rte_mbuf *m)
 	drop(r, r->settle_sw, RSW_DROP_PFCWD_DROP, port, r->settle_t, m);
 }
 
-void sw_lost(struct replay *r, unsigned s, uint16_t port, uint64_t t, uint32_t len)
+void rp_sw_lost(struct replay *r, unsigned s, uint16_t port, uint64_t t, uint32_t len)
 {
 	struct sw_node *n = &r->sw[s];
 	n->res->port[port].rx_packets++;
@@ -58,8 +74,8 @@ void sw_lost(struct replay *r, unsigned s, uint16_t port, uint64_t t, uint32_t l
 
 /* A frame arriving on port at t: the pipeline decides (pipeline.h), the switch counts, logs and
  * wakes the ports it touched. */
-void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *mb,
-	       int entering)
+static inline void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t,
+			     struct rte_mbuf *mb, int entering)
 {
 	struct sw_node *n = &r->sw[s];
 	struct rsw_replay_port_stats *ps = &n->res->port[port];
@@ -83,7 +99,7 @@ void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct r
 		else
 			ps->pause_rx_frames++;
 		rsw_tm_pause_rx(n->tm, &n->fib->tm, port, &m, t, t); /* arrivals are exact */
-		if (r->events)
+		if (r->log.f)
 			rp_event_pfc(r, t, m.l2_kind == RSW_L2_PFC ? "pfc_rx" : "pause_rx",
 				     r->model->zone ? "switch" : NULL, n->name, port_name(n, port),
 				     m.l2_kind == RSW_L2_PFC ? m.pfc_class_enable : 0xFF, m.pfc_time);
@@ -130,7 +146,7 @@ static uint64_t next_tx(const struct sw_node *n, uint16_t p, uint64_t t)
 	return free_ns > t ? free_ns : next;
 }
 
-void sw_service(struct replay *r, unsigned s, uint16_t p, uint64_t t)
+static void sw_service(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 {
 	struct sw_node *n = &r->sw[s];
 	struct rte_mbuf *m;
@@ -142,7 +158,7 @@ void sw_service(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 	uint32_t len = m->pkt_len;
 	if (n->capturing) /* out[] is 8 KB a switch: not touched per frame when nothing is kept */
 		rp_write(&n->out[p], t, rte_pktmbuf_mtod(m, uint8_t *), len);
-	if (r->events && rsw_tm_tag(m)->marked) {
+	if (r->log.f && rsw_tm_tag(m)->marked) {
 		json_t *f = json_object();
 		json_object_set_new(f, "queue", json_integer(rsw_tm_tag(m)->queue));
 		sw_event(r, s, t, "ecn_mark", p, f);
@@ -184,14 +200,14 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 		rsw_shaper_send(&tp->shaper, t, len);
 		if (n->capturing)
 			rp_write(&n->out[p], start, f, len);
-		if (r->events)
+		if (r->log.f)
 			rp_event_pfc(r, start, "pfc_tx", r->model->zone ? "switch" : NULL, n->name,
 				     port_name(n, p), enable, times);
 		n->res->port[p].pfc_tx_frames++;
 		r->res->generated++;
 		rp_deadlock_poke(r, t);
 		if (n->tx_link[p] >= 0) {
-			struct rte_mbuf *m = rp_mbuf(r, f, len, NO_FLOW, 0);
+			struct rte_mbuf *m = rp_mbuf(&r->mem, f, len, NO_FLOW, 0);
 			if (m)
 				rp_link_send(r, n->tx_link[p], start, m);
 			else
@@ -214,7 +230,7 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 /* After an event at switch s: PFC decisions for the ports whose PGs changed (and every port with
  * an XOFF in force, since the pool's shared use moves their XON point), then new wake-ups for
  * the ports whose queues, pauses or wire changed. */
-void sw_settle(struct replay *r, unsigned s, uint64_t t)
+void rp_sw_settle(struct replay *r, unsigned s, uint64_t t)
 {
 	struct sw_node *n = &r->sw[s];
 	struct rp_ports ctrl = n->dirty_ctrl;
@@ -241,7 +257,7 @@ void sw_settle(struct replay *r, unsigned s, uint64_t t)
 }
 
 /* Queue-depth samples of every non-empty queue. */
-void sw_sample(struct replay *r, unsigned s, uint64_t t)
+static void sw_sample(struct replay *r, unsigned s, uint64_t t)
 {
 	const struct sw_node *n = &r->sw[s];
 	for (uint16_t p = 0; p < n->fib->n_ports; p++)
@@ -254,4 +270,40 @@ void sw_sample(struct replay *r, unsigned s, uint64_t t)
 			json_object_set_new(f, "bytes", json_integer((json_int_t)b));
 			sw_event(r, s, t, "queue_depth", p, f);
 		}
+}
+
+/* ---- the engine's switch ops (replay_engine.h) ---- */
+
+void rp_sw_rx(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *m)
+{
+	sw_arrive(r, s, port, t, m, 0);
+	rp_sw_settle(r, s, t);
+}
+
+void rp_sw_input(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *m,
+		 uint32_t len)
+{
+	if (m)
+		sw_arrive(r, s, port, t, m, 1);
+	else
+		rp_sw_lost(r, s, port, t, len);
+	rp_sw_settle(r, s, t);
+}
+
+void rp_sw_tx(struct replay *r, unsigned s, uint16_t port, uint64_t t)
+{
+	sw_service(r, s, port, t);
+	rp_sw_settle(r, s, t);
+}
+
+void rp_sw_ctrl(struct replay *r, unsigned s, uint16_t port, uint64_t t)
+{
+	rp_ports_add(&r->sw[s].dirty_ctrl, port);
+	rp_sw_settle(r, s, t);
+}
+
+void rp_sw_sample(struct replay *r, uint64_t t)
+{
+	for (unsigned s = 0; s < r->model->n_sw; s++)
+		sw_sample(r, s, t);
 }

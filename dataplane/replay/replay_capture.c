@@ -1,0 +1,193 @@
+/* Replay's captures read and written (replay_capture.h). */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "replay_capture.h"
+
+/* the pcap file format's header sizes: file 24 bytes, record 16 (ts_sec, ts_frac, caplen, len) */
+#define PCAP_FILE_HDR 24
+#define PCAP_RECORD_HDR 16
+
+void rp_write(struct rp_cap *c, uint64_t t, const uint8_t *data, uint32_t len)
+{
+	if (!c->d)
+		return;
+	const struct rsw_replay_capture *cfg = c->cfg;
+	struct pcap_pkthdr h;
+	h.ts.tv_sec = (time_t)(t / 1000000000u);
+	h.ts.tv_usec = (suseconds_t)(t % 1000000000u); /* nanosecond file */
+	h.caplen = h.len = len;
+	if (cfg) {
+		if (t < cfg->from_ns || (cfg->to_ns && t >= cfg->to_ns))
+			return;
+		if (cfg->filter && !pcap_offline_filter(&cfg->prog, &h, data))
+			return;
+		if (cfg->every > 1 && c->seen++ % cfg->every)
+			return;
+		if (cfg->snaplen && len > cfg->snaplen)
+			h.caplen = cfg->snaplen;
+	}
+	pcap_dump((u_char *)c->d, &h, data);
+	c->bytes += PCAP_RECORD_HDR + h.caplen;
+	/* pcap_dump says nothing of a failed write: a look every 4096 records (a full disk ends
+	 * the run then, not hours later) */
+	if (!(++c->records & 4095) && fflush(pcap_dump_file(c->d)) != 0 && !c->werr->err) {
+		c->werr->err = errno;
+		snprintf(c->werr->path, sizeof(c->werr->path), "%s", c->path);
+	}
+}
+
+int rp_cap_read(struct cap_in *in, char *err, size_t errlen)
+{
+	struct pcap_pkthdr *h;
+	const u_char *d;
+	int rc = pcap_next_ex(in->p, &h, &d);
+	if (rc != 1) {
+		in->eof = 1;
+		if (rc == -2)
+			return 0;
+		if (err)
+			snprintf(err, errlen, "%s: %s", in->path, pcap_geterr(in->p));
+		return -1;
+	}
+	in->t = (uint64_t)h->ts.tv_sec * 1000000000u + (uint64_t)h->ts.tv_usec; /* opened in ns */
+	in->len = h->caplen;
+	in->data = d;
+	return 0;
+}
+
+int rp_cap_open(struct cap_in *in, const char *path, char *err, size_t errlen)
+{
+	char perr[PCAP_ERRBUF_SIZE];
+	in->path = path;
+	in->p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, perr);
+	if (!in->p) {
+		snprintf(err, errlen, "%s: %s", path, perr);
+		return -1;
+	}
+	if (pcap_datalink(in->p) != DLT_EN10MB) {
+		snprintf(err, errlen, "%s: not an Ethernet capture", path);
+		return -1;
+	}
+	return 0;
+}
+
+int rp_captures_init(struct rp_captures *cs, struct rsw_replay_capture *cfg, char *err,
+		     size_t errlen)
+{
+	*cs = (struct rp_captures){.cfg = cfg};
+	if (!cfg)
+		return 0;
+	cfg->files = 0;
+	cfg->bytes = 0;
+	if (!cfg->filter)
+		return 0;
+	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
+	if (!dead) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	int rc = pcap_compile(dead, &cfg->prog, cfg->filter, 1, PCAP_NETMASK_UNKNOWN);
+	if (rc < 0)
+		snprintf(err, errlen, "capture filter '%s': %s", cfg->filter, pcap_geterr(dead));
+	pcap_close(dead);
+	return rc;
+}
+
+void rp_captures_done(struct rp_captures *cs)
+{
+	if (cs->cfg && cs->cfg->filter)
+		pcap_freecode(&cs->cfg->prog);
+}
+
+/* Each capture's stream buffer: large, so that frames leave in large sequential writes, but
+ * within a budget over all the files a zone may open (every port and host: 12,000 in a
+ * 3,072-host zone). A buffer's pages are touched only as its file is written. */
+#define CAPTURE_BUFFERS_BUDGET (256u << 20)
+size_t rp_capture_buffer(size_t files)
+{
+	size_t b = CAPTURE_BUFFERS_BUDGET / (files ? files : 1);
+	return b < (16u << 10) ? 16u << 10 : b > (1u << 20) ? 1u << 20 : b;
+}
+
+/* Whether the settings keep the capture `name`. */
+static int wanted(const struct rsw_replay_capture *cfg, const char *name)
+{
+	if (cfg && cfg->off)
+		return 0;
+	if (cfg && cfg->n_only) {
+		unsigned k = 0;
+		while (k < cfg->n_only && fnmatch(cfg->only[k], name, 0))
+			k++;
+		if (k == cfg->n_only)
+			return 0;
+	}
+	return 1;
+}
+
+int rp_capture_open(struct rp_captures *cs, const char *name, const char *path,
+		    struct rp_cap *out, char *err, size_t errlen)
+{
+	const struct rsw_replay_capture *cfg = cs->cfg;
+	*out = (struct rp_cap){.cfg = cfg, .werr = &cs->werr};
+	if (!wanted(cfg, name))
+		return 0;
+	pcap_t *dead = pcap_open_dead_with_tstamp_precision(
+		DLT_EN10MB, cfg && cfg->snaplen ? (int)cfg->snaplen : 65535, PCAP_TSTAMP_PRECISION_NANO);
+	if (!dead) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	/* the stream gets a buffer of its own, set before its first write: stdio's default (one
+	 * block, 4 KiB) made a write system call of about every frame */
+	FILE *fp = fopen(path, "wb");
+	out->iobuf = fp ? malloc(cs->buffer) : NULL;
+	if (out->iobuf)
+		setvbuf(fp, out->iobuf, _IOFBF, cs->buffer);
+	out->d = fp ? pcap_dump_fopen(dead, fp) : NULL;
+	if (!out->d) {
+		snprintf(err, errlen, "%s: %s", path, fp ? pcap_geterr(dead) : strerror(errno));
+		if (fp)
+			fclose(fp);
+		free(out->iobuf);
+		out->iobuf = NULL;
+	}
+	pcap_close(dead);
+	out->path = out->d ? strdup(path) : NULL;
+	if (out->d && !out->path) {
+		pcap_dump_close(out->d);
+		out->d = NULL;
+		snprintf(err, errlen, "out of memory");
+	}
+	out->bytes = PCAP_FILE_HDR;
+	return out->d ? 0 : -1;
+}
+
+void rp_capture_close(struct rp_captures *cs, struct rp_cap *c)
+{
+	if (!c->d)
+		return;
+	FILE *f = pcap_dump_file(c->d);
+	/* no fsync: local file systems (ext4, xfs, tmpfs) refuse a write that has no room */
+	int bad = fflush(f) != 0 || ferror(f);
+	if (bad && !cs->werr.err) {
+		cs->werr.err = errno ? errno : EIO;
+		snprintf(cs->werr.path, sizeof(cs->werr.path), "%s", c->path);
+	}
+	pcap_dump_close(c->d);
+	c->d = NULL;
+	free(c->iobuf);
+	c->iobuf = NULL;
+	if (bad || cs->werr.err) {
+		unlink(c->path);
+		cs->removed++;
+	} else if (cs->cfg) {
+		cs->cfg->files++;
+		cs->cfg->bytes += c->bytes;
+	}
+	free(c->path);
+	c->path = NULL;
+}

@@ -1,0 +1,307 @@
+/* The replay engine (replay_engine.h): the agenda's wake-ups dispatched to the nodes' ops, links,
+ * and flows followed through the zone. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataplane/pkt/parse.h"
+#include "dataplane/tm/shaper.h"
+#include "replay_engine.h"
+
+/* ---- flows ---- */
+
+/* Room in the flows' records for flow fi. Returns 0, or -1 out of memory. */
+static int flow_room(struct replay *r, long fi)
+{
+	if ((size_t)fi < r->fl_cap)
+		return 0;
+	size_t cap = r->fl_cap ? r->fl_cap * 2 : 1024;
+	void *p = realloc(r->fl, cap * sizeof(*r->fl));
+	if (!p)
+		return -1;
+	r->fl = p;
+	memset(r->fl + r->fl_cap, 0, (cap - r->fl_cap) * sizeof(*r->fl));
+	r->fl_cap = cap;
+	return 0;
+}
+
+uint32_t rp_flow_index(struct replay *r, const struct rsw_pkt_meta *m)
+{
+	struct rsw_flow_key k;
+	struct rsw_replay_order o = rp_order(r);
+	rsw_flow_key_of(m, &k);
+	/* packets of a flow come in trains: the last flow found is the likely one */
+	if (r->last_flow != NO_FLOW && !memcmp(&k, &r->flows.key[r->last_flow], sizeof(k)))
+		return r->last_flow;
+	long fi = rsw_flow_table_find_add(&r->flows, &k);
+	if (fi < 0 || flow_room(r, fi) < 0) {
+		r->oom = 1;
+		return NO_FLOW;
+	}
+	if (!r->fl[fi].first.ordered)
+		r->fl[fi].first = o;
+	r->last_flow = (uint32_t)fi;
+	return (uint32_t)fi;
+}
+
+void rp_flow_enter(struct replay *r, uint32_t flow, uint64_t t, uint32_t len)
+{
+	if (flow == NO_FLOW)
+		return;
+	struct rsw_replay_flow *f = &r->fl[flow];
+	if (!f->packets_in++)
+		f->first_in_ns = t;
+	f->bytes_in += len;
+}
+
+void rp_flow_leave(struct replay *r, uint32_t flow, uint64_t done_ns)
+{
+	if (flow == NO_FLOW)
+		return;
+	struct rsw_replay_flow *f = &r->fl[flow];
+	f->packets_out++;
+	if (done_ns > f->done_ns)
+		f->done_ns = done_ns;
+}
+
+/* A frame of the flow put on link direction dir: its path. Paths are a few hops, so a short
+ * array searched from its end (the hop just added is the likely one) beats a hash. */
+static void flow_hop(struct replay *r, uint32_t flow, uint32_t dir, uint32_t len)
+{
+	if (flow == NO_FLOW)
+		return;
+	struct rsw_replay_order o = rp_order(r);
+	struct rsw_replay_flow *f = &r->fl[flow];
+	for (uint32_t i = f->n_hop; i-- > 0;)
+		if (f->hop[i].dir == dir) {
+			f->hop[i].packets++;
+			f->hop[i].bytes += len;
+			return;
+		}
+	uint32_t n = f->n_hop;
+	if (n == 0 || (n >= 4 && !(n & (n - 1)))) { /* capacity 4, 8, 16...: full at those */
+		void *h = realloc(f->hop, (n ? 2 * n : 4) * sizeof(*f->hop));
+		if (!h) {
+			r->oom = 1;
+			return;
+		}
+		f->hop = h;
+	}
+	f->hop[f->n_hop++] =
+		(struct rsw_replay_hop){.dir = dir, .packets = 1, .bytes = len, .first = o};
+}
+
+/* ---- the agenda ---- */
+
+void rp_schedule(struct replay *r, uint32_t id, uint64_t t)
+{
+	if (rsw_event_at(&r->q, id, t) < 0)
+		r->oom = 1;
+}
+
+int rp_engine_init(struct replay *r)
+{
+	const struct rsw_replay_model *md = r->model;
+	r->id_host = md->n_in;
+	r->id_link = r->id_host + md->n_host;
+	r->id_port = r->id_link + 2 * md->n_link;
+	r->id_ctrl = r->id_port + md->n_sw * RSW_MAX_PORTS;
+	r->id_fault = r->id_ctrl + md->n_sw * RSW_MAX_PORTS;
+	return rsw_event_heap_init(&r->q, r->id_fault + 1);
+}
+
+/* ---- links ---- */
+
+/* Room on link direction l's in-flight queue for one more frame: doubled when full. 0 when
+ * memory ran out (m freed, the run marked out of memory). */
+static int link_room(struct replay *r, struct link_dir *l, struct rte_mbuf *m)
+{
+	if (l->n < l->cap)
+		return 1;
+	size_t cap = l->cap ? l->cap * 2 : 64;
+	struct in_flight *q = malloc(cap * sizeof(*q));
+	if (!q) {
+		r->oom = 1;
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	for (size_t i = 0; i < l->n; i++)
+		q[i] = l->q[(l->head + i) % l->cap];
+	free(l->q);
+	l->q = q;
+	l->head = 0;
+	l->cap = cap;
+	return 1;
+}
+
+/* m joins link direction dir's frames on the wire (link_room made room), to arrive whole at t. */
+static inline void link_enqueue(struct replay *r, unsigned dir, uint64_t t, struct rte_mbuf *m)
+{
+	struct link_dir *l = &r->link[dir];
+	l->q[(l->head + l->n) % l->cap] = (struct in_flight){.t = t, .m = m};
+	if (l->n++ == 0)
+		rp_schedule(r, r->id_link + dir, t);
+}
+
+void rp_link_send(struct replay *r, int dir, uint64_t t_start, struct rte_mbuf *m)
+{
+	struct link_dir *l = &r->link[dir];
+	if (l->down) {
+		l->lost++;
+		r->res->dropped++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (!link_room(r, l, m))
+		return;
+	/* received whole after its serialization and the propagation; never before the frame
+	 * ahead of it (captures replayed as captured may overlap on the wire) */
+	flow_hop(r, *frame_flow(r, m), (uint32_t)dir, m->pkt_len);
+	uint64_t t = t_start + rsw_frame_ns(m->pkt_len, l->speed_mbps) + l->delay_ns;
+	if (t < l->last_t)
+		t = l->last_t;
+	l->last_t = t;
+	if (!rp_end_here(r, &l->to)) { /* its receiver is held by another part */
+		uint32_t fi = *frame_flow(r, m);
+		r->part->send(r->part->arg, (unsigned)dir, t, rte_pktmbuf_mtod(m, uint8_t *),
+			      m->pkt_len, fi != NO_FLOW ? &r->flows.key[fi] : NULL);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	link_enqueue(r, (unsigned)dir, t, m);
+}
+
+void rp_link_lost(struct replay *r, int dir, uint64_t t_start, uint32_t len)
+{
+	/* logged when it was sent: the event log stays in time order */
+	const struct link_dir *l = &r->link[dir];
+	uint64_t t = t_start;
+	if (!rp_end_here(r, &l->to)) { /* counted here: the far end's part never sees it */
+		r->res->dropped++;
+		return;
+	}
+	if (l->to.sw != RSW_TOPO_HOST) {
+		r->ops->sw_lost(r, (unsigned)l->to.sw, l->to.idx, t, len);
+		return;
+	}
+	r->ops->host_lost(r, l->to.idx, t);
+}
+
+static void link_arrive(struct replay *r, unsigned dir, uint64_t t)
+{
+	struct link_dir *l = &r->link[dir];
+	struct rte_mbuf *m = l->q[l->head].m;
+	l->head = (l->head + 1) % l->cap;
+	if (--l->n)
+		rp_schedule(r, r->id_link + dir, l->q[l->head].t);
+	if (l->to.sw == RSW_TOPO_HOST)
+		r->ops->host_rx(r, l->to.idx, t, m);
+	else
+		r->ops->sw_rx(r, (unsigned)l->to.sw, l->to.idx, t, m);
+}
+
+/* ---- the run ---- */
+
+/* A direct input's frame enters its switch at t; its next frame is due. */
+static void input_arrive(struct replay *r, uint32_t id, uint64_t t)
+{
+	const struct rsw_replay_input *ri = &r->model->in[id];
+	struct cap_in *in = &r->in[id];
+	struct rte_mbuf *m = rp_mbuf(&r->mem, in->data, in->len, NO_FLOW, 0);
+	r->res->entered++;
+	r->ops->sw_input(r, ri->sw, ri->port, t, m, in->len);
+	rp_cap_next(r, in);
+	if (!in->eof) /* time never goes back, even if a capture does */
+		rp_schedule(r, id, in->t > t ? in->t : t);
+}
+
+static void dispatch(struct replay *r, const struct rsw_wake *w)
+{
+	uint64_t t = w->t;
+	uint32_t id = w->id;
+	if (id < r->id_host) {
+		input_arrive(r, id, t);
+	} else if (id < r->id_link) {
+		r->host_ops->wake(r, id - r->id_host, t);
+	} else if (id < r->id_port) {
+		link_arrive(r, id - r->id_link, t);
+	} else if (id < r->id_ctrl) {
+		unsigned s = (id - r->id_port) / RSW_MAX_PORTS, p = (id - r->id_port) % RSW_MAX_PORTS;
+		r->ops->sw_tx(r, s, (uint16_t)p, t);
+	} else if (id == r->id_fault) {
+		r->ops->due(r, t);
+	} else {
+		unsigned s = (id - r->id_ctrl) / RSW_MAX_PORTS, p = (id - r->id_ctrl) % RSW_MAX_PORTS;
+		r->ops->sw_ctrl(r, s, (uint16_t)p, t);
+	}
+}
+
+void rp_engine_run_one(struct replay *r)
+{
+	struct rsw_wake w;
+	rsw_event_pop(&r->q, &w);
+	if (!r->res->entered && !r->res->generated)
+		r->res->start_ns = w.t;
+	r->wake_t = w.t;
+	r->wake_id = w.id;
+	r->wake_n = 0;
+	r->log.t = w.t;
+	r->log.id = w.id;
+	r->log.lines = 0;
+	dispatch(r, &w);
+	if (r->log.f && r->sample_ns && w.t >= r->next_sample) {
+		r->ops->sw_sample_all(r, w.t);
+		r->next_sample = w.t - w.t % r->sample_ns + r->sample_ns;
+	}
+	r->n_events++;
+}
+
+uint64_t rsw_replay_part_next(const struct replay *r)
+{
+	return rsw_event_peek(&r->q);
+}
+
+int rsw_replay_part_run_at(struct replay *r, uint64_t t)
+{
+	while (!rp_engine_failed(r) && rsw_event_peek(&r->q) == t)
+		rp_engine_run_one(r);
+	return rp_engine_failed(r) ? -1 : 0;
+}
+
+void rsw_replay_part_deliver(struct replay *r, unsigned dir, uint64_t t, const uint8_t *data,
+			     uint32_t len, const struct rsw_flow_key *flow)
+{
+	uint32_t fi = NO_FLOW;
+	if (flow) {
+		long f = rsw_flow_table_find_add(&r->flows, flow);
+		if (f < 0 || flow_room(r, f) < 0)
+			r->oom = 1;
+		else
+			fi = (uint32_t)f;
+	}
+	struct rte_mbuf *m = rp_mbuf(&r->mem, data, len, fi, 0);
+	if (!m) {
+		rp_link_lost(r, (int)dir, t, len);
+		return;
+	}
+	if (link_room(r, &r->link[dir], m))
+		link_enqueue(r, dir, t, m);
+}
+
+void rp_engine_free(struct replay *r)
+{
+	for (unsigned i = 0; r->link && i < 2 * r->model->n_link; i++) {
+		struct link_dir *l = &r->link[i];
+		for (size_t k = 0; k < l->n; k++)
+			rte_pktmbuf_free(l->q[(l->head + k) % l->cap].m);
+		free(l->q);
+	}
+	free(r->link);
+	r->link = NULL;
+	rsw_event_heap_free(&r->q);
+	/* (on success the run handed the flows to the result and r->fl is NULL) */
+	for (size_t i = 0; r->fl && i < r->flows.n; i++)
+		free(r->fl[i].hop);
+	rsw_flow_table_free(&r->flows);
+	free(r->fl);
+	r->fl = NULL;
+}

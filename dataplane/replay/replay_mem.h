@@ -1,0 +1,40 @@
+/* Replay's packet memory: pools by frame size that grow as the buffers fill, and each frame's
+ * flow in its buffer. A service the engine and the nodes use; it calls nothing of theirs. */
+#ifndef RSW_REPLAY_MEM_H
+#define RSW_REPLAY_MEM_H
+
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+
+#define REPLAY_MEM_CLASSES 4 /* packet memory by frame size */
+#define RP_ROOM_PRIV 8 /* a packet buffer's private area: what rp_mbuf left in its data room */
+
+struct rp_mem {
+	struct {                     /* packet memory of one size class: pools added as it fills */
+		struct rte_mempool **pool;
+		unsigned n, cap;
+		unsigned skip; /* frames not to try a new pool for, after one could not be made */
+	} cls[REPLAY_MEM_CLASSES];
+	int flow_field;              /* mbuf dynamic field: the frame's flow index */
+};
+
+/* The first pool and the flow field. Returns 0, or -1 when neither could be had. */
+int rp_mem_init(struct rp_mem *mem);
+/* Frees the lists of pools; the pools stay (the TMs handed to the caller may hold packets). */
+void rp_mem_free(struct rp_mem *mem);
+
+/* A frame of flow in new packet memory (NULL when there is none): a copy of data, or with
+ * roce_sparse, of a frame known to be zero outside its first RSW_ROCE_HDR_MAX bytes and its
+ * ICRC (as the closed-loop hosts build them): only those bytes are written. */
+struct rte_mbuf *rp_mbuf(struct rp_mem *mem, const uint8_t *data, uint32_t len, uint32_t flow,
+			 int roce_sparse);
+
+/* The flow a frame belongs to (an index in the run's flow table). */
+static inline uint32_t *rp_mbuf_flow(const struct rp_mem *mem, struct rte_mbuf *m)
+{
+	return RTE_MBUF_DYNFIELD(m, mem->flow_field, uint32_t *);
+}
+
+#endif

@@ -1,0 +1,84 @@
+/* The nodes of a replay: a switch's and a host's state, which the run builds, the nodes' own
+ * files work on and the failure agenda and deadlock detector read. Data only: no node's code. */
+#ifndef RSW_REPLAY_NODE_H
+#define RSW_REPLAY_NODE_H
+
+#include "dataplane/tables/ingress.h"
+#include "dataplane/tm/pfc.h"
+#include "dataplane/tm/shaper.h"
+#include "replay.h"
+#include "replay_capture.h"
+
+#define HOST_CTRL_PRIO 8
+
+/* A set of a switch's ports (one bit each). */
+#define RP_PORT_WORDS ((RSW_MAX_PORTS + 63) / 64)
+struct rp_ports {
+	uint64_t w[RP_PORT_WORDS];
+};
+
+static inline void rp_ports_add(struct rp_ports *s, unsigned p)
+{
+	s->w[p / 64] |= 1ull << (p % 64);
+}
+
+static inline void rp_ports_del(struct rp_ports *s, unsigned p)
+{
+	s->w[p / 64] &= ~(1ull << (p % 64));
+}
+
+static inline int rp_ports_has(const struct rp_ports *s, unsigned p)
+{
+	return (s->w[p / 64] >> (p % 64)) & 1;
+}
+
+/* Removes and returns the lowest port of s, or -1 when s is empty. */
+static inline int rp_ports_pop(struct rp_ports *s)
+{
+	for (unsigned i = 0; i < RP_PORT_WORDS; i++)
+		if (s->w[i]) {
+			unsigned b = (unsigned)__builtin_ctzll(s->w[i]);
+			s->w[i] &= s->w[i] - 1;
+			return (int)(i * 64 + b);
+		}
+	return -1;
+}
+
+struct sw_node {
+	const char *name;
+	const struct rsw_fib *fib;
+	struct rsw_tm *tm;
+	int capturing;                /* some port's capture is open: out[] is worth reading */
+	struct rp_cap out[RSW_MAX_PORTS];
+	int tx_link[RSW_MAX_PORTS];   /* link direction a port transmits on, or -1 */
+	struct rsw_ingress_ctx ictx; /* RANDOM hash state, and the arrival time for ARS */
+	struct rsw_replay_switch_result *res;
+	struct rp_ports xoff_ports;   /* ports with an XOFF in force at their peer */
+	struct rp_ports dirty_ctrl, dirty_tx; /* ports to poll for PFC / to reschedule after this event */
+	struct rp_ports stalled;      /* ports that could not send when woken */
+};
+
+struct pending {
+	struct pending *next;
+	uint64_t t_cap, order;
+	uint32_t flow, len;
+	uint8_t data[];
+};
+
+struct host_node {
+	const char *name;
+	struct cap_in in;
+	int has_in;
+	struct rp_cap out;
+	int tx_link;
+	int att_sw;                  /* switch at the far end of its link (classification) */
+	uint16_t att_port;
+	uint32_t speed_mbps;
+	struct rsw_shaper shaper;
+	struct rsw_pause_state pause;
+	struct pending *head[HOST_CTRL_PRIO + 1], *tail[HOST_CTRL_PRIO + 1];
+	uint64_t n_pending, n_read;
+	struct rsw_replay_host_result *res;
+};
+
+#endif

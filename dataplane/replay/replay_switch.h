@@ -1,0 +1,29 @@
+/* A switch in replay (replay_switch.c): the ops the engine runs at its wake-ups, and what the
+ * run and the failure agenda call. */
+#ifndef RSW_REPLAY_SWITCH_H
+#define RSW_REPLAY_SWITCH_H
+
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+struct replay;
+
+/* The engine's switch ops (struct rp_node_ops). */
+void rp_sw_rx(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *m);
+void rp_sw_input(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct rte_mbuf *m,
+		 uint32_t len);
+/* A frame that reached port but found no packet memory: received, then dropped as no_mbuf. */
+void rp_sw_lost(struct replay *r, unsigned s, uint16_t port, uint64_t t, uint32_t len);
+void rp_sw_tx(struct replay *r, unsigned s, uint16_t port, uint64_t t);
+void rp_sw_ctrl(struct replay *r, unsigned s, uint16_t port, uint64_t t);
+void rp_sw_sample(struct replay *r, uint64_t t);
+
+/* After an event at switch s: PFC decisions and new wake-ups for the ports it touched. */
+void rp_sw_settle(struct replay *r, unsigned s, uint64_t t);
+/* The TM's log and flushed callbacks (arg: the replay): a watchdog line, and a packet its
+ * watchdog flushed, dropped and logged as pfcwd_drop, by the switch of the rp_sw_settle running. */
+void rp_sw_tm_log(void *arg, const char *line);
+void rp_sw_flushed(void *arg, uint16_t port, struct rte_mbuf *m);
+
+#endif
