@@ -256,9 +256,9 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
 		uint64_t h[2]; // receive time, guarantee
 		memcpy(h, buf, sizeof(h));
 		if (h[0] && h[0] < g_promised[dest]) {
-			fprintf(stderr, "rocesw-replay-mpi: rank %u: a frame to be received by rank "
-				"%d at %lld ns, after promising it nothing before %lld ns: it could "
-				"arrive after that rank ran past it\n", rsw_ns3_rank(), dest,
+			fprintf(stderr, "rocesw-replay-mpi: rank %u: a frame to be received by "
+				"rank %d at %lld ns, after promising it nothing before %lld ns: it "
+				"could arrive after that rank ran past it\n", rsw_ns3_rank(), dest,
 				(long long)TimeStep(h[0]).GetNanoSeconds(),
 				(long long)TimeStep(g_promised[dest]).GetNanoSeconds());
 			rsw_ns3_abort();
