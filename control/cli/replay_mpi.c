@@ -22,6 +22,7 @@ static struct {
 	struct rsw_replay_part part;
 	uint32_t *sw_rank, *host_rank;
 	int failed;
+	uint64_t ran_to; /* the time of the last step run, plus one (0: none yet) */
 } g;
 
 static cpu_set_t g_cpus; /* the cores MPI gave this rank, before DPDK pinned it to one */
@@ -67,6 +68,12 @@ void rsw_mpi_receive(const void *msg, size_t len)
 		fprintf(stderr, "rocesw-replay-mpi: a malformed message from another rank\n");
 		rsw_ns3_abort();
 	}
+	if (t < g.ran_to) { /* its time was run without it: outputs would depend on timing */
+		fprintf(stderr, "rocesw-replay-mpi: rank %u: a frame from another rank arrives at "
+			"%llu ns, after this rank ran %llu ns\n", rsw_ns3_rank(),
+			(unsigned long long)t, (unsigned long long)(g.ran_to - 1));
+		rsw_ns3_abort();
+	}
 	rsw_replay_part_deliver(g.r, dir, t, p, flen, has ? &key : NULL);
 }
 
@@ -77,6 +84,7 @@ uint64_t rsw_mpi_next(void)
 
 int rsw_mpi_run_at(uint64_t t)
 {
+	g.ran_to = t + 1;
 	if (rsw_replay_part_run_at(g.r, t) < 0)
 		g.failed = 1;
 	return g.failed ? -1 : 0;

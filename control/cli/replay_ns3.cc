@@ -67,6 +67,8 @@ std::vector<unsigned> g_waiting; // peers with frames waiting
 // whether anything is left (an allreduce at the same virtual time on every rank, which each
 // rank reaches, as null messages keep every rank's time moving)
 const uint64_t CHECK_NS = 100000;
+// what null messages have promised each peer rank: nothing from this rank before then
+std::vector<uint64_t> g_promised;
 // ROCESW_MPI_STATS=1: where each rank's time went (docs/replay-parallel.md, "Measured")
 bool g_stats = false;
 // time spent, on the wall clock and on a core (what carries over to another machine: on a busy
@@ -136,6 +138,10 @@ void Arm()
 		g_step = Simulator::Schedule(NanoSeconds(n) - Simulator::Now(), &Step);
 }
 
+// A step's frames for other ranks leave while it runs. With each message, null messages promise
+// the peer nothing earlier than min(this rank's next event, its safe time) + lookahead, and the
+// running step is no longer on ns-3's agenda: the next step is armed by an event at this time,
+// scheduled first, so the promise is now + lookahead, which no frame of this step undercuts.
 void Step()
 {
 	uint64_t t = g_step_t;
@@ -280,6 +286,7 @@ void rsw_ns3_init(int *argc, char ***argv, int null_messages)
 		g_node.push_back(CreateObject<Node>(r));
 	g_dev.assign(n, std::vector<int>(n, -1));
 	g_peer.resize(n);
+	g_promised.assign(n, 0);
 }
 
 unsigned rsw_ns3_rank(void)
@@ -439,5 +446,31 @@ int MPI_Waitany(int n, MPI_Request *req, int *index, MPI_Status *status)
 {
 	g_waits += g_running;
 	return PMPI_Waitany(n, req, index, status);
+}
+
+// MPI's profiling interface: every message of ns-3's null messages (NullMessageMpiInterface,
+// ns-3.37: receive time, guarantee, node, device, then the packet; receive time 0 for a null
+// message) is checked against the guarantees already sent to its peer, which may have run up to
+// them. A frame to be received earlier could be taken after the step of its time, and the
+// outputs would depend on timing: the run stops instead.
+int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+	      MPI_Request *req)
+{
+	if (g_null && type == MPI_CHAR && count >= 16 && dest >= 0 &&
+	    (size_t)dest < g_promised.size() && comm == MpiInterface::GetCommunicator()) {
+		uint64_t h[2]; // receive time, guarantee
+		memcpy(h, buf, sizeof(h));
+		if (h[0] && h[0] < g_promised[dest]) {
+			fprintf(stderr, "rocesw-replay-mpi: rank %u: a frame to be received by "
+				"rank %d at %lld ns, after promising it nothing before %lld ns: it "
+				"could arrive after that rank ran past it\n", rsw_ns3_rank(), dest,
+				(long long)TimeStep(h[0]).GetNanoSeconds(),
+				(long long)TimeStep(g_promised[dest]).GetNanoSeconds());
+			rsw_ns3_abort();
+		}
+		if (h[1] > g_promised[dest])
+			g_promised[dest] = h[1];
+	}
+	return PMPI_Isend(buf, count, type, dest, tag, comm, req);
 }
 }

@@ -134,6 +134,27 @@ class ReplayMpi(unittest.TestCase):
         with open(os.path.join(out["seq"], "summary.json")) as f:
             self.assertTrue(json.load(f)["collective"]["complete"])
 
+    def test_null_messages_keep_their_promise(self):
+        """With each message ns-3's null messages promise the other rank nothing from this one
+        before min(this rank's next event, its safe time) + lookahead, and that rank runs up to
+        the promise. At the ring's start, rank 0's first step (99 ns) sends frames to rank 1
+        (ctsw2) to be received at 382 ns; its next event on ns-3's agenda was its null message at
+        201 ns, so the first frame promised nothing before 201 + 201 = 402 ns, and the next one,
+        received earlier, could be taken after rank 1 ran past its time: the outputs then
+        depended on timing. The MPI replay
+        refuses a frame that undercuts a promise (at MPI's profiling interface), so this fails
+        on every run if a step's frames can undercut it, and gives the sequential outputs."""
+        out = {}
+        for name, cmd in (("seq", [ROCESW, "replay"]),
+                          ("null", ["mpirun", "-np", "2", MPI, "--sync", "null-messages"])):
+            out[name] = os.path.join(self.dir, f"promise-{name}")
+            r = subprocess.run([*cmd, "--config", ZONE, "--collective", "ring,size=4M,qps=4",
+                                "--until", "2000", "--out", out[name], "--sample-ns", "0"],
+                               capture_output=True, text=True, env=ENV, timeout=600)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertNotIn("promising", r.stderr)
+        same_tree(self, out["seq"], out["null"])
+
     def test_closed_loop_incast_pfc(self):
         """h0 and h1 (sw1, rank 0) send to h2 (sw2, rank 1): PFC frames, drops and go-back-N
         retransmissions cross ranks."""
