@@ -406,6 +406,22 @@ static inline uint8_t cached_mask(uint64_t d)
 	return (uint8_t)((d * 0x0102040810204080ull) >> 56);
 }
 
+/* The heads of the queues that can have one (packets cached or a VOQ marked busy): their lengths
+ * in head_len; returns the queues that have one. */
+static uint8_t look_heads(struct rsw_tm *tm, struct rsw_tm_port *ep, uint8_t cached,
+			  uint32_t head_len[RSW_TM_QUEUES])
+{
+	uint8_t nonempty = 0;
+	uint8_t look = __atomic_load_n(&ep->busy, __ATOMIC_RELAXED) | cached;
+	for (unsigned bits = look; bits; bits &= bits - 1) {
+		unsigned q = (unsigned)__builtin_ctz(bits);
+		struct rte_mbuf *h = peek(tm, ep, q);
+		head_len[q] = h ? h->pkt_len : 0;
+		nonempty |= (uint8_t)((h != NULL) << q);
+	}
+	return nonempty;
+}
+
 unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 			uint64_t now_ns, struct rte_mbuf **out, unsigned max)
 {
@@ -427,15 +443,7 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint1
 	unsigned n = 0;
 	/* heads are looked at once per call; a queue that fills meanwhile waits for the next */
 	uint32_t head_len[RSW_TM_QUEUES] = {0};
-	uint8_t nonempty = 0;
-	/* only queues with packets cached or a VOQ marked busy can have a head */
-	uint8_t look = __atomic_load_n(&ep->busy, __ATOMIC_RELAXED) | cached_mask(c_head ^ c_n);
-	for (unsigned bits = look; bits; bits &= bits - 1) {
-		unsigned q = (unsigned)__builtin_ctz(bits);
-		struct rte_mbuf *h = peek(tm, ep, q);
-		head_len[q] = h ? h->pkt_len : 0;
-		nonempty |= (uint8_t)((h != NULL) << q);
-	}
+	uint8_t nonempty = look_heads(tm, ep, cached_mask(c_head ^ c_n), head_len);
 	/* Buffer releases are summed over the call (per queue, and per run of packets from one
 	 * ingress PG) and applied once; the ECN check subtracts what is not applied yet. */
 	uint32_t q_rel[RSW_TM_QUEUES] = {0}, run_len = 0;

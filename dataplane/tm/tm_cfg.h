@@ -67,7 +67,7 @@ struct rsw_tm_config {
 		/* port[p].pg[].reserved: a PG within it has nothing to say (one line per port for
 		 * the check after every arrival and departure, not the profile's) */
 		uint32_t pg_reserved[RSW_TM_PGS];
-	} brief[RSW_TM_MAX_PORTS];
+	} __attribute__((aligned(64))) brief[RSW_TM_MAX_PORTS]; /* a line each, not 48 bytes */
 	/* What admission, dequeue and the PFC checks read of one (port, queue) and one (port, PG),
 	 * copied from port[p] by rsw_tm_config_finish into records of their own lines: a port's
 	 * settings are 2.8 KB, and a hop read a few fields spread over them (the profile's
