@@ -258,7 +258,7 @@ unsigned rsw_tm_admit_bin(struct rsw_tm *tm, const struct rsw_tm_config *tc, str
 
 	/* the whole bin at once when it plainly fits: one charge instead of one per packet */
 	if (tc->pools.n_pools && !__atomic_load_n(&eq->storm, __ATOMIC_RELAXED) &&
-	    !qh->wred.mark_on_enqueue) {
+	    !qh->mark_on_enqueue) {
 		uint64_t total = 0;
 		for (unsigned i = 0; i < n; i++)
 			total += pkts[i]->pkt_len;
@@ -327,11 +327,11 @@ unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_tm_config *tc, struct 
 		__atomic_fetch_add(&eq->use.bytes, len, __ATOMIC_RELAXED);
 	}
 	struct rsw_tm_tag *t = tag(m, meta);
-	const struct rsw_wred *w = &qh->wred;
 	/* the workers of the ingress port's RX queues admit: they draw from its random source
 	 * with relaxed loads and stores (two may draw the same number; no torn state, and one
 	 * worker's sequence is the single-queue one) */
-	if (w->mark_on_enqueue && meta->ecn) {
+	if (qh->mark_on_enqueue && meta->ecn) {
+		const struct rsw_wred *w = &qh->wred;
 		uint64_t rng = __atomic_load_n(&ip->rng_in, __ATOMIC_RELAXED);
 		int mark = rsw_wred_mark(w, qbytes, &rng);
 		__atomic_store_n(&ip->rng_in, rng, __ATOMIC_RELAXED);
@@ -539,6 +539,7 @@ void rsw_tm_config_finish(struct rsw_tm_config *c)
 			h->prof = c->port[p].queue[q];
 			h->wd_drop = c->port[p].wd[q].action == RSW_PFCWD_DROP;
 			h->wred = c->port[p].wred[q];
+			h->mark_on_enqueue = h->wred.mark_on_enqueue;
 		}
 		for (unsigned pg = 0; pg < RSW_TM_PGS; pg++)
 			c->pg_hot[p][pg].prof = c->port[p].pg[pg];

@@ -76,7 +76,8 @@ struct rsw_tm_config {
 	struct rsw_tm_queue_hot_cfg {
 		struct rsw_buf_profile_cfg prof; /* port[p].queue[q] */
 		uint8_t wd_drop;                 /* port[p].wd[q].action is drop */
-		struct rsw_wred wred;            /* port[p].wred[q] */
+		uint8_t mark_on_enqueue;         /* wred.mark_on_enqueue: admission reads one line */
+		struct rsw_wred wred;            /* port[p].wred[q] (second line: dequeue) */
 	} __attribute__((aligned(64))) queue_hot[RSW_TM_MAX_PORTS][RSW_TM_QUEUES];
 	struct rsw_tm_pg_hot_cfg {
 		struct rsw_buf_profile_cfg prof; /* port[p].pg[pg] */
