@@ -54,7 +54,7 @@ static json_t *ports_json(const struct rsw_fib *fib, const struct rsw_replay_swi
 				json_object_set_new(x, "pool", json_string(
 					fib->tm.pools.name[fib->tm.port[p].queue[q].pool]));
 			json_object_set_new(x, "packets", J(tp->qs[q].packets));
-			json_object_set_new(x, "max_depth_bytes", J(tp->q[q].peak));
+			json_object_set_new(x, "max_depth_bytes", J(tp->q[q].use.peak));
 			json_object_set_new(x, "ecn_marked_packets", J(tp->qs[q].ecn_marked_packets));
 			json_object_set_new(x, "dropped_packets", J(tp->qs[q].dropped_packets));
 			pfcwd_json(x, r->tm, p, q);
@@ -617,8 +617,8 @@ static void print_ports(FILE *f, const char *sw, const struct rsw_fib *fib,
 		const struct rsw_replay_port_stats *s = &r->port[p];
 		uint64_t peak = 0;
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
-			if (r->tm->port[p].q[q].peak > peak)
-				peak = r->tm->port[p].q[q].peak;
+			if (r->tm->port[p].q[q].use.peak > peak)
+				peak = r->tm->port[p].q[q].use.peak;
 		char name[96];
 		snprintf(name, sizeof(name), "%s%s%s", sw ? sw : "", sw ? "|" : "", fib->ports[p].name);
 		fprintf(f, "%-24s %10lu %12lu %10lu %12lu %8lu %8lu %12lu\n", name,

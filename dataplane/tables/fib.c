@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <rte_errno.h>
 #include <rte_fib.h>
@@ -361,11 +362,21 @@ static struct rsw_classifier_rule *dup_rules(const struct rsw_classifier_rule *r
 	return d;
 }
 
+/* Zeroed pages of their own: the TM's records are a cache line each (tm_cfg.h), so the tables
+ * must start on a line, and the records of ports a switch does not have stay untouched zero
+ * pages, as they were in calloc's mmap. */
+static struct rsw_fib *fib_alloc(void)
+{
+	void *p = mmap(NULL, sizeof(struct rsw_fib), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
 /* One piece: each compiled table in the order the next reads it, sharing two failure exits. */
 struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, char *err,
 			      unsigned errlen)
 {
-	struct rsw_fib *f = calloc(1, sizeof(*f));
+	struct rsw_fib *f = fib_alloc();
 	uint32_t nh_cap = 0;
 	unsigned n_pbr[RSW_MAX_PORTS] = {0};
 
@@ -524,5 +535,5 @@ void rsw_fib_free(struct rsw_fib *f)
 	free(f->cls);
 	free(f->local4);
 	free(f->local6);
-	free(f);
+	munmap(f, sizeof(*f));
 }

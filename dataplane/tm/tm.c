@@ -127,7 +127,7 @@ static struct rsw_tm *tm_alloc(const char *name, uint16_t n_ports, unsigned prod
 	for (uint16_t p = 0; p < n_ports; p++) {
 		struct rsw_tm_port *tp = &tm->port[p];
 		for (unsigned g = 0; g < RSW_TM_PGS; g++)
-			tp->hdrm_pkts_max[g] = (uint32_t)rsw_buf_hdrm_pkts(&tc->port[p].pg[g]);
+			tp->pg[g].hdrm_pkts_max = (uint32_t)rsw_buf_hdrm_pkts(&tc->port[p].pg[g]);
 		for (unsigned q = 0; q < RSW_TM_QUEUES && !growing; q++) {
 			char rn[RTE_RING_NAMESIZE];
 			snprintf(rn, sizeof(rn), "%s-%u-%u", name, p, q);
@@ -191,12 +191,12 @@ void rsw_tm_free(struct rsw_tm *tm)
 static void release_pg(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t in, unsigned pg,
 		       uint32_t len, unsigned n)
 {
-	struct rsw_buf_use *u = &tm->port[in].pg[pg];
+	struct rsw_buf_use *u = &tm->port[in].pg[pg].use;
 	if (tc->pools.n_pools == 0) {
 		__atomic_fetch_sub(&u->bytes, len, __ATOMIC_RELAXED);
 		return;
 	}
-	const struct rsw_buf_profile_cfg *p = &tc->port[in].pg[pg];
+	const struct rsw_buf_profile_cfg *p = &tc->pg_hot[in][pg].prof;
 	uint32_t hdrm = rsw_buf_release(u, p, &tm->pool_used[p->pool], len, tm->mt);
 	if (hdrm && tc->pools.pool[p->pool].xoff)
 		__atomic_fetch_sub(&tm->pool_hdrm[p->pool], hdrm, __ATOMIC_RELAXED);
@@ -206,12 +206,12 @@ static void release_pg(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16
 static void release_q(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t eport, unsigned q,
 		      uint32_t len, unsigned n)
 {
-	struct rsw_buf_use *u = &tm->port[eport].q[q];
+	struct rsw_buf_use *u = &tm->port[eport].q[q].use;
 	if (tc->pools.n_pools == 0) {
 		__atomic_fetch_sub(&u->bytes, len, __ATOMIC_RELAXED);
 		return;
 	}
-	const struct rsw_buf_profile_cfg *p = &tc->port[eport].queue[q];
+	const struct rsw_buf_profile_cfg *p = &tc->queue_hot[eport][q].prof;
 	rsw_buf_release(u, p, &tm->pool_used[p->pool], len, tm->mt);
 	rsw_buf_pkts_release(u, NULL, n, tm->mt); /* egress: counted, not a descriptor */
 }
@@ -250,24 +250,26 @@ unsigned rsw_tm_admit_bin(struct rsw_tm *tm, const struct rsw_tm_config *tc, str
 	const struct rsw_pkt_meta *m0 = meta[0];
 	uint16_t in = m0->in_port, e = m0->egress_port;
 	uint8_t q = m0->tc & 7, pg = m0->pg & 7;
-	struct rsw_tm_port *ep = &tm->port[e], *ip = &tm->port[in];
-	const struct rsw_tm_port_cfg *ecfg = &tc->port[e];
-	const struct rsw_buf_profile_cfg *qp = &ecfg->queue[q], *gp = &tc->port[in].pg[pg];
+	struct rsw_tm_queue_hot *eq = &tm->port[e].q[q];
+	struct rsw_tm_pg_hot *ig = &tm->port[in].pg[pg];
+	const struct rsw_tm_queue_hot_cfg *qh = &tc->queue_hot[e][q];
+	const struct rsw_buf_profile_cfg *qp = &qh->prof, *gp = &tc->pg_hot[in][pg].prof;
 	const struct rsw_buf_pool_cfg *pools = tc->pools.pool;
 
 	/* the whole bin at once when it plainly fits: one charge instead of one per packet */
-	if (tc->pools.n_pools && !ep->wd[q].storm && !ecfg->wred[q].mark_on_enqueue) {
+	if (tc->pools.n_pools && !__atomic_load_n(&eq->storm, __ATOMIC_RELAXED) &&
+	    !qh->mark_on_enqueue) {
 		uint64_t total = 0;
 		for (unsigned i = 0; i < n; i++)
 			total += pkts[i]->pkt_len;
-		if (rsw_buf_queue_fits_all(&ep->q[q], qp, &pools[qp->pool], &tm->pool_used[qp->pool],
+		if (rsw_buf_queue_fits_all(&eq->use, qp, &pools[qp->pool], &tm->pool_used[qp->pool],
 					   total) &&
-		    rsw_buf_pg_fits_all(&ip->pg[pg], gp, &pools[gp->pool], &tm->pool_used[gp->pool],
+		    rsw_buf_pg_fits_all(&ig->use, gp, &pools[gp->pool], &tm->pool_used[gp->pool],
 					total, &tm->desc, n)) {
-			rsw_buf_charge(&ip->pg[pg], gp, &tm->pool_used[gp->pool], total, tm->mt);
-			rsw_buf_pkts_charge(&ip->pg[pg], &tm->desc, n, tm->mt);
-			rsw_buf_charge(&ep->q[q], qp, &tm->pool_used[qp->pool], total, tm->mt);
-			rsw_buf_pkts_charge(&ep->q[q], NULL, n, tm->mt);
+			rsw_buf_charge(&ig->use, gp, &tm->pool_used[gp->pool], total, tm->mt);
+			rsw_buf_pkts_charge(&ig->use, &tm->desc, n, tm->mt);
+			rsw_buf_charge(&eq->use, qp, &tm->pool_used[qp->pool], total, tm->mt);
+			rsw_buf_pkts_charge(&eq->use, NULL, n, tm->mt);
 			note_pool_peak(tm, gp->pool);
 			note_pool_peak(tm, qp->pool);
 			for (unsigned i = 0; i < n; i++) {
@@ -292,21 +294,23 @@ unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_tm_config *tc, struct 
 	uint8_t q = meta->tc & 7, pg = meta->pg & 7;
 	uint32_t len = m->pkt_len;
 	struct rsw_tm_port *ep = &tm->port[e], *ip = &tm->port[in];
-	const struct rsw_tm_port_cfg *ecfg = &tc->port[e], *icfg = &tc->port[in];
+	struct rsw_tm_queue_hot *eq = &ep->q[q];
+	struct rsw_tm_pg_hot *ig = &ip->pg[pg];
+	const struct rsw_tm_queue_hot_cfg *qh = &tc->queue_hot[e][q];
 
-	if (ep->wd[q].storm && ecfg->wd[q].action == RSW_PFCWD_DROP) {
+	if (__atomic_load_n(&eq->storm, __ATOMIC_RELAXED) && qh->wd_drop) {
 		__atomic_fetch_add(&ep->qs[q].pfcwd_dropped, 1, __ATOMIC_RELAXED);
 		return RSW_DROP_PFCWD_DROP;
 	}
-	uint64_t qbytes = __atomic_load_n(&ep->q[q].bytes, __ATOMIC_RELAXED);
+	uint64_t qbytes = __atomic_load_n(&eq->use.bytes, __ATOMIC_RELAXED);
 	if (tc->pools.n_pools) {
-		const struct rsw_buf_profile_cfg *qp = &ecfg->queue[q], *gp = &icfg->pg[pg];
+		const struct rsw_buf_profile_cfg *qp = &qh->prof, *gp = &tc->pg_hot[in][pg].prof;
 		const struct rsw_buf_pool_cfg *pools = tc->pools.pool;
 		unsigned reason = 0;
-		if (!rsw_buf_queue_fits(&ep->q[q], qp, &pools[qp->pool], &tm->pool_used[qp->pool], len))
+		if (!rsw_buf_queue_fits(&eq->use, qp, &pools[qp->pool], &tm->pool_used[qp->pool], len))
 			reason = RSW_DROP_QUEUE_TAIL_DROP;
-		else if (rsw_buf_pg_admit(&ip->pg[pg], gp, &pools[gp->pool], &tm->pool_used[gp->pool],
-					  len, tm->mt, &tm->desc, ip->hdrm_pkts_max[pg],
+		else if (rsw_buf_pg_admit(&ig->use, gp, &pools[gp->pool], &tm->pool_used[gp->pool],
+					  len, tm->mt, &tm->desc, ig->hdrm_pkts_max,
 					  &tm->pool_hdrm[gp->pool]) == RSW_BUF_DROP)
 			reason = gp->lossless ? RSW_DROP_HEADROOM_OVERFLOW : RSW_DROP_PG_THRESHOLD;
 		if (reason) {
@@ -314,20 +318,20 @@ unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_tm_config *tc, struct 
 			__atomic_fetch_add(&ep->qs[q].dropped_bytes, len, __ATOMIC_RELAXED);
 			return reason;
 		}
-		rsw_buf_queue_charge(&ep->q[q], qp, &tm->pool_used[qp->pool], len, tm->mt);
-		rsw_buf_pkts_charge(&ep->q[q], NULL, 1, tm->mt);
+		rsw_buf_queue_charge(&eq->use, qp, &tm->pool_used[qp->pool], len, tm->mt);
+		rsw_buf_pkts_charge(&eq->use, NULL, 1, tm->mt);
 		note_pool_peak(tm, gp->pool);
 		note_pool_peak(tm, qp->pool);
 	} else {
-		__atomic_fetch_add(&ip->pg[pg].bytes, len, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&ep->q[q].bytes, len, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&ig->use.bytes, len, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&eq->use.bytes, len, __ATOMIC_RELAXED);
 	}
 	struct rsw_tm_tag *t = tag(m, meta);
-	const struct rsw_wred *w = &ecfg->wred[q];
 	/* the workers of the ingress port's RX queues admit: they draw from its random source
 	 * with relaxed loads and stores (two may draw the same number; no torn state, and one
 	 * worker's sequence is the single-queue one) */
-	if (w->mark_on_enqueue && meta->ecn) {
+	if (qh->mark_on_enqueue && meta->ecn) {
+		const struct rsw_wred *w = &qh->wred;
 		uint64_t rng = __atomic_load_n(&ip->rng_in, __ATOMIC_RELAXED);
 		int mark = rsw_wred_mark(w, qbytes, &rng);
 		__atomic_store_n(&ip->rng_in, rng, __ATOMIC_RELAXED);
@@ -402,6 +406,22 @@ static inline uint8_t cached_mask(uint64_t d)
 	return (uint8_t)((d * 0x0102040810204080ull) >> 56);
 }
 
+/* The heads of the queues that can have one (packets cached or a VOQ marked busy): their lengths
+ * in head_len; returns the queues that have one. */
+static uint8_t look_heads(struct rsw_tm *tm, struct rsw_tm_port *ep, uint8_t cached,
+			  uint32_t head_len[RSW_TM_QUEUES])
+{
+	uint8_t nonempty = 0;
+	uint8_t look = __atomic_load_n(&ep->busy, __ATOMIC_RELAXED) | cached;
+	for (unsigned bits = look; bits; bits &= bits - 1) {
+		unsigned q = (unsigned)__builtin_ctz(bits);
+		struct rte_mbuf *h = peek(tm, ep, q);
+		head_len[q] = h ? h->pkt_len : 0;
+		nonempty |= (uint8_t)((h != NULL) << q);
+	}
+	return nonempty;
+}
+
 unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 			uint64_t now_ns, struct rte_mbuf **out, unsigned max)
 {
@@ -423,15 +443,7 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint1
 	unsigned n = 0;
 	/* heads are looked at once per call; a queue that fills meanwhile waits for the next */
 	uint32_t head_len[RSW_TM_QUEUES] = {0};
-	uint8_t nonempty = 0;
-	/* only queues with packets cached or a VOQ marked busy can have a head */
-	uint8_t look = __atomic_load_n(&ep->busy, __ATOMIC_RELAXED) | cached_mask(c_head ^ c_n);
-	for (unsigned bits = look; bits; bits &= bits - 1) {
-		unsigned q = (unsigned)__builtin_ctz(bits);
-		struct rte_mbuf *h = peek(tm, ep, q);
-		head_len[q] = h ? h->pkt_len : 0;
-		nonempty |= (uint8_t)((h != NULL) << q);
-	}
+	uint8_t nonempty = look_heads(tm, ep, cached_mask(c_head ^ c_n), head_len);
 	/* Buffer releases are summed over the call (per queue, and per run of packets from one
 	 * ingress PG) and applied once; the ECN check subtracts what is not applied yet. */
 	uint32_t q_rel[RSW_TM_QUEUES] = {0}, run_len = 0;
@@ -445,9 +457,9 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint1
 			break;
 		struct rte_mbuf *m = ep->cache[q][ep->c_head[q]++];
 		struct rsw_tm_tag *t = rsw_tm_tag(m);
-		const struct rsw_wred *w = &cfg->wred[q];
+		const struct rsw_wred *w = &tc->queue_hot[port][q].wred;
 		/* instantaneous queue bytes, this packet included */
-		uint64_t qbytes = __atomic_load_n(&ep->q[q].bytes, __ATOMIC_RELAXED) - q_rel[q];
+		uint64_t qbytes = __atomic_load_n(&ep->q[q].use.bytes, __ATOMIC_RELAXED) - q_rel[q];
 		if (!w->mark_on_enqueue && rsw_wred_mark(w, qbytes, &ep->rng))
 			t->marked = (uint8_t)rsw_rewrite_ecn_ce_at(rte_pktmbuf_mtod(m, uint8_t *), t->l3,
 								   t->l3_off);
@@ -520,6 +532,17 @@ void rsw_tm_config_finish(struct rsw_tm_config *c)
 			uint64_t r = c->port[p].pg[pg].reserved;
 			b->pg_reserved[pg] = r < UINT32_MAX ? (uint32_t)r : UINT32_MAX;
 		}
+		if (p >= c->n_ports)
+			continue; /* no such port: its records are never read */
+		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
+			struct rsw_tm_queue_hot_cfg *h = &c->queue_hot[p][q];
+			h->prof = c->port[p].queue[q];
+			h->wd_drop = c->port[p].wd[q].action == RSW_PFCWD_DROP;
+			h->wred = c->port[p].wred[q];
+			h->mark_on_enqueue = h->wred.mark_on_enqueue;
+		}
+		for (unsigned pg = 0; pg < RSW_TM_PGS; pg++)
+			c->pg_hot[p][pg].prof = c->port[p].pg[pg];
 	}
 }
 
@@ -556,8 +579,8 @@ int rsw_tm_pfc_may_act(const struct rsw_tm *tm, const struct rsw_tm_config *tc, 
 		return 1;
 	if (!(tc->brief[port].pfc_enable & (1u << pg)) || tc->pools.n_pools == 0)
 		return 0;
-	const struct rsw_buf_profile_cfg *gp = &tc->port[port].pg[pg];
-	return rsw_buf_pg_over_xoff(&ip->pg[pg], gp, &tc->pools.pool[gp->pool],
+	const struct rsw_buf_profile_cfg *gp = &tc->pg_hot[port][pg].prof;
+	return rsw_buf_pg_over_xoff(&ip->pg[pg].use, gp, &tc->pools.pool[gp->pool],
 				    &tm->pool_used[gp->pool], &tm->desc);
 }
 
@@ -579,15 +602,15 @@ int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t p
 		/* an idle PG with no XOFF in force has nothing to say: skip the threshold math
 		 * (and the profile's settings) */
 		if (!(ip->xoff_pgs & (1u << pg)) &&
-		    __atomic_load_n(&ip->pg[pg].bytes, __ATOMIC_RELAXED) <= b->pg_reserved[pg] &&
-		    __atomic_load_n(&ip->pg[pg].hdrm, __ATOMIC_RELAXED) == 0 &&
-		    __atomic_load_n(&ip->pg[pg].hdrm_pkts, __ATOMIC_RELAXED) == 0 &&
-		    (!tm->desc.size || __atomic_load_n(&ip->pg[pg].pkts, __ATOMIC_RELAXED) == 0))
+		    __atomic_load_n(&ip->pg[pg].use.bytes, __ATOMIC_RELAXED) <= b->pg_reserved[pg] &&
+		    __atomic_load_n(&ip->pg[pg].use.hdrm, __ATOMIC_RELAXED) == 0 &&
+		    __atomic_load_n(&ip->pg[pg].use.hdrm_pkts, __ATOMIC_RELAXED) == 0 &&
+		    (!tm->desc.size || __atomic_load_n(&ip->pg[pg].use.pkts, __ATOMIC_RELAXED) == 0))
 			continue;
-		const struct rsw_buf_profile_cfg *gp = &cfg->pg[pg];
-		int over = rsw_buf_pg_over_xoff(&ip->pg[pg], gp, &pools[gp->pool],
+		const struct rsw_buf_profile_cfg *gp = &tc->pg_hot[port][pg].prof;
+		int over = rsw_buf_pg_over_xoff(&ip->pg[pg].use, gp, &pools[gp->pool],
 						&tm->pool_used[gp->pool], &tm->desc);
-		int below = rsw_buf_pg_below_xon(&ip->pg[pg], gp, &pools[gp->pool],
+		int below = rsw_buf_pg_below_xon(&ip->pg[pg].use, gp, &pools[gp->pool],
 						 &tm->pool_used[gp->pool], &tm->desc);
 		enum rsw_pfc_action a = rsw_pfc_gen_poll(&ip->gen[pg], over, below, now_ns, refresh);
 		if (a == RSW_PFC_NONE)
@@ -625,7 +648,7 @@ static uint64_t flush_queue(struct rsw_tm *tm, const struct rsw_tm_config *tc, u
 	while ((m = peek(tm, ep, q)) != NULL) {
 		ep->c_head[q]++;
 		const struct rsw_tm_tag *t = rsw_tm_tag(m);
-		ep->qs[q].pfcwd_flushed_lossless += tc->port[t->in_port].pg[t->pg].lossless;
+		ep->qs[q].pfcwd_flushed_lossless += tc->pg_hot[t->in_port][t->pg].prof.lossless;
 		release(tm, tc, port, m);
 		RSW_CNT_ADD(ep->qs[q].pfcwd_flushed, 1);
 		if (tm->flushed)
@@ -654,6 +677,7 @@ uint64_t rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint
 		const struct rsw_pfcwd_cfg *wc = &cfg->wd[q];
 		enum rsw_pfcwd_event ev =
 			rsw_pfcwd_poll(&ep->wd[q], wc, rsw_pause_since(&ep->pause, q, now_ns), now_ns);
+		__atomic_store_n(&ep->q[q].storm, ep->wd[q].storm, __ATOMIC_RELAXED);
 		if (ev == RSW_PFCWD_DETECTED) {
 			logf_tm(tm, "pfcwd: storm detected on %s queue %u, action %s",
 				tc->port_name[port], q, rsw_pfcwd_action_name(wc->action));
@@ -695,17 +719,17 @@ void rsw_tm_port_stats(const struct rsw_tm *tm, uint16_t port, uint64_t now_ns,
 			.ecn_marked_packets = RSW_CNT_GET(qs->ecn_marked_packets),
 			.pfcwd_dropped = RSW_CNT_GET(qs->pfcwd_dropped),
 			.pfcwd_flushed = RSW_CNT_GET(qs->pfcwd_flushed)};
-		s->q_peak[q] = RSW_CNT_GET(tp->q[q].peak);
-		s->q_bytes[q] = RSW_CNT_GET(tp->q[q].bytes);
+		s->q_peak[q] = RSW_CNT_GET(tp->q[q].use.peak);
+		s->q_bytes[q] = RSW_CNT_GET(tp->q[q].use.bytes);
 		s->wd_detected[q] = RSW_CNT_GET(tp->wd[q].storms_detected);
 		s->wd_restored[q] = RSW_CNT_GET(tp->wd[q].storms_restored);
 	}
 	for (unsigned g = 0; g < RSW_TM_PGS; g++) {
-		s->pg_peak[g] = RSW_CNT_GET(tp->pg[g].peak);
-		s->pg_dropped[g] = RSW_CNT_GET(tp->pg[g].dropped_packets);
-		s->pg_bytes[g] = RSW_CNT_GET(tp->pg[g].bytes);
-		s->pg_hdrm[g] = RSW_CNT_GET(tp->pg[g].hdrm);
-		s->pg_pkts[g] = RSW_CNT_GET(tp->pg[g].pkts) + RSW_CNT_GET(tp->pg[g].hdrm_pkts);
+		s->pg_peak[g] = RSW_CNT_GET(tp->pg[g].use.peak);
+		s->pg_dropped[g] = RSW_CNT_GET(tp->pg[g].use.dropped_packets);
+		s->pg_bytes[g] = RSW_CNT_GET(tp->pg[g].use.bytes);
+		s->pg_hdrm[g] = RSW_CNT_GET(tp->pg[g].use.hdrm);
+		s->pg_pkts[g] = RSW_CNT_GET(tp->pg[g].use.pkts) + RSW_CNT_GET(tp->pg[g].use.hdrm_pkts);
 		s->pfc_tx[g] = RSW_CNT_GET(tp->gen[g].tx_frames);
 		s->xoff[g] = RSW_CNT_GET(tp->gen[g].xoff_transitions);
 		s->xon[g] = RSW_CNT_GET(tp->gen[g].xon_transitions);
@@ -733,7 +757,7 @@ uint64_t rsw_tm_queued(const struct rsw_tm *tm)
 
 uint64_t rsw_tm_queue_bytes(const struct rsw_tm *tm, uint16_t port, unsigned queue)
 {
-	return __atomic_load_n(&tm->port[port].q[queue].bytes, __ATOMIC_RELAXED);
+	return __atomic_load_n(&tm->port[port].q[queue].use.bytes, __ATOMIC_RELAXED);
 }
 
 void rsw_tm_port_bytes(const struct rsw_tm *tm, uint16_t port, uint64_t *sent, uint64_t *queued)

@@ -58,32 +58,46 @@ struct rsw_voq {
 	uint32_t head, n, cap;
 };
 
+/* What admission and dequeue read and write of one ingress (port, PG) and one egress (port, queue):
+ * the buffer counters with what sits beside them, a cache line each, where 56-byte counters at a
+ * 56-byte stride made one in two straddle two lines. */
+struct rsw_tm_pg_hot {
+	struct rsw_buf_use use;
+	/* packets its headroom may hold (live: fixed when the VOQs were sized) */
+	uint32_t hdrm_pkts_max;
+} __rte_cache_aligned;
+
+struct rsw_tm_queue_hot {
+	struct rsw_buf_use use;
+	uint8_t storm; /* wd[q].storm, for admission, which reads this line anyway */
+} __rte_cache_aligned;
+
+/* A port's state, what every event of the port reads first (its first line), then per PG and per
+ * queue, then what only some events read (sized by the switch's own ports, tm_alloc). */
 struct rsw_tm_port {
-	struct rsw_voq voq[RSW_TM_QUEUES];
-	/* packets the headroom of each lossless PG may hold (live: fixed when the VOQs were sized) */
-	uint32_t hdrm_pkts_max[RSW_TM_PGS];
 	/* queues that may hold packets: set by producers after enqueueing, cleared by the owner
 	 * only after it saw the ring empty, so the owner never polls empty rings */
 	uint8_t busy;
-	/* packets taken off each ring in bursts, waiting for the scheduler (owner only) */
-	struct rte_mbuf *cache[RSW_TM_QUEUES][RSW_TM_DEQ_BURST];
-	uint8_t c_head[RSW_TM_QUEUES], c_n[RSW_TM_QUEUES];
+	uint8_t sched_ready;
+	uint8_t xoff_pgs;                     /* PGs with an XOFF in force (gen[].xoff) */
+	uint8_t wd_ignore;                    /* queues whose received PFC the watchdog ignores */
 	uint32_t cached; /* how many in all, for other threads (rsw_tm_queued), set by the owner */
-	struct rsw_buf_use pg[RSW_TM_PGS];    /* as ingress port */
-	struct rsw_buf_use q[RSW_TM_QUEUES];  /* as egress port */
-	struct rsw_tm_queue_stats qs[RSW_TM_QUEUES];
+	uint8_t c_head[RSW_TM_QUEUES], c_n[RSW_TM_QUEUES];
+	struct rsw_shaper shaper;
+	uint64_t rng;                         /* ECN on dequeue (egress owner) */
 	/* owner-only state */
 	struct rsw_sched sched;
-	uint8_t sched_ready;
-	struct rsw_shaper shaper;
+	uint64_t rng_in;                      /* ECN on enqueue (ingress owner) */
+	uint64_t next_wd_poll_ns;
+	struct rsw_tm_pg_hot pg[RSW_TM_PGS];      /* as ingress port */
+	struct rsw_tm_queue_hot q[RSW_TM_QUEUES]; /* as egress port */
+	struct rsw_tm_queue_stats qs[RSW_TM_QUEUES];
+	/* packets taken off each ring in bursts, waiting for the scheduler (owner only) */
+	struct rte_mbuf *cache[RSW_TM_QUEUES][RSW_TM_DEQ_BURST];
+	struct rsw_voq voq[RSW_TM_QUEUES];
 	struct rsw_pause_state pause;
 	struct rsw_pfc_gen gen[RSW_TM_PGS];
-	uint8_t xoff_pgs;                     /* PGs with an XOFF in force (gen[].xoff) */
 	struct rsw_pfcwd wd[RSW_TM_QUEUES];
-	uint64_t next_wd_poll_ns;
-	uint8_t wd_ignore;                    /* queues whose received PFC the watchdog ignores */
-	uint64_t rng;                         /* ECN on dequeue (egress owner) */
-	uint64_t rng_in;                      /* ECN on enqueue (ingress owner) */
 } __rte_cache_aligned;
 
 struct rsw_tm {
@@ -145,9 +159,8 @@ static inline void rsw_tm_prefetch(const struct rsw_tm *tm, const struct rsw_tm_
 				   const struct rsw_pkt_meta *meta)
 {
 	unsigned q = meta->tc & 7, pg = meta->pg & 7;
-	rte_prefetch0(&tc->port[meta->egress_port].queue[q]);
-	rte_prefetch0(&tc->port[meta->egress_port].wred[q]);
-	rte_prefetch0(&tc->port[meta->in_port].pg[pg]);
+	rte_prefetch0(&tc->queue_hot[meta->egress_port][q]);
+	rte_prefetch0(&tc->pg_hot[meta->in_port][pg]);
 	rte_prefetch0(&tm->port[meta->egress_port].q[q]);
 	rte_prefetch0(&tm->port[meta->in_port].pg[pg]);
 }
@@ -212,7 +225,7 @@ static inline uint8_t rsw_tm_maybe_queued(const struct rsw_tm *tm, uint16_t port
 static inline int rsw_tm_lossless(const struct rsw_tm_config *tc, const struct rsw_pkt_meta *meta)
 {
 	return tc->pools.n_pools && meta->in_port < tc->n_ports &&
-	       tc->port[meta->in_port].pg[meta->pg & 7].lossless;
+	       tc->pg_hot[meta->in_port][meta->pg & 7].prof.lossless;
 }
 
 /* The invariant of lossless classes (docs/tm.md): the only drops of their packets in the TM are

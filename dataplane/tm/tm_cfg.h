@@ -67,7 +67,21 @@ struct rsw_tm_config {
 		/* port[p].pg[].reserved: a PG within it has nothing to say (one line per port for
 		 * the check after every arrival and departure, not the profile's) */
 		uint32_t pg_reserved[RSW_TM_PGS];
-	} brief[RSW_TM_MAX_PORTS];
+	} __attribute__((aligned(64))) brief[RSW_TM_MAX_PORTS]; /* a line each, not 48 bytes */
+	/* What admission, dequeue and the PFC checks read of one (port, queue) and one (port, PG),
+	 * copied from port[p] by rsw_tm_config_finish into records of their own lines: a port's
+	 * settings are 2.8 KB, and a hop read a few fields spread over them (the profile's
+	 * thresholds, the WRED curve, the watchdog's action). Only the switch's ports are filled
+	 * (those beyond stay untouched zero pages). */
+	struct rsw_tm_queue_hot_cfg {
+		struct rsw_buf_profile_cfg prof; /* port[p].queue[q] */
+		uint8_t wd_drop;                 /* port[p].wd[q].action is drop */
+		uint8_t mark_on_enqueue;         /* wred.mark_on_enqueue: admission reads one line */
+		struct rsw_wred wred;            /* port[p].wred[q] (second line: dequeue) */
+	} __attribute__((aligned(64))) queue_hot[RSW_TM_MAX_PORTS][RSW_TM_QUEUES];
+	struct rsw_tm_pg_hot_cfg {
+		struct rsw_buf_profile_cfg prof; /* port[p].pg[pg] */
+	} __attribute__((aligned(64))) pg_hot[RSW_TM_MAX_PORTS][RSW_TM_PGS];
 };
 
 /* Fills the derived fields of c (brief) from its settings: after compiling, before publishing. */
