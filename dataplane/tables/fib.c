@@ -173,7 +173,8 @@ static int build_group(struct rsw_fib *f, const struct rsw_state *s, const struc
 	fg->active_m = fg->n_active ? UINT64_MAX / fg->n_active + 1 : 0;
 	fg->active_nh = calloc(fg->n_active + 1u, sizeof(uint32_t));
 	fg->active_slot = calloc(fg->n_active + 1u, sizeof(uint8_t));
-	if (!fg->active_nh || !fg->active_slot)
+	fg->active_port = calloc(fg->n_active + 1u, sizeof(uint16_t));
+	if (!fg->active_nh || !fg->active_slot || !fg->active_port)
 		return -1;
 	unsigned k = 0;
 	/* non-resilient order: by slot, so hash % n matches the member list order */
@@ -181,6 +182,7 @@ static int build_group(struct rsw_fib *f, const struct rsw_state *s, const struc
 		for (unsigned i = 0; i < g->n_members; i++)
 			if (g->members[i].slot == sl && g->members[i].active) {
 				fg->active_slot[k] = (uint8_t)sl;
+				fg->active_port[k] = f->nh[nh_of_slot[sl]].port;
 				fg->active_nh[k++] = (uint32_t)nh_of_slot[sl];
 			}
 	if (fg->n_active && g->rbt.bucket) {
@@ -361,6 +363,42 @@ static struct rsw_classifier_rule *dup_rules(const struct rsw_classifier_rule *r
 	return d;
 }
 
+/* Each group that takes ARS gets its state over its active members, and the switch its ports'
+ * quality (none when no group takes ARS). 0 or -1 (memory). */
+static int ars_build(struct rsw_fib *f, const struct rsw_state *s)
+{
+	for (uint32_t i = 0; i < f->n_groups; i++) {
+		const struct rsw_ars_obj *o = &s->nhg[i]->ars;
+		struct rsw_fib_group *g = &f->groups[i];
+		if (!rsw_ars_wanted(o))
+			continue;
+		struct rsw_ars_members mb = {g->active_nh, g->active_slot, g->active_port,
+					     g->n_active};
+		if (!(g->ars = rsw_ars_group_new(o, &mb, s->sw.ars.seed, i)))
+			return -1;
+		if (!f->ars && !(f->ars = rsw_ars_switch_new(&s->sw.ars, f->n_ports)))
+			return -1;
+	}
+	return 0;
+}
+
+void rsw_fib_carry(struct rsw_fib *next, const struct rsw_fib *prev)
+{
+	if (!next || !prev || !prev->ars || !next->ars)
+		return;
+	rsw_ars_switch_carry(next->ars, prev->ars);
+	for (uint32_t i = 0; i < next->n_groups; i++) {
+		struct rsw_ars_group *a = next->groups[i].ars;
+		for (uint32_t j = 0; a && j < prev->n_groups; j++) {
+			const struct rsw_ars_group *b = prev->groups[j].ars;
+			if (b && !strcmp(next->groups[i].name, prev->groups[j].name)) {
+				rsw_ars_group_carry(a, b);
+				break;
+			}
+		}
+	}
+}
+
 /* One piece: each compiled table in the order the next reads it, sharing two failure exits. */
 struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, char *err,
 			      unsigned errlen)
@@ -433,7 +471,7 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 			goto oom;
 		f->n_groups++;
 	}
-	if (rsw_ars_build(f, s) < 0)
+	if (ars_build(f, s) < 0)
 		goto oom;
 	unsigned n4 = 0, n6 = 0;
 	for (size_t i = 0; i < s->n_routes; i++) {
@@ -511,11 +549,13 @@ void rsw_fib_free(struct rsw_fib *f)
 		}
 	}
 	free(f->long4.slot);
-	rsw_ars_free(f);
+	free(f->ars);
 	for (uint32_t g = 0; f->groups && g < f->n_groups; g++) {
+		free(f->groups[g].ars);
 		free(f->groups[g].bucket_slot);
 		free(f->groups[g].active_nh);
 		free(f->groups[g].active_slot);
+		free(f->groups[g].active_port);
 	}
 	free(f->groups);
 	free(f->nh);
