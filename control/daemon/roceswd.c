@@ -126,6 +126,71 @@ static const char *user_dir(struct roceswd *d, const char *rundir, char *out, si
 	return out;
 }
 
+/* The rocesw-dataplane binary: --dataplane, else ROCESWD dataplane, else the one beside us. */
+static void dataplane_path(struct roceswd *d, const char *dp_arg, const char *argv0)
+{
+	char self[PATH_MAX], dir[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = 0;
+	snprintf(dir, sizeof(dir), "%s", n > 0 ? self : argv0);
+	if (dp_arg)
+		snprintf(d->dataplane, sizeof(d->dataplane), "%s", dp_arg);
+	else if (d->cfg.dataplane[0])
+		snprintf(d->dataplane, sizeof(d->dataplane), "%s", d->cfg.dataplane);
+	else
+		snprintf(d->dataplane, sizeof(d->dataplane), "%s/rocesw-dataplane", dirname(dir));
+}
+
+/* One config: the running copy and its next in copies, root's boot copy in rundir (made now
+ * when a launcher will start the dataplane from it). */
+static int config_copies(struct roceswd *d, const char *rundir, const char *copies, int launcher)
+{
+	char err[2048];
+	snprintf(d->running, sizeof(d->running), "%s/running-config.yaml", copies);
+	snprintf(d->next, sizeof(d->next), "%s/running-config.yaml.next", copies);
+	snprintf(d->boot, sizeof(d->boot), "%s/boot-config.yaml", rundir);
+	if (launcher && rsw_file_copy_whole(d->config, d->boot, 0600, err, sizeof(err)) < 0) {
+		fprintf(stderr, "roceswd: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* A zone: the running, next and boot snapshot directories, then every switch checked, every
+ * error of each said, before anything starts; with a launcher the snapshot is root's boot copy
+ * (roceswd takes its own once it is the user). */
+static int zone_copies(struct roceswd *d, const char *rundir, const char *copies, int launcher)
+{
+	char err[2048];
+	if (snprintf(d->running_dir, sizeof(d->running_dir), "%s/running-zone", copies) >=
+		    (int)sizeof(d->running_dir) ||
+	    snprintf(d->next_dir, sizeof(d->next_dir), "%s/running-zone.next", copies) >=
+		    (int)sizeof(d->next_dir) ||
+	    snprintf(d->boot_dir, sizeof(d->boot_dir), "%s/boot-zone", rundir) >=
+		    (int)sizeof(d->boot_dir) ||
+	    snprintf(d->running, sizeof(d->running), "%s/zone.yaml", d->running_dir) >=
+		    (int)sizeof(d->running) ||
+	    snprintf(d->boot, sizeof(d->boot), "%s/zone.yaml", d->boot_dir) >=
+		    (int)sizeof(d->boot) ||
+	    snprintf(d->next, sizeof(d->next), "%s/zone.yaml", d->next_dir) >= (int)sizeof(d->next)) {
+		fprintf(stderr, "roceswd: %s: the control socket's directory is too long a path\n",
+			rundir);
+		return -1;
+	}
+	const char *snap = launcher ? d->boot_dir : d->next_dir;
+	if (rsw_zsnap_take(d->config, snap, &d->snap, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	if (rsw_zsnap_validate(&d->snap, "refusing to start")) {
+		rsw_zsnap_remove(snap);
+		return -1;
+	}
+	return 0;
+}
+
+/* Before anything runs: the config checked, the dataplane's binary, the run directory and the
+ * copies' paths. Errors go to stderr. */
 static int setup(struct roceswd *d, const char *config, int zone, const char *attach,
 		 const char *dp_arg, const char *argv0)
 {
@@ -144,16 +209,7 @@ static int setup(struct roceswd *d, const char *config, int zone, const char *at
 	if (attach)
 		snprintf(d->cfg.control_socket, sizeof(d->cfg.control_socket), "%s", attach);
 	d->attach = attach != NULL;
-	char self[PATH_MAX], dir[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	self[n > 0 ? n : 0] = 0;
-	snprintf(dir, sizeof(dir), "%s", n > 0 ? self : argv0);
-	if (dp_arg)
-		snprintf(d->dataplane, sizeof(d->dataplane), "%s", dp_arg);
-	else if (d->cfg.dataplane[0])
-		snprintf(d->dataplane, sizeof(d->dataplane), "%s", d->cfg.dataplane);
-	else
-		snprintf(d->dataplane, sizeof(d->dataplane), "%s/rocesw-dataplane", dirname(dir));
+	dataplane_path(d, dp_arg, argv0);
 	/* the running copy lives beside the control socket (e.g. /run/rocesw/) */
 	char sdir[sizeof(d->cfg.control_socket)], udir[PATH_MAX];
 	snprintf(sdir, sizeof(sdir), "%s", d->cfg.control_socket);
@@ -169,43 +225,8 @@ static int setup(struct roceswd *d, const char *config, int zone, const char *at
 	if (d->cfg.user[0] && !(copies = user_dir(d, rundir, udir, sizeof(udir))))
 		return -1;
 	int launcher = d->cfg.user[0] && !d->attach;
-	if (!d->zone) {
-		snprintf(d->running, sizeof(d->running), "%s/running-config.yaml", copies);
-		snprintf(d->next, sizeof(d->next), "%s/running-config.yaml.next", copies);
-		snprintf(d->boot, sizeof(d->boot), "%s/boot-config.yaml", rundir);
-		if (launcher && rsw_file_copy_whole(d->config, d->boot, 0600, err, sizeof(err)) < 0) {
-			fprintf(stderr, "roceswd: %s\n", err);
-			return -1;
-		}
-		return 0;
-	}
-	if (snprintf(d->running_dir, sizeof(d->running_dir), "%s/running-zone", copies) >=
-		    (int)sizeof(d->running_dir) ||
-	    snprintf(d->next_dir, sizeof(d->next_dir), "%s/running-zone.next", copies) >=
-		    (int)sizeof(d->next_dir) ||
-	    snprintf(d->boot_dir, sizeof(d->boot_dir), "%s/boot-zone", rundir) >=
-		    (int)sizeof(d->boot_dir) ||
-	    snprintf(d->running, sizeof(d->running), "%s/zone.yaml", d->running_dir) >=
-		    (int)sizeof(d->running) ||
-	    snprintf(d->boot, sizeof(d->boot), "%s/zone.yaml", d->boot_dir) >=
-		    (int)sizeof(d->boot) ||
-	    snprintf(d->next, sizeof(d->next), "%s/zone.yaml", d->next_dir) >= (int)sizeof(d->next)) {
-		fprintf(stderr, "roceswd: %s: the control socket's directory is too long a path\n",
-			rundir);
-		return -1;
-	}
-	/* every switch checked, every error of each said, before anything starts; with a
-	 * launcher the snapshot is root's boot copy (roceswd takes its own once it is the user) */
-	const char *snap = launcher ? d->boot_dir : d->next_dir;
-	if (rsw_zsnap_take(d->config, snap, &d->snap, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s\n", err);
-		return -1;
-	}
-	if (rsw_zsnap_validate(&d->snap, "refusing to start")) {
-		rsw_zsnap_remove(snap);
-		return -1;
-	}
-	return 0;
+	return d->zone ? zone_copies(d, rundir, copies, launcher)
+		       : config_copies(d, rundir, copies, launcher);
 }
 
 /* The dataplane at startup: the one --attach names, the one a previous roceswd left on the
@@ -285,8 +306,14 @@ static int poll_timeout_ms(const struct roceswd *d)
 	return next <= now ? 0 : (int)((next - now) * 1000) + 1;
 }
 
-/* One piece: start-up in order, the event loop, then shutdown in reverse: the daemon's life. */
-int main(int argc, char **argv)
+/* The command line: what to run and how to log. */
+struct args {
+	const char *config, *attach, *dp_arg;
+	int foreground, use_syslog, zone;
+};
+
+/* Returns -1 to go on, else the exit status (--help, --version, a usage error). */
+static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'}, {"zone", required_argument, NULL, 'z'},
@@ -295,34 +322,31 @@ int main(int argc, char **argv)
 		{"syslog", no_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0},
 	};
-	const char *config = NULL, *attach = NULL, *dp_arg = NULL;
-	int foreground = 0, use_syslog = 0, zone = 0, c;
+	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'c': config = optarg; break;
-		case 'z': config = optarg; zone = 1; break;
-		case 'a': attach = optarg; break;
-		case 'd': dp_arg = optarg; break;
-		case 'f': foreground = 1; break;
-		case 's': use_syslog = 1; break;
+		case 'c': a->config = optarg; break;
+		case 'z': a->config = optarg; a->zone = 1; break;
+		case 'a': a->attach = optarg; break;
+		case 'd': a->dp_arg = optarg; break;
+		case 'f': a->foreground = 1; break;
+		case 's': a->use_syslog = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("roceswd %s\n", RSW_VERSION); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (!config || optind < argc) {
+	if (!a->config || optind < argc) {
 		usage(stderr);
 		return 2;
 	}
-	static struct roceswd d;
-	pthread_mutex_init(&d.lock, NULL);
-	if (setup(&d, config, zone, attach, dp_arg, argv[0]) < 0)
-		return 1;
-	if (!foreground && daemon(1, 0) < 0) {
-		perror("roceswd: daemon");
-		return 1;
-	}
-	rsw_log_open("roceswd", use_syslog || !foreground);
+	return -1;
+}
+
+/* The signals the loop reads (blocked, then read from a signalfd), and the config's files
+ * watched. Returns the signalfd, or -1 (logged). */
+static int watch_events(struct roceswd *d)
+{
 	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGHUP);
@@ -332,16 +356,96 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGPIPE);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	char *one[] = {d.config};
-	if (rsw_watch_init(&d.watch) == 0 && !d.zone)
-		rsw_watch_set(&d.watch, one, 1);
-	else if (d.watch.fd >= 0)
-		rsw_watch_zone(&d, &d.snap);
-	int ifd = d.watch.fd;
-	if (sfd < 0 || ifd < 0 || d.watch.n == 0) {
-		rsw_log(LOG_ERR, "cannot watch signals or %s: %s", d.config, strerror(errno));
+	char *one[] = {d->config};
+	if (rsw_watch_init(&d->watch) == 0 && !d->zone)
+		rsw_watch_set(&d->watch, one, 1);
+	else if (d->watch.fd >= 0)
+		rsw_watch_zone(d, &d->snap);
+	if (sfd < 0 || d->watch.fd < 0 || d->watch.n == 0) {
+		rsw_log(LOG_ERR, "cannot watch signals or %s: %s", d->config, strerror(errno));
+		return -1;
+	}
+	return sfd;
+}
+
+static void read_signals(struct roceswd *d, int sfd)
+{
+	struct signalfd_siginfo si;
+	while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP)
+			rsw_reload_request(d, "SIGHUP");
+		else if (si.ssi_signo == SIGCHLD)
+			rsw_child_reap(d);
+		else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+			d->stopping = 1;
+	}
+}
+
+/* One turn of the loop: every event ready, then the timers. Returns -1 if poll failed. */
+static int loop_once(struct roceswd *d, int sfd)
+{
+	struct pollfd p[5] = {{.fd = sfd, .events = POLLIN}, {.fd = d->watch.fd, .events = POLLIN},
+			      {.fd = d->reload_fd, .events = POLLIN},
+			      {.fd = d->own ? -1 : d->pidfd, .events = POLLIN},
+			      {.fd = d->launcher_fd, .events = POLLIN}};
+	if (poll(p, 5, poll_timeout_ms(d)) < 0 && errno != EINTR)
+		return -1;
+	/* the launcher's dataplane died (as SIGCHLD tells of roceswd's own child) */
+	if (p[4].fd >= 0 && p[4].fd == d->launcher_fd && p[4].revents)
+		rsw_child_launcher_event(d);
+	if (p[0].revents & POLLIN)
+		read_signals(d, sfd);
+	/* an adopted dataplane's death (its parent, not us, gets the status) */
+	if (p[3].fd >= 0 && p[3].fd == d->pidfd && (p[3].revents & POLLIN))
+		rsw_child_died(d, -1);
+	/* after deaths: a reload whose dataplane died was aborted there */
+	if (p[2].fd >= 0 && p[2].fd == d->reload_fd && p[2].revents)
+		rsw_reload_finish(d);
+	if ((p[1].revents & POLLIN) && rsw_watch_changed(&d->watch))
+		rsw_reload_request(d, "file changed");
+	if (d->state == RSW_DP_UP && d->reload_fd < 0 && d->reload_wanted)
+		rsw_reload_request(d, d->reload_why);
+	rsw_child_tick(d);
+	if (d->watchdog_usec && rsw_now() >= d->next_watchdog) {
+		sd_notify(0, "WATCHDOG=1");
+		d->next_watchdog = rsw_now() + d->watchdog_usec / 2e6;
+	}
+	return 0;
+}
+
+/* Shutdown in the reverse order of start-up. */
+static void stop(struct roceswd *d, int sfd)
+{
+	rsw_log(LOG_NOTICE, "stopping");
+	sd_notify(0, "STOPPING=1");
+	rsw_http_stop(d->http);
+	rsw_reload_abort(d, "roceswd is stopping");
+	rsw_child_stop(d);
+	close(sfd);
+	rsw_watch_close(&d->watch);
+	rsw_zsnap_free(&d->snap);
+	json_decref(d->stats.switch_generation);
+}
+
+/* Start-up in order, the event loop, then shutdown in reverse: the daemon's life. */
+int main(int argc, char **argv)
+{
+	struct args a = {0};
+	int status = parse_args(argc, argv, &a);
+	if (status >= 0)
+		return status;
+	static struct roceswd d;
+	pthread_mutex_init(&d.lock, NULL);
+	if (setup(&d, a.config, a.zone, a.attach, a.dp_arg, argv[0]) < 0)
+		return 1;
+	if (!a.foreground && daemon(1, 0) < 0) {
+		perror("roceswd: daemon");
 		return 1;
 	}
+	rsw_log_open("roceswd", a.use_syslog || !a.foreground);
+	int sfd = watch_events(&d);
+	if (sfd < 0)
+		return 1;
 	if (sd_watchdog_enabled(0, &d.watchdog_usec) <= 0)
 		d.watchdog_usec = 0;
 	if (privileges(&d) < 0 || first_dataplane(&d) < 0)
@@ -352,51 +456,8 @@ int main(int argc, char **argv)
 	}
 	rsw_log(LOG_NOTICE, "running: %s %s, dataplane socket %s%s", d.zone ? "zone" : "config",
 		d.config, d.cfg.control_socket, d.watchdog_usec ? ", systemd watchdog on" : "");
-	while (!d.stopping) {
-		struct pollfd p[5] = {{.fd = sfd, .events = POLLIN}, {.fd = ifd, .events = POLLIN},
-				      {.fd = d.reload_fd, .events = POLLIN},
-				      {.fd = d.own ? -1 : d.pidfd, .events = POLLIN},
-				      {.fd = d.launcher_fd, .events = POLLIN}};
-		if (poll(p, 5, poll_timeout_ms(&d)) < 0 && errno != EINTR)
-			break;
-		/* the launcher's dataplane died (as SIGCHLD tells of roceswd's own child) */
-		if (p[4].fd >= 0 && p[4].fd == d.launcher_fd && p[4].revents)
-			rsw_child_launcher_event(&d);
-		if (p[0].revents & POLLIN) {
-			struct signalfd_siginfo si;
-			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo == SIGHUP)
-					rsw_reload_request(&d, "SIGHUP");
-				else if (si.ssi_signo == SIGCHLD)
-					rsw_child_reap(&d);
-				else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
-					d.stopping = 1;
-			}
-		}
-		/* an adopted dataplane's death (its parent, not us, gets the status) */
-		if (p[3].fd >= 0 && p[3].fd == d.pidfd && (p[3].revents & POLLIN))
-			rsw_child_died(&d, -1);
-		/* after deaths: a reload whose dataplane died was aborted there */
-		if (p[2].fd >= 0 && p[2].fd == d.reload_fd && p[2].revents)
-			rsw_reload_finish(&d);
-		if ((p[1].revents & POLLIN) && rsw_watch_changed(&d.watch))
-			rsw_reload_request(&d, "file changed");
-		if (d.state == RSW_DP_UP && d.reload_fd < 0 && d.reload_wanted)
-			rsw_reload_request(&d, d.reload_why);
-		rsw_child_tick(&d);
-		if (d.watchdog_usec && rsw_now() >= d.next_watchdog) {
-			sd_notify(0, "WATCHDOG=1");
-			d.next_watchdog = rsw_now() + d.watchdog_usec / 2e6;
-		}
-	}
-	rsw_log(LOG_NOTICE, "stopping");
-	sd_notify(0, "STOPPING=1");
-	rsw_http_stop(d.http);
-	rsw_reload_abort(&d, "roceswd is stopping");
-	rsw_child_stop(&d);
-	close(sfd);
-	rsw_watch_close(&d.watch);
-	rsw_zsnap_free(&d.snap);
-	json_decref(d.stats.switch_generation);
+	while (!d.stopping && loop_once(&d, sfd) == 0)
+		;
+	stop(&d, sfd);
 	return d.failed; /* systemd's Restart=on-failure starts roceswd again */
 }
