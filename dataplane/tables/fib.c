@@ -399,29 +399,31 @@ void rsw_fib_carry(struct rsw_fib *next, const struct rsw_fib *prev)
 	}
 }
 
-/* One piece: each compiled table in the order the next reads it, sharing two failure exits. */
-struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, char *err,
-			      unsigned errlen)
+static int no_memory(char *err, unsigned errlen)
 {
-	struct rsw_fib *f = calloc(1, sizeof(*f));
-	uint32_t nh_cap = 0;
-	unsigned n_pbr[RSW_MAX_PORTS] = {0};
+	snprintf(err, errlen, "out of memory compiling the tables");
+	return -1;
+}
 
-	if (!f)
-		goto oom;
-	f->generation = generation;
-	memcpy(f->router_mac, s->sw.router_mac, 6);
-	f->dmac_check = s->sw.dmac_check;
-	f->n_ports = s->n_ports;
+/* The hash policies, by index (groups name theirs). */
+static int compile_policies(struct rsw_fib *f, const struct rsw_state *s)
+{
 	f->n_policies = (uint32_t)s->n_pol;
 	f->policies = calloc(s->n_pol + 1, sizeof(*f->policies));
 	f->policy_names = calloc(s->n_pol + 1, sizeof(*f->policy_names));
 	if (!f->policies || !f->policy_names)
-		goto oom;
+		return -1;
 	for (size_t i = 0; i < s->n_pol; i++) {
 		f->policies[i] = s->pol[i].pol;
 		memcpy(f->policy_names[i], s->pol[i].name, RSW_NAME_MAX);
 	}
+	return 0;
+}
+
+/* Each port as ingress and egress read it (state, MAC, QoS maps), and the TM's own settings. */
+static int compile_ports(struct rsw_fib *f, const struct rsw_state *s, char *err,
+			 unsigned errlen)
+{
 	for (unsigned p = 0; p < s->n_ports; p++) {
 		const struct rsw_port_cfg *pc = &s->ports[p];
 		struct rsw_fib_port *fp = &f->ports[p];
@@ -435,8 +437,7 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 		const struct rsw_qos_map *t2p = rsw_state_qos(s, pc->tc_to_pg_map, RSW_QOS_TC_TO_PG);
 		if (!d2t || !t2p) {
 			snprintf(err, errlen, "%s: port %s: QoS map missing", pc->origin, pc->name);
-			rsw_fib_free(f);
-			return NULL;
+			return -1;
 		}
 		memcpy(fp->dscp_to_tc, d2t->map, 64);
 		memcpy(fp->tc_to_pg, t2p->map, 8);
@@ -448,10 +449,16 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 	f->tm.n_ports = (uint16_t)s->n_ports;
 	f->tm.pools = s->sw.tm;
 	rsw_tm_config_finish(&f->tm);
+	return 0;
+}
+
+/* The switch's own addresses (INTERFACE). */
+static int compile_locals(struct rsw_fib *f, const struct rsw_state *s)
+{
 	f->local4 = calloc(s->n_intf + 1, sizeof(*f->local4));
 	f->local6 = calloc(s->n_intf + 1, sizeof(*f->local6));
 	if (!f->local4 || !f->local6)
-		goto oom;
+		return -1;
 	for (size_t i = 0; i < s->n_intf; i++) {
 		const struct rsw_ip *a = &s->intf[i].addr.ip;
 		if (a->family == 4)
@@ -459,21 +466,28 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 		else
 			memcpy(f->local6[f->n_local6++], a->a, 16);
 	}
-	f->n_cls = (uint32_t)s->n_cls;
-	f->cls = dup_rules(s->cls, s->n_cls);
-	if (!f->cls)
-		goto oom;
+	return 0;
+}
+
+/* The ECMP groups over their next hops, and ARS over them. */
+static int compile_groups(struct rsw_fib *f, const struct rsw_state *s, uint32_t *nh_cap)
+{
 	f->groups = calloc(s->n_nhg + 1, sizeof(*f->groups));
 	if (!f->groups)
-		goto oom;
+		return -1;
 	for (size_t i = 0; i < s->n_nhg; i++) {
-		if (build_group(f, s, s->nhg[i], &f->groups[i], &nh_cap) < 0)
-			goto oom;
+		if (build_group(f, s, s->nhg[i], &f->groups[i], nh_cap) < 0)
+			return -1;
 		f->n_groups++;
 	}
-	if (ars_build(f, s) < 0)
-		goto oom;
-	unsigned n4 = 0, n6 = 0;
+	return ars_build(f, s);
+}
+
+/* The empty LPM tables, sized to the routes: the main IPv4 and IPv6 ones, and each port's
+ * policy routes. */
+static int create_lpms(struct rsw_fib *f, const struct rsw_state *s, char *err, unsigned errlen)
+{
+	unsigned n4 = 0, n6 = 0, n_pbr[RSW_MAX_PORTS] = {0};
 	for (size_t i = 0; i < s->n_routes; i++) {
 		if (s->routes[i].in_port >= 0)
 			n_pbr[s->routes[i].in_port]++;
@@ -483,10 +497,10 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 			n6++;
 	}
 	if (fib4_compact && long4_new(&f->long4, s) < 0)
-		goto oom;
+		return no_memory(err, errlen);
 	unsigned long t4 = n4 ? tbl8_groups(s, 4) : 0, t6 = n6 ? tbl8_groups(s, 6) : 0;
 	if (t4 == ~0ul || t6 == ~0ul)
-		goto oom;
+		return no_memory(err, errlen);
 	if ((n4 && !(f->fib4 = fib4_new(n4, t4))) || (n6 && !(f->lpm6 = lpm6_new(n6, t6))))
 		goto lpm_fail;
 	for (unsigned p = 0; p < s->n_ports; p++) {
@@ -497,32 +511,64 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 		if (!f->ports[p].pbr4 || !f->ports[p].pbr6)
 			goto lpm_fail;
 	}
+	return 0;
+lpm_fail:
+	snprintf(err, errlen, "cannot create an LPM table: %s", rte_strerror(rte_errno));
+	return -1;
+}
+
+/* Every route in use into its table, as its value (next hop, group or blackhole). */
+static int add_routes(struct rsw_fib *f, const struct rsw_state *s, uint32_t *nh_cap, char *err,
+		      unsigned errlen)
+{
 	for (size_t i = 0; i < s->n_routes; i++) {
 		struct rsw_route tmp;
 		const struct rsw_route *r = route_in_use(f, s, &s->routes[i], &tmp);
 		uint32_t val;
 		if (policy_route_down(f, s, r))
 			continue;
-		if (route_value(f, s, r, &nh_cap, &val) < 0) {
+		if (route_value(f, s, r, nh_cap, &val) < 0) {
 			snprintf(err, errlen, "%s: route cannot be compiled (too many next hops?)",
 				 r->origin);
-			rsw_fib_free(f);
-			return NULL;
+			return -1;
 		}
 		if (add_route(f, r, val) < 0) {
 			snprintf(err, errlen, "%s: the LPM table refused the route (full?)", r->origin);
-			rsw_fib_free(f);
-			return NULL;
+			return -1;
 		}
 	}
+	return 0;
+}
+
+/* Each compiled table in the order the next reads it. */
+struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, char *err,
+			      unsigned errlen)
+{
+	struct rsw_fib *f = calloc(1, sizeof(*f));
+	uint32_t nh_cap = 0;
+	if (!f) {
+		no_memory(err, errlen);
+		return NULL;
+	}
+	f->generation = generation;
+	memcpy(f->router_mac, s->sw.router_mac, 6);
+	f->dmac_check = s->sw.dmac_check;
+	f->n_ports = s->n_ports;
+	if (compile_policies(f, s) < 0)
+		goto oom;
+	if (compile_ports(f, s, err, errlen) < 0)
+		goto fail;
+	f->n_cls = (uint32_t)s->n_cls;
+	if (compile_locals(f, s) < 0 || !(f->cls = dup_rules(s->cls, s->n_cls)) ||
+	    compile_groups(f, s, &nh_cap) < 0)
+		goto oom;
+	if (create_lpms(f, s, err, errlen) < 0 || add_routes(f, s, &nh_cap, err, errlen) < 0)
+		goto fail;
 	rsw_flow_cache_recipe(f);
 	return f;
-lpm_fail:
-	snprintf(err, errlen, "cannot create an LPM table: %s", rte_strerror(rte_errno));
-	rsw_fib_free(f);
-	return NULL;
 oom:
-	snprintf(err, errlen, "out of memory compiling the tables");
+	no_memory(err, errlen);
+fail:
 	rsw_fib_free(f);
 	return NULL;
 }
