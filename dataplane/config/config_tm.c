@@ -647,8 +647,6 @@ static void parse_pfcwd(struct tm_cc *t, yaml_node_t *n)
 	}
 }
 
-/* Everything the file did not set, per port (docs/config.md, "Traffic-manager defaults").
- * Long: one default after another, each a few lines. */
 /* Priority group i of port p as SONiC's buffer defaults make it. */
 static int default_pg(struct tm_cc *t, struct rsw_port_cfg *p, unsigned i, int lossless)
 {
@@ -719,8 +717,8 @@ static void default_sched(struct rsw_tm_port_cfg *tm, unsigned i, int lossless)
 	}
 }
 
-/* What the config left unset on port pi, per priority: SONiC's defaults for a RoCE switch
- * (PG and queue buffers, scheduler, WRED/ECN on lossless queues, the PFC watchdog). */
+/* Everything the file did not set on port pi, per priority (docs/config.md, "Traffic-manager
+ * defaults"): PG and queue buffers, scheduler, WRED/ECN on lossless queues, the PFC watchdog. */
 static int port_defaults(struct tm_cc *t, unsigned pi)
 {
 	struct rsw_port_cfg *p = &t->c->ports[pi];
