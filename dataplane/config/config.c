@@ -49,7 +49,6 @@ static void parse_device(struct cc *c, yaml_node_t *t)
 	}
 }
 
-/* Long: each field of a PORT entry checked in turn, with its own message. */
 /* A new port's defaults: those of a SONiC RoCE switch. */
 static void port_defaults(struct rsw_port_cfg *p)
 {

@@ -237,7 +237,6 @@ static int spread(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, char 
 	return 0;
 }
 
-/* One piece: the start-up order is the point; a failure leaves z to rsw_dp_zone_close. */
 /* A lcore per worker, each with its trace buffer, and the RCU they report quiescence to. */
 static int open_workers(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, char *err,
 			size_t errlen)
@@ -373,6 +372,7 @@ static int start_switches(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *
 	return 0;
 }
 
+/* The start-up order is the point; a failure leaves z to rsw_dp_zone_close. */
 int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, char *err,
 		     size_t errlen)
 {
