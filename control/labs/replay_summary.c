@@ -382,6 +382,37 @@ static void ooo_totals(const struct rsw_coll_result *cr, uint64_t v[4])
 static const char *const ooo_keys[4] = {"ooo_packets", "ooo_max_distance",
 					"reorder_max_packets", "reorder_max_bytes"};
 
+/* One QP's counters (its reordering too when ooo). */
+static json_t *qp_json(const struct rsw_zone *z, const struct rsw_coll_qp_stats *q, int ooo)
+{
+	json_t *e = json_object();
+	json_object_set_new(e, "host", json_string(z->host[q->host].name));
+	json_object_set_new(e, "peer", json_string(z->host[q->peer].name));
+	json_object_set_new(e, "qp", J(q->q));
+	json_object_set_new(e, "data_packets", J(q->data_packets));
+	json_object_set_new(e, "data_bytes", J(q->data_bytes));
+	json_object_set_new(e, "retransmitted", J(q->retransmitted));
+	json_object_set_new(e, "timeouts", J(q->timeouts));
+	json_object_set_new(e, "acks_rx", J(q->acks_rx));
+	json_object_set_new(e, "naks_rx", J(q->naks_rx));
+	json_object_set_new(e, "acks_tx", J(q->acks_tx));
+	json_object_set_new(e, "naks_tx", J(q->naks_tx));
+	json_object_set_new(e, "cts_rx", J(q->cts_rx));
+	json_object_set_new(e, "cts_tx", J(q->cts_tx));
+	json_object_set_new(e, "cnps_rx", J(q->cnps_rx));
+	json_object_set_new(e, "cnps_tx", J(q->cnps_tx));
+	json_object_set_new(e, "rate_cuts", J(q->rate_cuts));
+	json_object_set_new(e, "min_rate_mbps", J(q->min_rate_mbps));
+	if (ooo) {
+		const uint64_t v[4] = {q->reorder.ooo_packets, q->reorder.ooo_max_distance,
+				       q->reorder.reorder_max_packets, q->reorder.reorder_max_bytes};
+		for (unsigned k = 0; k < 4; k++)
+			json_object_set_new(e, ooo_keys[k], J(v[k]));
+	}
+	json_object_set_new(e, "error", json_boolean(q->error));
+	return e;
+}
+
 static json_t *coll_json(const struct rsw_zone *z, const struct rsw_coll *c,
 			 const struct rsw_coll_result *cr, uint64_t cut_ns)
 {
@@ -423,31 +454,7 @@ static json_t *coll_json(const struct rsw_zone *z, const struct rsw_coll *c,
 	uint64_t tot[4] = {0};
 	for (uint64_t i = 0; i < cr->n_qps; i++) {
 		const struct rsw_coll_qp_stats *q = &cr->qp[i];
-		json_t *e = json_object();
-		json_object_set_new(e, "host", json_string(z->host[q->host].name));
-		json_object_set_new(e, "peer", json_string(z->host[q->peer].name));
-		json_object_set_new(e, "qp", J(q->q));
-		json_object_set_new(e, "data_packets", J(q->data_packets));
-		json_object_set_new(e, "data_bytes", J(q->data_bytes));
-		json_object_set_new(e, "retransmitted", J(q->retransmitted));
-		json_object_set_new(e, "timeouts", J(q->timeouts));
-		json_object_set_new(e, "acks_rx", J(q->acks_rx));
-		json_object_set_new(e, "naks_rx", J(q->naks_rx));
-		json_object_set_new(e, "acks_tx", J(q->acks_tx));
-		json_object_set_new(e, "naks_tx", J(q->naks_tx));
-		json_object_set_new(e, "cts_rx", J(q->cts_rx));
-		json_object_set_new(e, "cts_tx", J(q->cts_tx));
-		json_object_set_new(e, "cnps_rx", J(q->cnps_rx));
-		json_object_set_new(e, "cnps_tx", J(q->cnps_tx));
-		json_object_set_new(e, "rate_cuts", J(q->rate_cuts));
-		json_object_set_new(e, "min_rate_mbps", J(q->min_rate_mbps));
-		if (ooo) {
-			const uint64_t v[4] = {q->reorder.ooo_packets, q->reorder.ooo_max_distance,
-					       q->reorder.reorder_max_packets, q->reorder.reorder_max_bytes};
-			for (unsigned k = 0; k < 4; k++)
-				json_object_set_new(e, ooo_keys[k], J(v[k]));
-		}
-		json_object_set_new(e, "error", json_boolean(q->error));
+		json_t *e = qp_json(z, q, ooo);
 		if (q->error) {
 			json_object_set_new(e, "error_ns", J(q->error_ns));
 			json_object_set_new(e, "unacked_psn", J(q->unacked_psn));
