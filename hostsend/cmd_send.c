@@ -276,11 +276,99 @@ static int paused(const struct opts *o, const struct rsw_pfc_xdp *x, unsigned p,
 	return !o->ignore_pfc && x->state && x->state->pause_until[p] > now;
 }
 
-/* One piece: pause accounting, pacing and sending share each round's clock reading. */
+/* Frames now due join their priority's queue (held: it is paused). */
+static void enqueue_due(struct run *r, const struct opts *o, struct rsw_pfc_xdp *x, uint64_t now)
+{
+	while (r->next < r->n && due(r, o, r->next) <= now) {
+		unsigned p = r->f[r->next].prio;
+		r->ps[p].held += paused(o, x, p, now);
+		r->q[p][r->qt[p]++] = (uint32_t)r->next++;
+	}
+}
+
+/* The earliest due frame's priority among those not paused, or -1. */
+static int next_prio(const struct run *r, const struct opts *o, struct rsw_pfc_xdp *x,
+		     uint64_t now)
+{
+	int best = -1;
+	for (unsigned p = 0; p < RSW_PFC_PRIOS; p++)
+		if (r->qh[p] != r->qt[p] && !paused(o, x, p, now) &&
+		    (best < 0 || r->q[p][r->qh[p]] < r->q[best][r->qh[best]]))
+			best = (int)p;
+	return best;
+}
+
+/* Up to 64 frames sent at the link's pace, the pause state re-read (*now) after each. Returns
+ * -1 (a send failed, said), else whether anything went; *full: the kernel's ring is. */
+static int send_round(struct run *r, const struct opts *o, struct rsw_pfc_xdp *x,
+		      struct rsw_tx *tx, uint64_t *now, int *full)
+{
+	char err[256];
+	int progress = 0;
+	*full = 0;
+	for (unsigned k = 0; k < 64 && !*full && *now >= r->wire_free; k++) {
+		int best = next_prio(r, o, x, *now);
+		if (best < 0)
+			break;
+		const struct frame *f = &r->f[r->q[best][r->qh[best]]];
+		if (rsw_tx_in_flight(tx) >= MAX_IN_FLIGHT) {
+			*full = 1;
+			break;
+		}
+		int rc = rsw_tx_send(tx, f->data, f->len, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "rocesw send: %s: %s\n", o->ifname, err);
+			return -1;
+		}
+		if (rc == 0) {
+			*full = 1;
+			break;
+		}
+		/* never faster than the link: a NIC cannot be, and a switch's headroom is
+		 * sized for what the link carries during the peer's reaction time */
+		uint64_t w = wire_ns(f->len, o->link_mbps);
+		/* a late wake-up (a VM's timers are coarse: a 50 µs sleep can take 500) may
+		 * catch up with a burst of at most MAX_BURST frames, so the average stays
+		 * at the link speed and the burst within what the headroom absorbs */
+		uint64_t floor = *now > MAX_BURST * w ? *now - MAX_BURST * w : 0;
+		r->wire_free = (r->wire_free > floor ? r->wire_free : floor) + w;
+		r->qh[best]++;
+		r->ps[best].sent++;
+		r->ps[best].bytes += f->len;
+		r->sent++;
+		progress = 1;
+		/* re-read the pause state every frame: an XOFF can arrive at any time */
+		*now = mono_ns();
+	}
+	return progress;
+}
+
+/* When there is something to do: the next frame's time, the link free for a queue not paused,
+ * a pause's end, or a poll for an XON (20 µs). UINT64_MAX: nothing left to wait for. */
+static uint64_t next_wake(const struct run *r, const struct opts *o, struct rsw_pfc_xdp *x,
+			  uint64_t now)
+{
+	uint64_t wake = r->next < r->n ? due(r, o, r->next) : UINT64_MAX;
+	for (unsigned p = 0; p < RSW_PFC_PRIOS; p++)
+		if (r->qh[p] != r->qt[p] && !paused(o, x, p, now)) {
+			if (r->wire_free < wake)
+				wake = r->wire_free;
+		} else if (r->qh[p] != r->qt[p]) {
+			uint64_t until = x->state->pause_until[p];
+			uint64_t poll = now + 20000; /* an XON ends a pause early */
+			if (until < wake)
+				wake = until;
+			if (poll < wake)
+				wake = poll;
+		}
+	return wake;
+}
+
+/* Each round: time paused accounted, due frames queued, a round sent, then a wait for the next
+ * thing to do. */
 static int send_loop(struct run *r, const struct opts *o, struct rsw_pfc_xdp *x,
 		     struct rsw_tx *tx)
 {
-	char err[256];
 	uint64_t last = mono_ns();
 	while (r->sent < r->n && !g_stop) {
 		uint64_t now = mono_ns();
@@ -288,51 +376,10 @@ static int send_loop(struct run *r, const struct opts *o, struct rsw_pfc_xdp *x,
 			if (r->qh[p] != r->qt[p] && paused(o, x, p, now))
 				r->ps[p].paused_ns += now - last;
 		last = now;
-		while (r->next < r->n && due(r, o, r->next) <= now) {
-			unsigned p = r->f[r->next].prio;
-			r->ps[p].held += paused(o, x, p, now);
-			r->q[p][r->qt[p]++] = (uint32_t)r->next++;
-		}
-		int progress = 0, full = 0;
-		for (unsigned k = 0; k < 64 && !full && now >= r->wire_free; k++) {
-			/* the earliest due frame among the priorities not paused */
-			int best = -1;
-			for (unsigned p = 0; p < RSW_PFC_PRIOS; p++)
-				if (r->qh[p] != r->qt[p] && !paused(o, x, p, now) &&
-				    (best < 0 || r->q[p][r->qh[p]] < r->q[best][r->qh[best]]))
-					best = (int)p;
-			if (best < 0)
-				break;
-			const struct frame *f = &r->f[r->q[best][r->qh[best]]];
-			if (rsw_tx_in_flight(tx) >= MAX_IN_FLIGHT) {
-				full = 1;
-				break;
-			}
-			int rc = rsw_tx_send(tx, f->data, f->len, err, sizeof(err));
-			if (rc < 0) {
-				fprintf(stderr, "rocesw send: %s: %s\n", o->ifname, err);
-				return -1;
-			}
-			if (rc == 0) {
-				full = 1;
-				break;
-			}
-			/* never faster than the link: a NIC cannot be, and a switch's headroom is
-			 * sized for what the link carries during the peer's reaction time */
-			uint64_t w = wire_ns(f->len, o->link_mbps);
-			/* a late wake-up (a VM's timers are coarse: a 50 µs sleep can take 500) may
-			 * catch up with a burst of at most MAX_BURST frames, so the average stays
-			 * at the link speed and the burst within what the headroom absorbs */
-			uint64_t floor = now > MAX_BURST * w ? now - MAX_BURST * w : 0;
-			r->wire_free = (r->wire_free > floor ? r->wire_free : floor) + w;
-			r->qh[best]++;
-			r->ps[best].sent++;
-			r->ps[best].bytes += f->len;
-			r->sent++;
-			progress = 1;
-			/* re-read the pause state every frame: an XOFF can arrive at any time */
-			now = mono_ns();
-		}
+		enqueue_due(r, o, x, now);
+		int full, progress = send_round(r, o, x, tx, &now, &full);
+		if (progress < 0)
+			return -1;
 		rsw_tx_kick(tx);
 		if (progress && now >= r->wire_free)
 			continue;
@@ -341,19 +388,7 @@ static int send_loop(struct run *r, const struct opts *o, struct rsw_pfc_xdp *x,
 			continue;
 		}
 		/* nothing to send now: wait for the next frame's time, or poll for XON / expiry */
-		uint64_t wake = r->next < r->n ? due(r, o, r->next) : UINT64_MAX;
-		for (unsigned p = 0; p < RSW_PFC_PRIOS; p++)
-			if (r->qh[p] != r->qt[p] && !paused(o, x, p, now)) {
-				if (r->wire_free < wake)
-					wake = r->wire_free;
-			} else if (r->qh[p] != r->qt[p]) {
-				uint64_t until = x->state->pause_until[p];
-				uint64_t poll = now + 20000; /* an XON ends a pause early */
-				if (until < wake)
-					wake = until;
-				if (poll < wake)
-					wake = poll;
-			}
+		uint64_t wake = next_wake(r, o, x, now);
 		if (wake == UINT64_MAX)
 			continue; /* nothing left to wait for: the last frame went */
 		if (wake > now + 20000)

@@ -8,6 +8,8 @@
 # cache and returns at once. Prints the directory built (its lib/pkgconfig holds
 # ns3-mpi-rocesw.pc, which meson finds through PKG_CONFIG_PATH).
 set -euo pipefail
+# shellcheck source=lib/apt.sh
+. "$(dirname "$0")/lib/apt.sh"
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
   sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0
 fi
@@ -18,20 +20,7 @@ PKGS=(
   dpkg-dev                    # apt-get source unpacks with dpkg-source
   g++ pkg-config
 )
-missing=()
-for p in "${PKGS[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "setup-ns3-mpi.sh: missing packages: ${missing[*]}; run as root to install them" >&2
-    exit 1
-  fi
-  echo "setup-ns3-mpi.sh: installing ${missing[*]}" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+apt_install_missing setup-ns3-mpi.sh "${PKGS[@]}"
 
 version=$(dpkg-query -W -f='${Version}' libns3-dev)
 cache="${ROCESW_NS3_MPI_CACHE:-/var/cache/rocesw/ns3-mpi}/$version"

@@ -2,6 +2,8 @@
 # Installs what rocesw needs to build and test on Debian 12 (run as root). Idempotent: installs
 # only packages that are missing.
 set -euo pipefail
+# shellcheck source=lib/apt.sh
+. "$(dirname "$0")/lib/apt.sh"
 
 PKGS=(
   build-essential meson ninja-build pkg-config
@@ -24,22 +26,9 @@ PKGS=(
 command -v node >/dev/null 2>&1 || PKGS+=(nodejs)
 command -v npm >/dev/null 2>&1 || PKGS+=(npm)
 
-missing=()
-for p in "${PKGS[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "setup.sh: missing packages: ${missing[*]}; run as root to install them" >&2
-    exit 1
-  fi
-  echo "setup.sh: installing ${missing[*]}" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  # tshark asks whether non-root users may capture; answer for it
-  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# tshark asks whether non-root users may capture; answer for it
+APT_DEBCONF="wireshark-common wireshark-common/install-setuid boolean false"
+apt_install_missing setup.sh "${PKGS[@]}"
 
 # npm packages, each pinned by its folder's package-lock.json (installed only when missing):
 # uPlot (control/labs/report), the chart library the build inlines into every page; and

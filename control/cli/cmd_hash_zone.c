@@ -294,7 +294,50 @@ static const struct rsw_hash_policy *rule_policy(void *ctx, const char *name)
 	return NULL;
 }
 
-/* One piece: the zone, every policy run over it and the outputs written from one document. */
+/* The page's head: the zone, the traffic and the switch rules. */
+static json_t *zone_page(const struct rsw_lab_traffic *t, const char *zone,
+			 const char *const *rule_args, unsigned n_rules)
+{
+	char title[600], sub[200];
+	snprintf(title, sizeof(title), "rocesw hash lab over %s", zone);
+	snprintf(sub, sizeof(sub), "%zu packets, %zu flows; every chart has the same y axis",
+		 t->n_pkts, t->n_flows);
+	for (unsigned i = 0; i < n_rules; i++)
+		snprintf(sub + strlen(sub), sizeof(sub) - strlen(sub), "; switches %s", rule_args[i]);
+	return json_pack("{s:s, s:s, s:[]}", "title", title, "subtitle", sub, "blocks");
+}
+
+/* Each switch rule's policy while policy p runs: its own, or p's, with its seed and offset. */
+static void rules_for_policy(struct rules *rules, unsigned p,
+			     const struct rsw_hash_policy *const *pols)
+{
+	for (unsigned i = 0; i < rules->n; i++) {
+		struct switch_rule *sr = &rules->r[i];
+		sr->pol = *pols[sr->policy >= 0 ? (unsigned)sr->policy : p];
+		if (sr->has_seed)
+			sr->pol.seed = sr->seed;
+		if (sr->has_offset)
+			sr->pol.offset = sr->offset;
+	}
+}
+
+/* --json: the zone, the switch rules, the traffic and every policy's result (ps, taken). */
+static void print_json(json_t *root, const struct rsw_lab_traffic *t, const char *zone,
+		       const char *const *rule_args, unsigned n_rules, json_t *ps)
+{
+	json_object_set_new(root, "zone", json_string(zone));
+	json_t *sh = json_array();
+	for (unsigned i = 0; i < n_rules; i++)
+		json_array_append_new(sh, json_string(rule_args[i]));
+	json_object_set_new(root, "switch_hash", sh);
+	json_object_set_new(root, "packets", json_integer((json_int_t)t->n_pkts));
+	json_object_set_new(root, "flows", json_integer((json_int_t)t->n_flows));
+	json_object_set_new(root, "policies", ps);
+	json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	printf("\n");
+}
+
+/* The zone, every policy run over it and the outputs written from one document. */
 int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const char *const *names,
 		      const struct rsw_hash_policy *const *pols, unsigned n_pol, int json,
 		      const char *html, const char *const *rule_args, unsigned n_rules)
@@ -316,17 +359,7 @@ int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const c
 		return 1;
 	rsw_fib_compact_ipv4(1); /* route tables sized to their routes, as replay's */
 	json_t *root = json_object(), *ps = json_array();
-	json_t *page = NULL;
-	if (html) {
-		char title[600], sub[200];
-		snprintf(title, sizeof(title), "rocesw hash lab over %s", zone);
-		snprintf(sub, sizeof(sub), "%zu packets, %zu flows; every chart has the same y axis",
-			 t->n_pkts, t->n_flows);
-		for (unsigned i = 0; i < n_rules; i++)
-			snprintf(sub + strlen(sub), sizeof(sub) - strlen(sub), "; switches %s",
-				 rule_args[i]);
-		page = json_pack("{s:s, s:s, s:[]}", "title", title, "subtitle", sub, "blocks");
-	}
+	json_t *page = html ? zone_page(t, zone, rule_args, n_rules) : NULL;
 	if (!json)
 		for (unsigned i = 0; i < n_rules; i++)
 			printf("switches %s\n", rule_args[i]);
@@ -335,14 +368,7 @@ int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const c
 		struct rsw_zone_opts o = {.ecn_seed = 1, .policy = pols[p],
 					  .switch_policy = n_rules ? rule_policy : NULL,
 					  .switch_policy_ctx = &rules};
-		for (unsigned i = 0; i < n_rules; i++) {
-			struct switch_rule *sr = &rules.r[i];
-			sr->pol = *pols[sr->policy >= 0 ? (unsigned)sr->policy : p];
-			if (sr->has_seed)
-				sr->pol.seed = sr->seed;
-			if (sr->has_offset)
-				sr->pol.offset = sr->offset;
-		}
+		rules_for_policy(&rules, p, pols);
 		err[0] = 0;
 		if (rsw_zone_load(zone, &o, &z, err, sizeof(err)) < 0) {
 			fprintf(stderr, "%s\n", err);
@@ -364,16 +390,7 @@ int rsw_cmd_hash_zone(const struct rsw_lab_traffic *t, const char *zone, const c
 		rsw_zone_free(&z);
 	}
 	if (rc == 0 && json) {
-		json_object_set_new(root, "zone", json_string(zone));
-		json_t *sh = json_array();
-		for (unsigned i = 0; i < n_rules; i++)
-			json_array_append_new(sh, json_string(rule_args[i]));
-		json_object_set_new(root, "switch_hash", sh);
-		json_object_set_new(root, "packets", json_integer((json_int_t)t->n_pkts));
-		json_object_set_new(root, "flows", json_integer((json_int_t)t->n_flows));
-		json_object_set_new(root, "policies", ps);
-		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		printf("\n");
+		print_json(root, t, zone, rule_args, n_rules, ps);
 	} else if (rc == 0) {
 		printf("\n%zu flows; tiers: up = links sent from ports of role uplink, down = role "
 		       "downlink; idle: links that carried nothing; fat collisions: links carrying "

@@ -3,7 +3,6 @@
  * served from libmicrohttpd's threads, and the dataplane's answer to a reload, however long it
  * takes, is awaited in the loop. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
@@ -19,14 +18,14 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "dataplane/config/config.h"
-#include "dataplane/config/whole_file.h"
 #include "ctl_client.h"
 #include "daemon_log.h"
-#include "dataplane/tables/state_diff.h"
-#include "roceswd.h"
-#include "roceswd_drop.h"
+#include "dataplane/config/whole_file.h"
 #include "dataplane/config/zone.h"
+#include "roceswd_child.h"
+#include "roceswd_drop.h"
+#include "roceswd_reload.h"
+#include "roceswd_validate.h"
 
 static void usage(FILE *f)
 {
@@ -60,340 +59,6 @@ static void usage(FILE *f)
 		"  --foreground     stay in the foreground, log to stderr (for service managers);\n"
 		"                   otherwise roceswd detaches and logs to syslog\n"
 		"  --syslog         log to syslog (LOG_DAEMON) even in the foreground\n");
-}
-
-/* The config compiled and built into tables: refuses what the dataplane would refuse. */
-int rsw_validate(const char *path, const char *name, char *err, size_t errlen)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", name, strerror(errno));
-		return -1;
-	}
-	struct rsw_txn *txn = rsw_txn_new();
-	struct rsw_state *s = NULL;
-	int ok = txn && rsw_config_compile_fd(fd, name, txn, err, errlen) == 0 &&
-		 (s = rsw_state_from_txn(txn, err, errlen)) != NULL;
-	if (!txn)
-		snprintf(err, errlen, "out of memory");
-	rsw_state_free(s);
-	rsw_txn_free(txn);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
-static void set_stat(struct roceswd *d, uint64_t *field, uint64_t value)
-{
-	pthread_mutex_lock(&d->lock);
-	*field = value;
-	pthread_mutex_unlock(&d->lock);
-}
-
-static void reload_done(struct roceswd *d, int ok)
-{
-	pthread_mutex_lock(&d->lock);
-	if (ok)
-		d->stats.reloads_ok++;
-	else
-		d->stats.reloads_failed++;
-	d->stats.reload_in_progress = 0;
-	pthread_mutex_unlock(&d->lock);
-}
-
-/* A zone's {SWITCH: {"generation": G, ...}} (hello, reload) into the metrics. */
-static void set_generations(struct roceswd *d, json_t *sws)
-{
-	json_t *g = json_object(), *v;
-	const char *k;
-	json_object_foreach(sws, k, v)
-		json_object_set_new(g, k, json_integer(json_integer_value(json_object_get(v,
-								"generation"))));
-	pthread_mutex_lock(&d->lock);
-	json_decref(d->stats.switch_generation);
-	d->stats.switch_generation = g;
-	pthread_mutex_unlock(&d->lock);
-}
-
-/* Every file of the zone is watched: the zone file and each switch's config. */
-static void watch_zone(struct roceswd *d, const struct rsw_zsnap *s)
-{
-	char **paths = calloc(s->n + 1, sizeof(*paths));
-	if (!paths)
-		return;
-	paths[0] = d->config;
-	for (unsigned i = 0; i < s->n; i++)
-		paths[i + 1] = s->src[i];
-	if (rsw_watch_set(&d->watch, paths, s->n + 1) < 0)
-		rsw_log(LOG_ERR, "cannot watch the zone's files: %s; SIGHUP still reloads",
-			strerror(errno));
-	free(paths);
-}
-
-/* A zone's reload: the zone file and every switch config snapshot together, the topology
- * compared with the running zone's, every switch checked (every error of every switch logged),
- * then one request for the whole zone. Returns the socket awaiting the answer, or -1 (logged). */
-static int zone_reload_send(struct roceswd *d)
-{
-	char err[RSW_DAEMON_MAX_ERROR];
-	struct rsw_zsnap run;
-	rsw_zsnap_free(&d->snap);
-	if (rsw_zsnap_take(d->config, d->next_dir, &d->snap, err, sizeof(err)) < 0) {
-		rsw_log(LOG_ERR, "reload refused, no switch changed: %s", err);
-		return -1;
-	}
-	watch_zone(d, &d->snap);
-	/* without a running snapshot (adopted from elsewhere) the dataplane checks the switches */
-	if (rsw_zsnap_read(d->running, &run, err, sizeof(err)) == 0) {
-		int same = rsw_zsnap_same_topology(&run, &d->snap, err, sizeof(err));
-		rsw_zsnap_free(&run);
-		if (same < 0) {
-			rsw_log(LOG_ERR, "reload refused, no switch changed: %s", err);
-			return -1;
-		}
-	}
-	if (rsw_zsnap_validate(&d->snap, "reload refused"))
-		return -1;
-	int fd = rsw_zsnap_send_reload(&d->snap, d->cfg.control_socket, err, sizeof(err));
-	if (fd < 0)
-		rsw_log(LOG_ERR, "reload not sent, no switch changed: %s", err);
-	return fd;
-}
-
-/* The dataplane's answer to a zone's reload: every switch's generation and writes, or its
- * refusal (one line per error of each refused switch). */
-static void zone_reload_finish(struct roceswd *d, json_t *r, char *err, double took)
-{
-	if (!r) {
-		reload_done(d, 0);
-		rsw_zsnap_remove(d->next_dir);
-		for (char *save, *line = strtok_r(err, "\n", &save); line;
-		     line = strtok_r(NULL, "\n", &save))
-			rsw_log(LOG_ERR, "reload not applied (%.2f s): %s", took, line);
-		rsw_log(LOG_ERR, "the running zone stays on every switch");
-		return;
-	}
-	if (rsw_zsnap_promote(d->next_dir, d->running_dir) < 0)
-		rsw_log(LOG_ERR, "cannot make %s the running zone: %s: a restarted dataplane would "
-			"start from the previous one", d->next_dir, strerror(errno));
-	json_t *sws = json_object_get(r, "switches"), *v;
-	const char *k;
-	json_object_foreach(sws, k, v) {
-		long long w = (long long)json_integer_value(json_object_get(v, "writes"));
-		rsw_log(LOG_NOTICE, "reloaded: switch %s: %lld table writes, generation %lld%s", k, w,
-			(long long)json_integer_value(json_object_get(v, "generation")),
-			w ? "" : " (unchanged: no transaction)");
-	}
-	set_generations(d, sws);
-	reload_done(d, 1);
-	rsw_log(LOG_NOTICE, "reloaded: zone %s: %lld table writes on %zu switches, in %.2f s",
-		json_string_value(json_object_get(r, "zone")),
-		(long long)json_integer_value(json_object_get(r, "writes")), json_object_size(sws),
-		took);
-	json_decref(r);
-}
-
-/* Sends the reload: a snapshot of the user's config (so a file edited meanwhile cannot change
- * what is applied), validated first. The answer is read by reload_finish from the loop. */
-static void reload_send(struct roceswd *d)
-{
-	char err[2048];
-	d->reload_wanted = 0;
-	rsw_log(LOG_INFO, "reload (%s): %s", d->reload_why, d->config);
-	if (d->zone) {
-		d->reload_fd = zone_reload_send(d);
-		if (d->reload_fd < 0) {
-			reload_done(d, 0);
-			rsw_zsnap_remove(d->next_dir);
-			return;
-		}
-		goto sent;
-	}
-	if (rsw_file_copy_whole(d->config, d->next, 0600, err, sizeof(err)) < 0) {
-		reload_done(d, 0);
-		rsw_log(LOG_ERR, "reload refused, the running config stays: %s", err);
-		return;
-	}
-	if (rsw_validate(d->next, d->next, err, sizeof(err)) < 0) {
-		reload_done(d, 0);
-		rsw_log(LOG_ERR, "reload refused, the running config stays: %s", err);
-		return;
-	}
-	/* the snapshot travels open (SCM_RIGHTS): the dataplane opens no path for a client */
-	d->reload_fd = rsw_ctl_send_reload(d->cfg.control_socket, d->next, d->config, err,
-					   sizeof(err));
-	if (d->reload_fd < 0) {
-		reload_done(d, 0);
-		rsw_log(LOG_ERR, "reload not sent, the running config stays: %s", err);
-		return;
-	}
-sent:
-	d->reload_sent = rsw_now();
-	pthread_mutex_lock(&d->lock);
-	d->stats.reload_in_progress = 1;
-	pthread_mutex_unlock(&d->lock);
-	rsw_log(LOG_INFO, "reload sent to the dataplane, awaiting its answer");
-}
-
-/* A dataplane the launcher started runs the boot copy (root's, made at roceswd's start): the
- * running copy, which roceswd (not root) wrote, reaches it as any reload does, passed open to a
- * dataplane that already runs as the user. Ports cannot change by reload, so what a root
- * process opened is always what the boot copy says. */
-static void restore_send(struct roceswd *d)
-{
-	char err[2048];
-	d->restore = 0;
-	if (d->zone) {
-		struct rsw_zsnap s;
-		d->reload_fd = -1;
-		if (rsw_zsnap_read(d->running, &s, err, sizeof(err)) == 0) {
-			for (unsigned i = 0; i < s.n; i++)
-				s.copy[i] = strdup(s.src[i]);
-			d->reload_fd = rsw_zsnap_send_reload(&s, d->cfg.control_socket, err,
-							     sizeof(err));
-			rsw_zsnap_free(&s);
-		}
-	} else {
-		d->reload_fd = rsw_ctl_send_reload(d->cfg.control_socket, d->running, d->running,
-						   err, sizeof(err));
-	}
-	if (d->reload_fd < 0) {
-		rsw_log(LOG_ERR, "cannot restore the running copy %s: %s; the dataplane runs %s, "
-			"the config roceswd started with (SIGHUP reloads)", d->running, err, d->boot);
-		return;
-	}
-	d->restoring = 1;
-	d->reload_sent = rsw_now();
-	rsw_log(LOG_INFO, "restoring the running copy %s (the dataplane started from %s)",
-		d->running, d->boot);
-}
-
-static void restore_finish(struct roceswd *d, json_t *r, const char *err, double took)
-{
-	d->restoring = 0;
-	if (!r) {
-		rsw_log(LOG_ERR, "running copy not restored (%.2f s): %s; the dataplane runs %s, the "
-			"config roceswd started with (SIGHUP reloads)", took, err, d->boot);
-		return;
-	}
-	if (d->zone)
-		set_generations(d, json_object_get(r, "switches"));
-	else
-		set_stat(d, &d->stats.generation,
-			 (uint64_t)json_integer_value(json_object_get(r, "generation")));
-	rsw_log(LOG_NOTICE, "running copy restored: %lld table writes, in %.2f s",
-		(long long)json_integer_value(json_object_get(r, "writes")), took);
-	json_decref(r);
-}
-
-/* The dataplane's answer: applied at a generation (the snapshot becomes running-config), or
- * refused with its reason. */
-static void reload_finish(struct roceswd *d)
-{
-	char err[RSW_DAEMON_MAX_ERROR];
-	json_t *r = rsw_ctl_recv(d->reload_fd, d->cfg.control_socket, 0, err, sizeof(err));
-	d->reload_fd = -1;
-	double took = rsw_now() - d->reload_sent;
-	if (d->restoring) {
-		restore_finish(d, r, err, took);
-		return;
-	}
-	if (d->zone) {
-		zone_reload_finish(d, r, err, took);
-		return;
-	}
-	if (!r) {
-		reload_done(d, 0);
-		unlink(d->next);
-		/* refused with the dataplane's reason, or its connection closed without an
-		 * answer: the dataplane died with it (its tables too; a restart starts from
-		 * running-config), so either way the reload is not applied */
-		rsw_log(LOG_ERR, "reload not applied (%.2f s): %s; the running config stays", took,
-			err);
-		return;
-	}
-	long long gen = (long long)json_integer_value(json_object_get(r, "generation"));
-	if (rename(d->next, d->running) < 0)
-		rsw_log(LOG_ERR, "cannot rename %s to %s: %s: a restarted dataplane would start "
-			"from the previous config", d->next, d->running, strerror(errno));
-	set_stat(d, &d->stats.generation, (uint64_t)gen);
-	reload_done(d, 1);
-	rsw_log(LOG_NOTICE, "reloaded: %lld table writes, generation %lld, in %.2f s",
-		(long long)json_integer_value(json_object_get(r, "writes")), gen, took);
-	json_decref(r);
-}
-
-void rsw_reload_abort(struct roceswd *d, const char *why)
-{
-	if (d->reload_fd < 0)
-		return;
-	close(d->reload_fd);
-	d->reload_fd = -1;
-	if (d->restoring) {
-		d->restoring = 0;
-		rsw_log(LOG_ERR, "running copy not restored (%s)", why);
-		return;
-	}
-	if (d->zone)
-		rsw_zsnap_remove(d->next_dir);
-	else
-		unlink(d->next);
-	reload_done(d, 0);
-	rsw_log(LOG_ERR, "reload not applied (%s): the running config stays, a restarted dataplane "
-		"starts from %s; send SIGHUP to retry", why, d->running);
-}
-
-void rsw_reload_request(struct roceswd *d, const char *why)
-{
-	if (why != d->reload_why)
-		snprintf(d->reload_why, sizeof(d->reload_why), "%s", why);
-	if (d->state != RSW_DP_UP || d->reload_fd >= 0) {
-		/* one reload at a time; the file is read when it is sent, so one is enough */
-		if (!d->reload_wanted)
-			rsw_log(LOG_INFO, "reload (%s) queued until the %s", why,
-				d->reload_fd >= 0 ? "reload in flight is answered"
-						  : "dataplane answers");
-		d->reload_wanted = 1;
-		return;
-	}
-	reload_send(d);
-}
-
-static void notify(struct roceswd *d, const char *state)
-{
-	(void)d;
-	sd_notify(0, state);
-}
-
-/* The dataplane answers: started from running-config, or adopted (whose tables we program with
- * the user's config now). */
-void rsw_dataplane_ready(struct roceswd *d)
-{
-	char err[512];
-	/* a zone's hello gives every switch's generation; one switch's config its own */
-	json_t *req = d->zone ? json_pack("{s:s}", "op", "hello")
-			      : json_pack("{s:s, s:s}", "op", "show", "what", "config");
-	json_t *c = rsw_ctl_call(d->cfg.control_socket, req, err, sizeof(err));
-	json_decref(req);
-	if (c && d->zone)
-		set_generations(d, json_object_get(c, "switches"));
-	else if (c)
-		set_stat(d, &d->stats.generation,
-			 (uint64_t)json_integer_value(json_object_get(c, "generation")));
-	json_decref(c);
-	if (!d->own && !d->ready_told) {
-		snprintf(d->reload_why, sizeof(d->reload_why), "re-attach");
-		d->reload_wanted = 1;
-	}
-	if (d->restore)
-		restore_send(d);
-	if (!d->ready_told) {
-		d->ready_told = 1;
-		notify(d, "READY=1\nSTATUS=dataplane answering");
-	} else {
-		notify(d, "STATUS=dataplane answering");
-	}
-	if (d->reload_wanted)
-		rsw_reload_request(d, d->reload_why);
 }
 
 /* A scrape, in a metrics connection's thread: the dataplane's counters (waiting at most half
@@ -461,6 +126,71 @@ static const char *user_dir(struct roceswd *d, const char *rundir, char *out, si
 	return out;
 }
 
+/* The rocesw-dataplane binary: --dataplane, else ROCESWD dataplane, else the one beside us. */
+static void dataplane_path(struct roceswd *d, const char *dp_arg, const char *argv0)
+{
+	char self[PATH_MAX], dir[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = 0;
+	snprintf(dir, sizeof(dir), "%s", n > 0 ? self : argv0);
+	if (dp_arg)
+		snprintf(d->dataplane, sizeof(d->dataplane), "%s", dp_arg);
+	else if (d->cfg.dataplane[0])
+		snprintf(d->dataplane, sizeof(d->dataplane), "%s", d->cfg.dataplane);
+	else
+		snprintf(d->dataplane, sizeof(d->dataplane), "%s/rocesw-dataplane", dirname(dir));
+}
+
+/* One config: the running copy and its next in copies, root's boot copy in rundir (made now
+ * when a launcher will start the dataplane from it). */
+static int config_copies(struct roceswd *d, const char *rundir, const char *copies, int launcher)
+{
+	char err[2048];
+	snprintf(d->running, sizeof(d->running), "%s/running-config.yaml", copies);
+	snprintf(d->next, sizeof(d->next), "%s/running-config.yaml.next", copies);
+	snprintf(d->boot, sizeof(d->boot), "%s/boot-config.yaml", rundir);
+	if (launcher && rsw_file_copy_whole(d->config, d->boot, 0600, err, sizeof(err)) < 0) {
+		fprintf(stderr, "roceswd: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* A zone: the running, next and boot snapshot directories, then every switch checked, every
+ * error of each said, before anything starts; with a launcher the snapshot is root's boot copy
+ * (roceswd takes its own once it is the user). */
+static int zone_copies(struct roceswd *d, const char *rundir, const char *copies, int launcher)
+{
+	char err[2048];
+	if (snprintf(d->running_dir, sizeof(d->running_dir), "%s/running-zone", copies) >=
+		    (int)sizeof(d->running_dir) ||
+	    snprintf(d->next_dir, sizeof(d->next_dir), "%s/running-zone.next", copies) >=
+		    (int)sizeof(d->next_dir) ||
+	    snprintf(d->boot_dir, sizeof(d->boot_dir), "%s/boot-zone", rundir) >=
+		    (int)sizeof(d->boot_dir) ||
+	    snprintf(d->running, sizeof(d->running), "%s/zone.yaml", d->running_dir) >=
+		    (int)sizeof(d->running) ||
+	    snprintf(d->boot, sizeof(d->boot), "%s/zone.yaml", d->boot_dir) >=
+		    (int)sizeof(d->boot) ||
+	    snprintf(d->next, sizeof(d->next), "%s/zone.yaml", d->next_dir) >= (int)sizeof(d->next)) {
+		fprintf(stderr, "roceswd: %s: the control socket's directory is too long a path\n",
+			rundir);
+		return -1;
+	}
+	const char *snap = launcher ? d->boot_dir : d->next_dir;
+	if (rsw_zsnap_take(d->config, snap, &d->snap, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	if (rsw_zsnap_validate(&d->snap, "refusing to start")) {
+		rsw_zsnap_remove(snap);
+		return -1;
+	}
+	return 0;
+}
+
+/* Before anything runs: the config checked, the dataplane's binary, the run directory and the
+ * copies' paths. Errors go to stderr. */
 static int setup(struct roceswd *d, const char *config, int zone, const char *attach,
 		 const char *dp_arg, const char *argv0)
 {
@@ -479,16 +209,7 @@ static int setup(struct roceswd *d, const char *config, int zone, const char *at
 	if (attach)
 		snprintf(d->cfg.control_socket, sizeof(d->cfg.control_socket), "%s", attach);
 	d->attach = attach != NULL;
-	char self[PATH_MAX], dir[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	self[n > 0 ? n : 0] = 0;
-	snprintf(dir, sizeof(dir), "%s", n > 0 ? self : argv0);
-	if (dp_arg)
-		snprintf(d->dataplane, sizeof(d->dataplane), "%s", dp_arg);
-	else if (d->cfg.dataplane[0])
-		snprintf(d->dataplane, sizeof(d->dataplane), "%s", d->cfg.dataplane);
-	else
-		snprintf(d->dataplane, sizeof(d->dataplane), "%s/rocesw-dataplane", dirname(dir));
+	dataplane_path(d, dp_arg, argv0);
 	/* the running copy lives beside the control socket (e.g. /run/rocesw/) */
 	char sdir[sizeof(d->cfg.control_socket)], udir[PATH_MAX];
 	snprintf(sdir, sizeof(sdir), "%s", d->cfg.control_socket);
@@ -504,43 +225,8 @@ static int setup(struct roceswd *d, const char *config, int zone, const char *at
 	if (d->cfg.user[0] && !(copies = user_dir(d, rundir, udir, sizeof(udir))))
 		return -1;
 	int launcher = d->cfg.user[0] && !d->attach;
-	if (!d->zone) {
-		snprintf(d->running, sizeof(d->running), "%s/running-config.yaml", copies);
-		snprintf(d->next, sizeof(d->next), "%s/running-config.yaml.next", copies);
-		snprintf(d->boot, sizeof(d->boot), "%s/boot-config.yaml", rundir);
-		if (launcher && rsw_file_copy_whole(d->config, d->boot, 0600, err, sizeof(err)) < 0) {
-			fprintf(stderr, "roceswd: %s\n", err);
-			return -1;
-		}
-		return 0;
-	}
-	if (snprintf(d->running_dir, sizeof(d->running_dir), "%s/running-zone", copies) >=
-		    (int)sizeof(d->running_dir) ||
-	    snprintf(d->next_dir, sizeof(d->next_dir), "%s/running-zone.next", copies) >=
-		    (int)sizeof(d->next_dir) ||
-	    snprintf(d->boot_dir, sizeof(d->boot_dir), "%s/boot-zone", rundir) >=
-		    (int)sizeof(d->boot_dir) ||
-	    snprintf(d->running, sizeof(d->running), "%s/zone.yaml", d->running_dir) >=
-		    (int)sizeof(d->running) ||
-	    snprintf(d->boot, sizeof(d->boot), "%s/zone.yaml", d->boot_dir) >=
-		    (int)sizeof(d->boot) ||
-	    snprintf(d->next, sizeof(d->next), "%s/zone.yaml", d->next_dir) >= (int)sizeof(d->next)) {
-		fprintf(stderr, "roceswd: %s: the control socket's directory is too long a path\n",
-			rundir);
-		return -1;
-	}
-	/* every switch checked, every error of each said, before anything starts; with a
-	 * launcher the snapshot is root's boot copy (roceswd takes its own once it is the user) */
-	const char *snap = launcher ? d->boot_dir : d->next_dir;
-	if (rsw_zsnap_take(d->config, snap, &d->snap, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s\n", err);
-		return -1;
-	}
-	if (rsw_zsnap_validate(&d->snap, "refusing to start")) {
-		rsw_zsnap_remove(snap);
-		return -1;
-	}
-	return 0;
+	return d->zone ? zone_copies(d, rundir, copies, launcher)
+		       : config_copies(d, rundir, copies, launcher);
 }
 
 /* The dataplane at startup: the one --attach names, the one a previous roceswd left on the
@@ -620,8 +306,14 @@ static int poll_timeout_ms(const struct roceswd *d)
 	return next <= now ? 0 : (int)((next - now) * 1000) + 1;
 }
 
-/* One piece: start-up in order, the event loop, then shutdown in reverse: the daemon's life. */
-int main(int argc, char **argv)
+/* The command line: what to run and how to log. */
+struct args {
+	const char *config, *attach, *dp_arg;
+	int foreground, use_syslog, zone;
+};
+
+/* Returns -1 to go on, else the exit status (--help, --version, a usage error). */
+static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'}, {"zone", required_argument, NULL, 'z'},
@@ -630,34 +322,31 @@ int main(int argc, char **argv)
 		{"syslog", no_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0},
 	};
-	const char *config = NULL, *attach = NULL, *dp_arg = NULL;
-	int foreground = 0, use_syslog = 0, zone = 0, c;
+	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'c': config = optarg; break;
-		case 'z': config = optarg; zone = 1; break;
-		case 'a': attach = optarg; break;
-		case 'd': dp_arg = optarg; break;
-		case 'f': foreground = 1; break;
-		case 's': use_syslog = 1; break;
+		case 'c': a->config = optarg; break;
+		case 'z': a->config = optarg; a->zone = 1; break;
+		case 'a': a->attach = optarg; break;
+		case 'd': a->dp_arg = optarg; break;
+		case 'f': a->foreground = 1; break;
+		case 's': a->use_syslog = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("roceswd %s\n", RSW_VERSION); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (!config || optind < argc) {
+	if (!a->config || optind < argc) {
 		usage(stderr);
 		return 2;
 	}
-	static struct roceswd d;
-	pthread_mutex_init(&d.lock, NULL);
-	if (setup(&d, config, zone, attach, dp_arg, argv[0]) < 0)
-		return 1;
-	if (!foreground && daemon(1, 0) < 0) {
-		perror("roceswd: daemon");
-		return 1;
-	}
-	rsw_log_open("roceswd", use_syslog || !foreground);
+	return -1;
+}
+
+/* The signals the loop reads (blocked, then read from a signalfd), and the config's files
+ * watched. Returns the signalfd, or -1 (logged). */
+static int watch_events(struct roceswd *d)
+{
 	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGHUP);
@@ -667,16 +356,96 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGPIPE);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	char *one[] = {d.config};
-	if (rsw_watch_init(&d.watch) == 0 && !d.zone)
-		rsw_watch_set(&d.watch, one, 1);
-	else if (d.watch.fd >= 0)
-		watch_zone(&d, &d.snap);
-	int ifd = d.watch.fd;
-	if (sfd < 0 || ifd < 0 || d.watch.n == 0) {
-		rsw_log(LOG_ERR, "cannot watch signals or %s: %s", d.config, strerror(errno));
+	char *one[] = {d->config};
+	if (rsw_watch_init(&d->watch) == 0 && !d->zone)
+		rsw_watch_set(&d->watch, one, 1);
+	else if (d->watch.fd >= 0)
+		rsw_watch_zone(d, &d->snap);
+	if (sfd < 0 || d->watch.fd < 0 || d->watch.n == 0) {
+		rsw_log(LOG_ERR, "cannot watch signals or %s: %s", d->config, strerror(errno));
+		return -1;
+	}
+	return sfd;
+}
+
+static void read_signals(struct roceswd *d, int sfd)
+{
+	struct signalfd_siginfo si;
+	while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP)
+			rsw_reload_request(d, "SIGHUP");
+		else if (si.ssi_signo == SIGCHLD)
+			rsw_child_reap(d);
+		else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+			d->stopping = 1;
+	}
+}
+
+/* One turn of the loop: every event ready, then the timers. Returns -1 if poll failed. */
+static int loop_once(struct roceswd *d, int sfd)
+{
+	struct pollfd p[5] = {{.fd = sfd, .events = POLLIN}, {.fd = d->watch.fd, .events = POLLIN},
+			      {.fd = d->reload_fd, .events = POLLIN},
+			      {.fd = d->own ? -1 : d->pidfd, .events = POLLIN},
+			      {.fd = d->launcher_fd, .events = POLLIN}};
+	if (poll(p, 5, poll_timeout_ms(d)) < 0 && errno != EINTR)
+		return -1;
+	/* the launcher's dataplane died (as SIGCHLD tells of roceswd's own child) */
+	if (p[4].fd >= 0 && p[4].fd == d->launcher_fd && p[4].revents)
+		rsw_child_launcher_event(d);
+	if (p[0].revents & POLLIN)
+		read_signals(d, sfd);
+	/* an adopted dataplane's death (its parent, not us, gets the status) */
+	if (p[3].fd >= 0 && p[3].fd == d->pidfd && (p[3].revents & POLLIN))
+		rsw_child_died(d, -1);
+	/* after deaths: a reload whose dataplane died was aborted there */
+	if (p[2].fd >= 0 && p[2].fd == d->reload_fd && p[2].revents)
+		rsw_reload_finish(d);
+	if ((p[1].revents & POLLIN) && rsw_watch_changed(&d->watch))
+		rsw_reload_request(d, "file changed");
+	if (d->state == RSW_DP_UP && d->reload_fd < 0 && d->reload_wanted)
+		rsw_reload_request(d, d->reload_why);
+	rsw_child_tick(d);
+	if (d->watchdog_usec && rsw_now() >= d->next_watchdog) {
+		sd_notify(0, "WATCHDOG=1");
+		d->next_watchdog = rsw_now() + d->watchdog_usec / 2e6;
+	}
+	return 0;
+}
+
+/* Shutdown in the reverse order of start-up. */
+static void stop(struct roceswd *d, int sfd)
+{
+	rsw_log(LOG_NOTICE, "stopping");
+	sd_notify(0, "STOPPING=1");
+	rsw_http_stop(d->http);
+	rsw_reload_abort(d, "roceswd is stopping");
+	rsw_child_stop(d);
+	close(sfd);
+	rsw_watch_close(&d->watch);
+	rsw_zsnap_free(&d->snap);
+	json_decref(d->stats.switch_generation);
+}
+
+/* Start-up in order, the event loop, then shutdown in reverse: the daemon's life. */
+int main(int argc, char **argv)
+{
+	struct args a = {0};
+	int status = parse_args(argc, argv, &a);
+	if (status >= 0)
+		return status;
+	static struct roceswd d;
+	pthread_mutex_init(&d.lock, NULL);
+	if (setup(&d, a.config, a.zone, a.attach, a.dp_arg, argv[0]) < 0)
+		return 1;
+	if (!a.foreground && daemon(1, 0) < 0) {
+		perror("roceswd: daemon");
 		return 1;
 	}
+	rsw_log_open("roceswd", a.use_syslog || !a.foreground);
+	int sfd = watch_events(&d);
+	if (sfd < 0)
+		return 1;
 	if (sd_watchdog_enabled(0, &d.watchdog_usec) <= 0)
 		d.watchdog_usec = 0;
 	if (privileges(&d) < 0 || first_dataplane(&d) < 0)
@@ -687,51 +456,8 @@ int main(int argc, char **argv)
 	}
 	rsw_log(LOG_NOTICE, "running: %s %s, dataplane socket %s%s", d.zone ? "zone" : "config",
 		d.config, d.cfg.control_socket, d.watchdog_usec ? ", systemd watchdog on" : "");
-	while (!d.stopping) {
-		struct pollfd p[5] = {{.fd = sfd, .events = POLLIN}, {.fd = ifd, .events = POLLIN},
-				      {.fd = d.reload_fd, .events = POLLIN},
-				      {.fd = d.own ? -1 : d.pidfd, .events = POLLIN},
-				      {.fd = d.launcher_fd, .events = POLLIN}};
-		if (poll(p, 5, poll_timeout_ms(&d)) < 0 && errno != EINTR)
-			break;
-		/* the launcher's dataplane died (as SIGCHLD tells of roceswd's own child) */
-		if (p[4].fd >= 0 && p[4].fd == d.launcher_fd && p[4].revents)
-			rsw_child_launcher_event(&d);
-		if (p[0].revents & POLLIN) {
-			struct signalfd_siginfo si;
-			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo == SIGHUP)
-					rsw_reload_request(&d, "SIGHUP");
-				else if (si.ssi_signo == SIGCHLD)
-					rsw_child_reap(&d);
-				else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
-					d.stopping = 1;
-			}
-		}
-		/* an adopted dataplane's death (its parent, not us, gets the status) */
-		if (p[3].fd >= 0 && p[3].fd == d.pidfd && (p[3].revents & POLLIN))
-			rsw_child_died(&d, -1);
-		/* after deaths: a reload whose dataplane died was aborted there */
-		if (p[2].fd >= 0 && p[2].fd == d.reload_fd && p[2].revents)
-			reload_finish(&d);
-		if ((p[1].revents & POLLIN) && rsw_watch_changed(&d.watch))
-			rsw_reload_request(&d, "file changed");
-		if (d.state == RSW_DP_UP && d.reload_fd < 0 && d.reload_wanted)
-			rsw_reload_request(&d, d.reload_why);
-		rsw_child_tick(&d);
-		if (d.watchdog_usec && rsw_now() >= d.next_watchdog) {
-			notify(&d, "WATCHDOG=1");
-			d.next_watchdog = rsw_now() + d.watchdog_usec / 2e6;
-		}
-	}
-	rsw_log(LOG_NOTICE, "stopping");
-	notify(&d, "STOPPING=1");
-	rsw_http_stop(d.http);
-	rsw_reload_abort(&d, "roceswd is stopping");
-	rsw_child_stop(&d);
-	close(sfd);
-	rsw_watch_close(&d.watch);
-	rsw_zsnap_free(&d.snap);
-	json_decref(d.stats.switch_generation);
+	while (!d.stopping && loop_once(&d, sfd) == 0)
+		;
+	stop(&d, sfd);
 	return d.failed; /* systemd's Restart=on-failure starts roceswd again */
 }

@@ -17,19 +17,13 @@
 
 #include "ctl_client.h"
 #include "daemon_log.h"
-#include "roceswd.h"
+#include "roceswd_child.h"
+#include "roceswd_reload.h"
 #include "roceswd_launcher.h"
 
 #define MAX_ARGS 64
 #define HELLO_EVERY_S 0.1
 #define HELLO_TIMEOUT_MS 1000
-
-double rsw_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void schedule_restart(struct roceswd *d)
 {

@@ -18,7 +18,7 @@
 #include "ctl_client.h"
 #include "dataplane/config/whole_file.h"
 #include "daemon_log.h"
-#include "roceswd.h"
+#include "roceswd_validate.h"
 #include "roceswd_zone.h"
 
 static const char *scalar(yaml_node_t *n)

@@ -17,14 +17,14 @@ void rsw_ars_ports_advance(struct rsw_ars_ports *p, const struct rsw_fib *fib, u
 		p->queue[i] -= out;
 		p->sent[i] += out;
 	}
-	if (!rsw_ars_sample_due(fib, now))
+	if (!rsw_ars_sample_due(fib->ars, now))
 		return;
 	struct rsw_ars_sample s[RSW_MAX_PORTS];
 	for (uint16_t i = 0; i < fib->n_ports; i++) {
 		s[i].tx_bytes = (uint64_t)llround(p->sent[i]);
 		s[i].queue_bytes = (uint64_t)llround(p->queue[i]);
 	}
-	rsw_ars_sample(fib, now, s);
+	rsw_ars_sample(fib->ars, now, s);
 }
 
 void rsw_ars_ports_enqueue(struct rsw_ars_ports *p, uint16_t port, uint32_t len)

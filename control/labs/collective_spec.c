@@ -1,6 +1,7 @@
 /* `rocesw replay --collective SPEC`: a compact string PATTERN[,KEY=VALUE...] or a YAML file whose
  * mapping has `pattern:` and the same keys (docs/replay.md, "Closed-loop hosts"). */
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,170 +167,240 @@ static int ooo_of(const char *s, const struct rsw_zone *z, struct rsw_coll *c, c
 }
 
 /* dcqcn-* keys: the reaction and notification points' parameters. */
-static int dcqcn_key(const char *k, const char *v, struct rsw_dcqcn_params *p, const char **want)
+/* What a key's setter works on. */
+struct spec_ctx {
+	const struct rsw_zone *z;
+	struct rsw_coll *c;
+	const char **ranks;
+	char *err;
+	size_t errlen;
+};
+
+/* One key of the spec. set checks and stores its value: 0, 1 (the value is not what `want`
+ * says) or -1 (err written). Plain keys store into the field at off, of size bytes, a number
+ * from lo to hi. */
+struct spec_key {
+	const char *name;
+	int (*set)(const struct spec_key *e, const char *v, struct spec_ctx *x);
+	size_t off, size;
+	uint64_t lo, hi;
+	const char *want;
+};
+
+static void *field(const struct spec_key *e, struct spec_ctx *x)
 {
-	uint64_t n;
-	char *end;
-	double d = strtod(v, &end);
-	int real_ok = *v && !*end && d > 0;
-	if (!strcmp(k, "dcqcn-g")) {
-		if (!real_ok || d >= 1)
-			*want = "a gain between 0 and 1 (e.g. 0.00390625)";
-		else
-			p->g = d;
-	} else if (!strcmp(k, "dcqcn-rai") || !strcmp(k, "dcqcn-rhai") || !strcmp(k, "dcqcn-min")) {
-		if (!real_ok)
-			*want = "a rate in Mb/s";
-		else
-			*(k[6] == 'r' && k[7] == 'a' ? &p->rai_mbps : k[7] == 'h' ? &p->rhai_mbps
-										: &p->min_mbps) = d;
-	} else if (!strcmp(k, "dcqcn-k") || !strcmp(k, "dcqcn-t") || !strcmp(k, "cnp-interval")) {
-		if (num_of(v, 1, ~0ull >> 2, &n) < 0)
-			*want = "nanoseconds";
-		else
-			*(k[0] == 'c' ? &p->cnp_interval_ns : k[6] == 'k' ? &p->alpha_ns
-									 : &p->timer_ns) = n;
-	} else if (!strcmp(k, "dcqcn-b")) {
-		if (bytes_of(v, &n) < 0 || !n)
-			*want = "a byte count";
-		else
-			p->byte_counter = n;
-	} else if (!strcmp(k, "dcqcn-f")) {
-		if (num_of(v, 1, 1000, &n) < 0)
-			*want = "1 to 1000";
-		else
-			p->f = (unsigned)n;
-	} else {
-		return 0;
-	}
-	return 1;
+	return (char *)x->c + e->off;
 }
 
-/* One KEY=VALUE; ranks are resolved at the end (root names a rank).
- * Long: one short branch per key of the spec, each checking its own value. */
-static int set_key(const char *k, const char *v, const struct rsw_zone *z, struct rsw_coll *c,
-		   const char **ranks, char *err, size_t errlen)
+static void store_uint(void *p, size_t size, uint64_t n)
+{
+	if (size == 1)
+		*(uint8_t *)p = (uint8_t)n;
+	else if (size == 2)
+		*(uint16_t *)p = (uint16_t)n;
+	else if (size == 4)
+		*(uint32_t *)p = (uint32_t)n;
+	else
+		*(uint64_t *)p = n;
+}
+
+static int set_uint(const struct spec_key *e, const char *v, struct spec_ctx *x)
 {
 	uint64_t n;
-	int b;
-	const char *want = NULL;
-	if (!strcmp(k, "pattern")) {
-		if (pattern_of(v, &c->pattern) < 0)
-			want = "ring, tree, allgather, reducescatter, alltoall or incast";
-	} else if (!strcmp(k, "ranks")) {
-		*ranks = v;
-	} else if (!strcmp(k, "size") || !strcmp(k, "message")) {
-		if (bytes_of(v, &c->message) < 0 || !c->message)
-			want = "a byte count (K, M, G suffixes)";
-	} else if (!strcmp(k, "chunk")) {
-		if (bytes_of(v, &c->chunk) < 0)
-			want = "a byte count (0: one chunk per step)";
-	} else if (!strcmp(k, "mtu")) {
-		if (num_of(v, 256, 4096, &n) < 0 || (n & (n - 1)))
-			want = "256, 512, 1024, 2048 or 4096";
-		else
-			c->mtu = (unsigned)n;
-	} else if (!strcmp(k, "qps")) {
-		if (num_of(v, 1, 64, &n) < 0)
-			want = "1 to 64";
-		else
-			c->qps = (unsigned)n;
-	} else if (!strcmp(k, "split")) {
-		if (!strcmp(v, "even"))
-			c->split = 1;
-		else if (!strcmp(v, "rr"))
-			c->split = 0;
-		else
-			want = "even (each chunk over all QPs) or rr (chunks round-robin)";
-	} else if (!strcmp(k, "sport")) {
-		if (!strcmp(v, "linux"))
-			c->fixed_sport = 0;
-		else if (!strcmp(v, "fixed"))
-			c->fixed_sport = 4791;
-		else if (num_of(v, 1, 65535, &n) == 0)
-			c->fixed_sport = (uint32_t)n;
-		else
-			want = "linux, fixed (4791) or a port number";
-	} else if (!strcmp(k, "dscp") || !strcmp(k, "cts-dscp") || !strcmp(k, "cnp-dscp")) {
-		if (num_of(v, 0, 63, &n) < 0)
-			want = "0 to 63";
-		else
-			*(k[0] == 'd' ? &c->dscp : k[1] == 't' ? &c->cts_dscp : &c->cnp_dscp) =
-				(uint8_t)n;
-	} else if (!strcmp(k, "root")) {
-		if (num_of(v, 0, 1023, &n) < 0)
-			want = "a rank";
-		else
-			c->root = (unsigned)n;
-	} else if (!strcmp(k, "ack-every")) {
-		if (num_of(v, 1, 1u << 20, &n) < 0)
-			want = "packets per ACK (1 or more)";
-		else
-			c->ack_every = (unsigned)n;
-	} else if (!strcmp(k, "ack-timeout")) {
-		if (num_of(v, 1, 31, &n) < 0)
-			want = "the IB timeout exponent, 1 to 31 (4.096 us x 2^N)";
-		else
-			c->rto_ns = 4096ull << n;
-	} else if (!strcmp(k, "rto")) {
-		if (num_of(v, 1, ~0ull >> 2, &n) < 0)
-			want = "nanoseconds";
-		else
-			c->rto_ns = n;
-	} else if (!strcmp(k, "retry")) {
-		if (num_of(v, 0, 7, &n) < 0)
-			want = "0 to 7";
-		else
-			c->retry_cnt = (unsigned)n;
-	} else if (!strcmp(k, "nak")) {
-		if (on_off(v, &b) < 0)
-			want = "on or off";
-		else
-			c->nak = b;
-	} else if (!strcmp(k, "ooo")) {
-		if (ooo_of(v, z, c, err, errlen) < 0)
-			return -1;
-	} else if (!strcmp(k, "cts")) {
-		if (!strcmp(v, "off"))
-			c->cts_window = 0;
-		else if (num_of(v, 0, 1u << 20, &n) < 0)
-			want = "a window in chunks, or off";
-		else
-			c->cts_window = (unsigned)n;
-	} else if (!strcmp(k, "drop") || !strcmp(k, "ce")) {
-		if (frame_of(v, z, k[0] == 'd' ? c->drop : c->ce, k[0] == 'd' ? &c->n_drop : &c->n_ce)
-		    < 0)
-			want = "HOST@N (the N-th data frame HOST sends, from 0)";
-	} else if (!strcmp(k, "dcqcn")) {
-		if (on_off(v, &b) < 0)
-			want = "on or off";
-		else
-			c->dcqcn = b;
-	} else if (dcqcn_key(k, v, &c->dcqcn_p, &want)) {
-		/* done */
-	} else if (!strcmp(k, "ip-base")) {
-		if (inet_pton(AF_INET, v, c->ip_base) != 1)
-			want = "an IPv4 address";
-	} else if (!strcmp(k, "ip-stride")) {
-		if (num_of(v, 1, 65536, &n) < 0)
-			want = "1 to 65536";
-		else
-			c->ip_stride = (unsigned)n;
-	} else if (!strcmp(k, "router-mac")) {
-		if (rsw_mac_parse(v, c->router_mac) < 0)
-			want = "a MAC address";
-	} else {
-		snprintf(err, errlen, "unknown key '%s' (docs/replay.md lists them)", k);
-		return -1;
-	}
-	if (want) {
-		snprintf(err, errlen, "%s=%s: expects %s", k, v, want);
-		return -1;
-	}
+	if (num_of(v, e->lo, e->hi, &n) < 0)
+		return 1;
+	store_uint(field(e, x), e->size, n);
 	return 0;
 }
 
-/* The YAML form: a mapping of the same keys; ranks and drop may be sequences. */
+/* A byte count (K, M, G suffixes), at least lo. */
+static int set_bytes(const struct spec_key *e, const char *v, struct spec_ctx *x)
+{
+	uint64_t n;
+	if (bytes_of(v, &n) < 0 || n < e->lo)
+		return 1;
+	*(uint64_t *)field(e, x) = n;
+	return 0;
+}
+
+/* A positive real, below hi when hi is set. */
+static int set_real(const struct spec_key *e, const char *v, struct spec_ctx *x)
+{
+	char *end;
+	double d = strtod(v, &end);
+	if (!*v || *end || d <= 0 || (e->hi && d >= (double)e->hi))
+		return 1;
+	*(double *)field(e, x) = d;
+	return 0;
+}
+
+static int set_on_off(const struct spec_key *e, const char *v, struct spec_ctx *x)
+{
+	return on_off(v, (int *)field(e, x)) < 0;
+}
+
+static int set_pattern(const struct spec_key *e, const char *v, struct spec_ctx *x)
+{
+	(void)e;
+	return pattern_of(v, &x->c->pattern) < 0;
+}
+
+static int set_ranks(const struct spec_key *e, const char *v, struct spec_ctx *x)
+{
+	(void)e;
+	*x->ranks = v;
+	return 0;
+}
+
+static int set_mtu(const struct spec_key *e, const char *v, struct spec_ctx *x)
+{
+	uint64_t n;
+	if (num_of(v, e->lo, e->hi, &n) < 0 || (n & (n - 1)))
+		return 1;
+	x->c->mtu = (unsigned)n;
+	return 0;
+}
+
+static int set_split(const struct spec_key *e, const char *v, struct spec_ctx *x)
+{
+	(void)e;
+	if (strcmp(v, "even") && strcmp(v, "rr"))
+		return 1;
+	x->c->split = !strcmp(v, "even");
+	return 0;
+}
+
+static int set_sport(const struct spec_key *e, const char *v, struct spec_ctx *x)
+{
+	uint64_t n;
+	(void)e;
+	if (!strcmp(v, "linux"))
+		x->c->fixed_sport = 0;
+	else if (!strcmp(v, "fixed"))
+		x->c->fixed_sport = 4791;
+	else if (num_of(v, 1, 65535, &n) == 0)
+		x->c->fixed_sport = (uint32_t)n;
+	else
+		return 1;
+	return 0;
+}
+
+/* The IB timeout exponent N: 4.096 us x 2^N. */
+static int set_ack_timeout(const struct spec_key *e, const char *v, struct spec_ctx *x)
+{
+	uint64_t n;
+	if (num_of(v, e->lo, e->hi, &n) < 0)
+		return 1;
+	x->c->rto_ns = 4096ull << n;
+	return 0;
+}
+
+static int set_ooo(const struct spec_key *e, const char *v, struct spec_ctx *x)
+{
+	(void)e;
+	return ooo_of(v, x->z, x->c, x->err, x->errlen) < 0 ? -1 : 0;
+}
+
+static int set_cts(const struct spec_key *e, const char *v, struct spec_ctx *x)
+{
+	uint64_t n;
+	if (!strcmp(v, "off"))
+		x->c->cts_window = 0;
+	else if (num_of(v, e->lo, e->hi, &n) < 0)
+		return 1;
+	else
+		x->c->cts_window = (unsigned)n;
+	return 0;
+}
+
+static int set_drop(const struct spec_key *e, const char *v, struct spec_ctx *x)
+{
+	(void)e;
+	return frame_of(v, x->z, x->c->drop, &x->c->n_drop) < 0;
+}
+
+static int set_ce(const struct spec_key *e, const char *v, struct spec_ctx *x)
+{
+	(void)e;
+	return frame_of(v, x->z, x->c->ce, &x->c->n_ce) < 0;
+}
+
+static int set_ip_base(const struct spec_key *e, const char *v, struct spec_ctx *x)
+{
+	(void)e;
+	return inet_pton(AF_INET, v, x->c->ip_base) != 1;
+}
+
+static int set_router_mac(const struct spec_key *e, const char *v, struct spec_ctx *x)
+{
+	(void)e;
+	return rsw_mac_parse(v, x->c->router_mac) < 0;
+}
+
+#define AT(f) offsetof(struct rsw_coll, f), sizeof(((struct rsw_coll *)0)->f)
+#define UINT(name, f, lo, hi, want) {name, set_uint, AT(f), lo, hi, want}
+#define NS_MAX (~0ull >> 2)
+
+/* The spec's keys (docs/replay.md, "Closed-loop hosts"). */
+static const struct spec_key spec_keys[] = {
+	{"pattern", set_pattern, 0, 0, 0, 0,
+	 "ring, tree, allgather, reducescatter, alltoall or incast"},
+	{"ranks", set_ranks, 0, 0, 0, 0, NULL},
+	{"size", set_bytes, AT(message), 1, 0, "a byte count (K, M, G suffixes)"},
+	{"message", set_bytes, AT(message), 1, 0, "a byte count (K, M, G suffixes)"},
+	{"chunk", set_bytes, AT(chunk), 0, 0, "a byte count (0: one chunk per step)"},
+	{"mtu", set_mtu, 0, 0, 256, 4096, "256, 512, 1024, 2048 or 4096"},
+	UINT("qps", qps, 1, 64, "1 to 64"),
+	{"split", set_split, 0, 0, 0, 0,
+	 "even (each chunk over all QPs) or rr (chunks round-robin)"},
+	{"sport", set_sport, 0, 0, 0, 0, "linux, fixed (4791) or a port number"},
+	UINT("dscp", dscp, 0, 63, "0 to 63"),
+	UINT("cts-dscp", cts_dscp, 0, 63, "0 to 63"),
+	UINT("cnp-dscp", cnp_dscp, 0, 63, "0 to 63"),
+	UINT("root", root, 0, 1023, "a rank"),
+	UINT("ack-every", ack_every, 1, 1u << 20, "packets per ACK (1 or more)"),
+	{"ack-timeout", set_ack_timeout, 0, 0, 1, 31,
+	 "the IB timeout exponent, 1 to 31 (4.096 us x 2^N)"},
+	UINT("rto", rto_ns, 1, NS_MAX, "nanoseconds"),
+	UINT("retry", retry_cnt, 0, 7, "0 to 7"),
+	{"nak", set_on_off, AT(nak), 0, 0, "on or off"},
+	{"ooo", set_ooo, 0, 0, 0, 0, NULL},
+	{"cts", set_cts, 0, 0, 0, 1u << 20, "a window in chunks, or off"},
+	{"drop", set_drop, 0, 0, 0, 0, "HOST@N (the N-th data frame HOST sends, from 0)"},
+	{"ce", set_ce, 0, 0, 0, 0, "HOST@N (the N-th data frame HOST sends, from 0)"},
+	{"dcqcn", set_on_off, AT(dcqcn), 0, 0, "on or off"},
+	{"dcqcn-g", set_real, AT(dcqcn_p.g), 0, 1, "a gain between 0 and 1 (e.g. 0.00390625)"},
+	{"dcqcn-rai", set_real, AT(dcqcn_p.rai_mbps), 0, 0, "a rate in Mb/s"},
+	{"dcqcn-rhai", set_real, AT(dcqcn_p.rhai_mbps), 0, 0, "a rate in Mb/s"},
+	{"dcqcn-min", set_real, AT(dcqcn_p.min_mbps), 0, 0, "a rate in Mb/s"},
+	UINT("dcqcn-k", dcqcn_p.alpha_ns, 1, NS_MAX, "nanoseconds"),
+	UINT("dcqcn-t", dcqcn_p.timer_ns, 1, NS_MAX, "nanoseconds"),
+	UINT("cnp-interval", dcqcn_p.cnp_interval_ns, 1, NS_MAX, "nanoseconds"),
+	{"dcqcn-b", set_bytes, AT(dcqcn_p.byte_counter), 1, 0, "a byte count"},
+	UINT("dcqcn-f", dcqcn_p.f, 1, 1000, "1 to 1000"),
+	{"ip-base", set_ip_base, 0, 0, 0, 0, "an IPv4 address"},
+	UINT("ip-stride", ip_stride, 1, 65536, "1 to 65536"),
+	{"router-mac", set_router_mac, 0, 0, 0, 0, "a MAC address"},
+};
+
+/* One KEY=VALUE; ranks are resolved at the end (root names a rank). */
+static int set_key(const char *k, const char *v, const struct rsw_zone *z, struct rsw_coll *c,
+		   const char **ranks, char *err, size_t errlen)
+{
+	struct spec_ctx x = {z, c, ranks, err, errlen};
+	for (size_t i = 0; i < sizeof(spec_keys) / sizeof(spec_keys[0]); i++) {
+		const struct spec_key *e = &spec_keys[i];
+		if (strcmp(k, e->name))
+			continue;
+		int r = e->set(e, v, &x);
+		if (r > 0)
+			snprintf(err, errlen, "%s=%s: expects %s", k, v, e->want);
+		return r ? -1 : 0;
+	}
+	snprintf(err, errlen, "unknown key '%s' (docs/replay.md lists them)", k);
+	return -1;
+}
+
 static int load_yaml(const char *path, const struct rsw_zone *z, struct rsw_coll *c,
 		     const char **ranks, char *ranks_buf, size_t ranks_len, char *err,
 		     size_t errlen)

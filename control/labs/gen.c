@@ -205,7 +205,63 @@ static unsigned level(unsigned i)
 	return l;
 }
 
-/* One piece: the per-host writers and counters it allocates share the one cleanup at out:. */
+/* Step s's transfers of the pattern into list (n of them). -1: no memory. */
+static int step_transfers(struct gen *g, unsigned s, unsigned depth, struct part **list,
+			  size_t *n, size_t *cap)
+{
+	const struct rsw_gen_cfg *c = g->c;
+	*n = 0;
+	for (unsigned i = 0; i < c->hosts; i++) {
+		int r = 0;
+		if (c->pattern == RSW_GEN_RING)
+			r = add_transfer(g, i, (i + 1) % c->hosts, c->message / c->hosts, list, n, cap);
+		else if (c->pattern == RSW_GEN_TREE && i > 0) {
+			/* reduce: the deepest level first; then broadcast from the top */
+			unsigned lvl = s < depth ? depth - s : s - depth + 1;
+			if (level(i) == lvl && s < depth)
+				r = add_transfer(g, i, (i - 1) / 2, c->message, list, n, cap);
+			else if (level(i) == lvl)
+				r = add_transfer(g, (i - 1) / 2, i, c->message, list, n, cap);
+		}
+		else if (c->pattern == RSW_GEN_ALL_TO_ALL)
+			for (unsigned k = 1; k < c->hosts && r == 0; k++)
+				r = add_transfer(g, i, (i + k) % c->hosts, c->message / c->hosts, list,
+						 n, cap);
+		else if (i != c->root)
+			r = add_transfer(g, i, c->root, c->message, list, n, cap);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Closes every capture. pcap_dump reports no failed write: a flush does. A set of captures
+ * with one cut short (a full disk) is removed whole, never left as if complete. Returns rc, or
+ * -1 (err written) if a flush failed. */
+static int close_captures(struct gen *g, const char *dir, int rc, char *err, size_t errlen)
+{
+	const struct rsw_gen_cfg *c = g->c;
+	for (unsigned h = 0; g->out && h < c->hosts; h++) {
+		if (!g->out[h])
+			continue;
+		FILE *f = pcap_dump_file(g->out[h]);
+		if ((fflush(f) != 0 || ferror(f)) && rc == 0) {
+			snprintf(err, errlen, "cannot write %s/h%u.pcap: %s (this run's captures "
+				 "removed)", dir, h, strerror(errno ? errno : EIO));
+			rc = -1;
+		}
+		pcap_dump_close(g->out[h]);
+	}
+	for (unsigned h = 0; rc < 0 && g->out && h < c->hosts; h++) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/h%u.pcap", dir, h);
+		if (g->out[h])
+			unlink(path);
+	}
+	return rc;
+}
+
+/* The per-host writers and counters it allocates share the one cleanup at out:. */
 int rsw_gen_write(const struct rsw_gen_cfg *c, const char *dir, uint64_t *packets, char *err,
 		  size_t errlen)
 {
@@ -242,30 +298,9 @@ int rsw_gen_write(const struct rsw_gen_cfg *c, const char *dir, uint64_t *packet
 			 : c->pattern == RSW_GEN_TREE ? 2 * depth : 1;
 	uint64_t start = 0;
 	for (unsigned s = 0; s < steps; s++) {
-		n = 0;
-		for (unsigned i = 0; i < c->hosts; i++) {
-			int r = 0;
-			if (c->pattern == RSW_GEN_RING)
-				r = add_transfer(&g, i, (i + 1) % c->hosts, c->message / c->hosts, &list,
-						 &n, &cap);
-			else if (c->pattern == RSW_GEN_TREE && i > 0) {
-				/* reduce: the deepest level first; then broadcast from the top */
-				unsigned lvl = s < depth ? depth - s : s - depth + 1;
-				if (level(i) == lvl && s < depth)
-					r = add_transfer(&g, i, (i - 1) / 2, c->message, &list, &n, &cap);
-				else if (level(i) == lvl)
-					r = add_transfer(&g, (i - 1) / 2, i, c->message, &list, &n, &cap);
-			}
-			else if (c->pattern == RSW_GEN_ALL_TO_ALL)
-				for (unsigned k = 1; k < c->hosts && r == 0; k++)
-					r = add_transfer(&g, i, (i + k) % c->hosts, c->message / c->hosts,
-							 &list, &n, &cap);
-			else if (i != c->root)
-				r = add_transfer(&g, i, c->root, c->message, &list, &n, &cap);
-			if (r < 0) {
-				snprintf(err, errlen, "out of memory");
-				goto out;
-			}
+		if (step_transfers(&g, s, depth, &list, &n, &cap) < 0) {
+			snprintf(err, errlen, "out of memory");
+			goto out;
 		}
 		if (run_step(&g, list, n, start) < 0) {
 			snprintf(err, errlen, "cannot build a frame (MTU %u)", c->mtu);
@@ -280,25 +315,7 @@ int rsw_gen_write(const struct rsw_gen_cfg *c, const char *dir, uint64_t *packet
 	*packets = g.packets;
 	rc = 0;
 out:
-	/* pcap_dump reports no failed write: a flush does. A set of captures with one cut short (a
-	 * full disk) is removed whole, never left as if complete. */
-	for (unsigned h = 0; g.out && h < c->hosts; h++) {
-		if (!g.out[h])
-			continue;
-		FILE *f = pcap_dump_file(g.out[h]);
-		if ((fflush(f) != 0 || ferror(f)) && rc == 0) {
-			snprintf(err, errlen, "cannot write %s/h%u.pcap: %s (this run's captures "
-				 "removed)", dir, h, strerror(errno ? errno : EIO));
-			rc = -1;
-		}
-		pcap_dump_close(g.out[h]);
-	}
-	for (unsigned h = 0; rc < 0 && g.out && h < c->hosts; h++) {
-		char path[4096];
-		snprintf(path, sizeof(path), "%s/h%u.pcap", dir, h);
-		if (g.out[h])
-			unlink(path);
-	}
+	rc = close_captures(&g, dir, rc, err, errlen);
 	for (unsigned h = 0; g.psn && h < c->hosts; h++)
 		free(g.psn[h]);
 	for (unsigned h = 0; g.msgs && h < c->hosts; h++)

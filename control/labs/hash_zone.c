@@ -99,10 +99,10 @@ static int judge_tier(const struct rsw_lab_traffic *t, struct rsw_zone_lab *r, i
 	return 0;
 }
 
-/* One piece: each flow's path found once, its packets counted along it, the buffers freed once. */
-int rsw_lab_zone(const struct rsw_lab_traffic *t, const struct rsw_zone *z, struct rsw_zone_lab *r)
+/* Every link in both directions, each with the tier its sending port's role puts it in (-1:
+ * none, or a host's end). */
+static void link_tiers(const struct rsw_zone *z, struct rsw_zone_lab *r)
 {
-	memset(r, 0, sizeof(*r));
 	r->n_links = 2 * z->n_link;
 	for (unsigned i = 0; i < z->n_link; i++) {
 		const struct rsw_topo_end *from[2] = {&z->link[i].a, &z->link[i].b};
@@ -119,72 +119,77 @@ int rsw_lab_zone(const struct rsw_lab_traffic *t, const struct rsw_zone *z, stru
 				  : role == RSW_ROLE_DOWNLINK ? RSW_TIER_DOWN : -1;
 		}
 	}
-	/* the first packet of each flow finds its path: every field a deterministic hash reads is
-	 * the same in all of a flow's packets */
+}
+
+/* Flow f's path from its first packet (index i), hop by hop: each hop sees the frame the
+ * previous one sent (TTL - 1, new MACs); its packets counted on every link. -1: no memory. */
+static int walk_flow(const struct rsw_lab_traffic *t, const struct rsw_zone *z,
+		     struct rsw_zone_lab *r, size_t f, size_t i, int16_t *path,
+		     struct rsw_ingress_ctx *ictx)
+{
+	const struct rsw_pkt_meta *m0 = &t->meta[i];
+	unsigned s;
+	uint16_t p;
+	if (entry(z, m0, &s, &p) < 0) {
+		r->flows_unplaced++;
+		return 0;
+	}
+	uint8_t *buf = malloc(m0->frame_len ? m0->frame_len : 1);
+	if (!buf)
+		return -1;
+	memcpy(buf, t->frame[i], m0->frame_len);
+	unsigned h;
+	for (h = 0; h < MAX_HOPS; h++) {
+		struct rsw_pkt_meta m;
+		struct rsw_pipeline pl = {.fib = rsw_switch_fib(z->sw[s].sw), .ictx = ictx};
+		struct rsw_verdict v = rsw_pipeline_frame(&pl, p, buf, m0->frame_len, NULL, &m, NULL);
+		if (v.kind != RSW_VERDICT_ENQUEUED) { /* MAC control is not a flow's */
+			r->flows_dropped++;
+			break;
+		}
+		struct rsw_topo_end far;
+		int l = out_link(z, s, v.port, &far);
+		if (l < 0) {
+			r->flows_left++;
+			break;
+		}
+		path[f * MAX_HOPS + h] = (int16_t)l;
+		r->link[l].flows++;
+		r->link[l].packets += t->flows[f].packets;
+		r->link[l].bytes += t->flows[f].bytes;
+		if (far.sw == RSW_TOPO_HOST) {
+			r->flows_delivered++;
+			break;
+		}
+		s = (unsigned)far.sw;
+		p = far.idx;
+	}
+	if (h == MAX_HOPS)
+		r->flows_looped++;
+	free(buf);
+	return 0;
+}
+
+/* Each flow's path found once, from its first packet (every field a deterministic hash reads is
+ * the same in all of a flow's packets), then each tier judged. */
+int rsw_lab_zone(const struct rsw_lab_traffic *t, const struct rsw_zone *z, struct rsw_zone_lab *r)
+{
+	memset(r, 0, sizeof(*r));
+	link_tiers(z, r);
 	int16_t *path = malloc((t->n_flows + 1) * MAX_HOPS * sizeof(*path));
 	size_t *first = malloc((t->n_flows + 1) * sizeof(*first));
-	if (!path || !first) {
-		free(path);
-		free(first);
-		return -1;
+	int rc = path && first ? 0 : -1;
+	if (rc == 0) {
+		memset(path, 0xFF, (t->n_flows + 1) * MAX_HOPS * sizeof(*path));
+		for (size_t f = 0; f < t->n_flows; f++)
+			first[f] = SIZE_MAX;
+		for (size_t i = t->n_pkts; i-- > 0;)
+			first[t->flow[i]] = i;
 	}
-	memset(path, 0xFF, (t->n_flows + 1) * MAX_HOPS * sizeof(*path));
-	for (size_t f = 0; f < t->n_flows; f++)
-		first[f] = SIZE_MAX;
-	for (size_t i = t->n_pkts; i-- > 0;)
-		first[t->flow[i]] = i;
 	struct rsw_ingress_ctx ictx = {.rnd = 0x9E3779B97F4A7C15ull};
-	for (size_t f = 0; f < t->n_flows; f++) {
-		if (first[f] == SIZE_MAX)
-			continue;
-		const struct rsw_pkt_meta *m0 = &t->meta[first[f]];
-		const uint8_t *frame = t->frame[first[f]];
-		unsigned s;
-		uint16_t p;
-		if (entry(z, m0, &s, &p) < 0) {
-			r->flows_unplaced++;
-			continue;
-		}
-		/* each hop sees the frame the previous one sent: TTL - 1, new MACs */
-		uint8_t *buf = malloc(m0->frame_len ? m0->frame_len : 1);
-		if (!buf) {
-			free(path);
-			free(first);
-			return -1;
-		}
-		memcpy(buf, frame, m0->frame_len);
-		unsigned h;
-		for (h = 0; h < MAX_HOPS; h++) {
-			struct rsw_pkt_meta m;
-			struct rsw_pipeline pl = {.fib = rsw_switch_fib(z->sw[s].sw), .ictx = &ictx};
-			struct rsw_verdict v =
-				rsw_pipeline_frame(&pl, p, buf, m0->frame_len, NULL, &m, NULL);
-			if (v.kind != RSW_VERDICT_ENQUEUED) { /* MAC control is not a flow's */
-				r->flows_dropped++;
-				break;
-			}
-			struct rsw_topo_end far;
-			int l = out_link(z, s, v.port, &far);
-			if (l < 0) {
-				r->flows_left++;
-				break;
-			}
-			path[f * MAX_HOPS + h] = (int16_t)l;
-			r->link[l].flows++;
-			r->link[l].packets += t->flows[f].packets;
-			r->link[l].bytes += t->flows[f].bytes;
-			if (far.sw == RSW_TOPO_HOST) {
-				r->flows_delivered++;
-				break;
-			}
-			s = (unsigned)far.sw;
-			p = far.idx;
-		}
-		if (h == MAX_HOPS)
-			r->flows_looped++;
-		free(buf);
-	}
-	int rc = 0;
+	for (size_t f = 0; rc == 0 && f < t->n_flows; f++)
+		if (first[f] != SIZE_MAX)
+			rc = walk_flow(t, z, r, f, first[f], path, &ictx);
 	for (int tier = 0; tier < RSW_TIERS && rc == 0; tier++)
 		rc = judge_tier(t, r, tier, path);
 	free(path);

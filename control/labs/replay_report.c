@@ -486,11 +486,14 @@ static json_t *util_blocks(struct view *v)
  * flows share, most flows first, naming the flows (at most 8 each). NULL for one switch or a
  * zone without uplinks. */
 #define COLLIDED_SHOWN 8
-static json_t *flows_per_uplink(struct view *v, json_t **collided)
+/* The zone's uplinks and the flows over each: "from→to" → [{flow, bytes}...] (up), the labels
+ * in the links' order (order) and as shown, the spine by its node name (shown). */
+struct uplinks {
+	json_t *up, *order, *shown;
+};
+
+static void uplinks_find(struct view *v, struct uplinks *u)
 {
-	*collided = NULL;
-	json_t *up = json_object(); /* "from→to" → [flows...] in the links' order */
-	json_t *order = json_array(), *shown = json_array(); /* "rtsw1|Ethernet256→ctsw1" */
 	size_t i, h;
 	json_t *fl, *hop;
 	for (size_t k = 0; k < v->dg.n_dir; k++) {
@@ -499,51 +502,87 @@ static json_t *flows_per_uplink(struct view *v, json_t **collided)
 			continue;
 		char label[300];
 		snprintf(label, sizeof(label), "%s→%s", x->from, x->to);
-		json_object_set_new(up, label, json_array());
-		json_array_append_new(order, json_string(label));
+		json_object_set_new(u->up, label, json_array());
+		json_array_append_new(u->order, json_string(label));
 		char spine[128];
 		rsw_digest_node(x->to, spine, sizeof(spine));
 		snprintf(label, sizeof(label), "%s→%s", x->from, spine);
-		json_array_append_new(shown, json_string(label));
+		json_array_append_new(u->shown, json_string(label));
 	}
-	json_t *out = NULL;
-	if (!json_array_size(order))
-		goto done;
+	if (!json_array_size(u->order))
+		return;
 	json_array_foreach(json_object_get(v->sum, "flows"), i, fl)
 		json_array_foreach(json_object_get(fl, "path"), h, hop) {
 			char label[300];
 			snprintf(label, sizeof(label), "%s→%s", js(hop, "from"), js(hop, "to"));
-			json_t *on = json_object_get(up, label);
+			json_t *on = json_object_get(u->up, label);
 			if (on)
 				json_array_append_new(on, json_pack("{s:i, s:I}", "flow", (json_int_t)i,
 								    "bytes", (json_int_t)ju(hop, "bytes")));
 		}
-	json_t *b, *rows = json_array(), *lab;
+}
+
+static size_t uplink_flows(const struct uplinks *u, size_t i)
+{
+	return json_array_size(json_object_get(u->up,
+					       json_string_value(json_array_get(u->order, i))));
+}
+
+/* Flows per uplink: a histogram at zone scale, else a bar per uplink. */
+static json_t *uplink_chart(struct view *v, const struct uplinks *u)
+{
+	size_t i, n_up = json_array_size(u->order);
+	json_t *b, *lab;
 	if (v->scale) {
-		size_t *n = calloc(json_array_size(order) + 1, sizeof(*n));
-		json_array_foreach(order, i, lab)
+		size_t *n = calloc(n_up + 1, sizeof(*n));
+		json_array_foreach(u->order, i, lab)
 			if (n)
-				n[i] = json_array_size(json_object_get(up, json_string_value(lab)));
-		b = rsw_report_uplink_hist(n ? n : (size_t[1]){0}, n ? json_array_size(order) : 0);
+				n[i] = uplink_flows(u, i);
+		b = rsw_report_uplink_hist(n ? n : (size_t[1]){0}, n ? n_up : 0);
 		free(n);
-	} else {
-		b = rsw_block_chart("bars", "flows-uplink", "Flows per uplink", "uplink", "",
-				    "flows", "");
-		json_array_append_new(json_object_get(b, "series"),
-				      json_pack("{s:s}", "label", "flows"));
-		json_t *counts = json_array();
-		json_array_foreach(order, i, lab) {
-			size_t c = json_array_size(json_object_get(up, json_string_value(lab)));
-			json_array_append_new(counts, json_integer((json_int_t)c));
-		}
-		json_array_append_new(json_object_get(b, "data"), counts);
-		json_object_set_new(b, "categories", json_incref(shown));
+		return b;
 	}
-	/* the shared uplinks, most flows first, then in the links' order */
-	size_t n_up = json_array_size(order), n_shared = 0;
+	b = rsw_block_chart("bars", "flows-uplink", "Flows per uplink", "uplink", "", "flows", "");
+	json_array_append_new(json_object_get(b, "series"), json_pack("{s:s}", "label", "flows"));
+	json_t *counts = json_array();
+	json_array_foreach(u->order, i, lab)
+		json_array_append_new(counts, json_integer((json_int_t)uplink_flows(u, i)));
+	json_array_append_new(json_object_get(b, "data"), counts);
+	json_object_set_new(b, "categories", json_incref(u->shown));
+	return b;
+}
+
+/* One shared uplink's row: its flows, their megabytes and the first few by name. */
+static json_t *collided_row(struct view *v, const struct uplinks *u, size_t idx, size_t flows)
+{
+	json_t *on = json_object_get(u->up, json_string_value(json_array_get(u->order, idx)));
+	const char *name = json_string_value(json_array_get(u->shown, idx));
+	json_t *e;
+	char names[1536] = "";
+	uint64_t bytes = 0;
+	size_t k;
+	json_array_foreach(on, k, e) {
+		json_t *f = json_array_get(json_object_get(v->sum, "flows"), ju(e, "flow"));
+		bytes += ju(e, "bytes");
+		if (k < COLLIDED_SHOWN)
+			snprintf(names + strlen(names), sizeof(names) - strlen(names),
+				 "%s%s→%s QP %lld", k ? ", " : "", js(f, "src"), js(f, "dst"),
+				 json_integer_value(json_object_get(f, "dest_qp")));
+	}
+	if (flows > COLLIDED_SHOWN)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), " and %zu more",
+			 flows - COLLIDED_SHOWN);
+	return rsw_row("%s\t%zu\t%.3f\t%s", name, flows, (double)bytes / 1e6, names);
+}
+
+/* The uplinks two or more flows share, most flows first, then in the links' order; NULL when
+ * none is shared. */
+static json_t *collided_table(struct view *v, const struct uplinks *u)
+{
+	size_t n_up = json_array_size(u->order), n_shared = 0;
 	struct shared { size_t flows, idx; } *sh = calloc(n_up, sizeof(*sh));
-	json_array_foreach(order, i, lab) {
-		size_t c = json_array_size(json_object_get(up, json_string_value(lab)));
+	for (size_t i = 0; i < n_up; i++) {
+		size_t c = uplink_flows(u, i);
 		if (sh && c >= 2)
 			sh[n_shared++] = (struct shared){c, i};
 	}
@@ -553,50 +592,42 @@ static json_t *flows_per_uplink(struct view *v, json_t **collided)
 			sh[y] = sh[y - 1];
 			sh[y - 1] = t;
 		}
-	for (size_t x = 0; x < n_shared && x < COLLIDED_ROWS; x++) {
-		json_t *on = json_object_get(up, json_string_value(json_array_get(order, sh[x].idx)));
-		const char *name = json_string_value(json_array_get(shown, sh[x].idx));
-		json_t *e;
-		char names[1536] = "";
-		uint64_t bytes = 0;
-		size_t k;
-		json_array_foreach(on, k, e) {
-			json_t *f = json_array_get(json_object_get(v->sum, "flows"), ju(e, "flow"));
-			bytes += ju(e, "bytes");
-			if (k < COLLIDED_SHOWN)
-				snprintf(names + strlen(names), sizeof(names) - strlen(names),
-					 "%s%s→%s QP %lld", k ? ", " : "", js(f, "src"), js(f, "dst"),
-					 json_integer_value(json_object_get(f, "dest_qp")));
-		}
-		if (sh[x].flows > COLLIDED_SHOWN)
-			snprintf(names + strlen(names), sizeof(names) - strlen(names), " and %zu more",
-				 sh[x].flows - COLLIDED_SHOWN);
-		json_array_append_new(rows, rsw_row("%s\t%zu\t%.3f\t%s", name, sh[x].flows,
-						    (double)bytes / 1e6, names));
-	}
+	json_t *rows = json_array();
+	for (size_t x = 0; x < n_shared && x < COLLIDED_ROWS; x++)
+		json_array_append_new(rows, collided_row(v, u, sh[x].idx, sh[x].flows));
 	free(sh);
-	out = b;
-	if (json_array_size(rows)) {
-		*collided = rsw_block_table("flow-collisions",
-					    json_pack("[s,s,s,s]", "uplink", "flows", "MB", "which flows"),
-					    rows);
-		json_object_set_new(*collided, "left", json_pack("[i,i]", 0, 3));
-		json_object_set_new(*collided, "shared", json_integer((json_int_t)n_shared));
-		if (n_shared > COLLIDED_ROWS) {
-			char note[200];
-			snprintf(note, sizeof(note), "The %d uplinks with the most flows of %zu "
-				 "that two or more flows share; summary.json has every flow's "
-				 "path.",
-				 COLLIDED_ROWS, n_shared);
-			json_object_set_new(*collided, "note", json_string(note));
-		}
-	} else {
+	if (!json_array_size(rows)) {
 		json_decref(rows);
+		return NULL;
 	}
-done:
-	json_decref(up);
-	json_decref(order);
-	json_decref(shown);
+	json_t *t = rsw_block_table("flow-collisions",
+				    json_pack("[s,s,s,s]", "uplink", "flows", "MB", "which flows"),
+				    rows);
+	json_object_set_new(t, "left", json_pack("[i,i]", 0, 3));
+	json_object_set_new(t, "shared", json_integer((json_int_t)n_shared));
+	if (n_shared > COLLIDED_ROWS) {
+		char note[200];
+		snprintf(note, sizeof(note), "The %d uplinks with the most flows of %zu that two or "
+			 "more flows share; summary.json has every flow's path.", COLLIDED_ROWS,
+			 n_shared);
+		json_object_set_new(t, "note", json_string(note));
+	}
+	return t;
+}
+
+static json_t *flows_per_uplink(struct view *v, json_t **collided)
+{
+	struct uplinks u = {json_object(), json_array(), json_array()};
+	json_t *out = NULL;
+	*collided = NULL;
+	uplinks_find(v, &u);
+	if (json_array_size(u.order)) {
+		out = uplink_chart(v, &u);
+		*collided = collided_table(v, &u);
+	}
+	json_decref(u.up);
+	json_decref(u.order);
+	json_decref(u.shown);
 	return out;
 }
 

@@ -1,4 +1,5 @@
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -382,6 +383,47 @@ static void ooo_totals(const struct rsw_coll_result *cr, uint64_t v[4])
 static const char *const ooo_keys[4] = {"ooo_packets", "ooo_max_distance",
 					"reorder_max_packets", "reorder_max_bytes"};
 
+/* A QP's counters in summary.json's order. */
+static const struct {
+	const char *key;
+	size_t off;
+} qp_counters[] = {
+	{"data_packets", offsetof(struct rsw_coll_qp_stats, data_packets)},
+	{"data_bytes", offsetof(struct rsw_coll_qp_stats, data_bytes)},
+	{"retransmitted", offsetof(struct rsw_coll_qp_stats, retransmitted)},
+	{"timeouts", offsetof(struct rsw_coll_qp_stats, timeouts)},
+	{"acks_rx", offsetof(struct rsw_coll_qp_stats, acks_rx)},
+	{"naks_rx", offsetof(struct rsw_coll_qp_stats, naks_rx)},
+	{"acks_tx", offsetof(struct rsw_coll_qp_stats, acks_tx)},
+	{"naks_tx", offsetof(struct rsw_coll_qp_stats, naks_tx)},
+	{"cts_rx", offsetof(struct rsw_coll_qp_stats, cts_rx)},
+	{"cts_tx", offsetof(struct rsw_coll_qp_stats, cts_tx)},
+	{"cnps_rx", offsetof(struct rsw_coll_qp_stats, cnps_rx)},
+	{"cnps_tx", offsetof(struct rsw_coll_qp_stats, cnps_tx)},
+	{"rate_cuts", offsetof(struct rsw_coll_qp_stats, rate_cuts)},
+	{"min_rate_mbps", offsetof(struct rsw_coll_qp_stats, min_rate_mbps)},
+};
+
+/* One QP's counters (its reordering too when ooo). */
+static json_t *qp_json(const struct rsw_zone *z, const struct rsw_coll_qp_stats *q, int ooo)
+{
+	json_t *e = json_object();
+	json_object_set_new(e, "host", json_string(z->host[q->host].name));
+	json_object_set_new(e, "peer", json_string(z->host[q->peer].name));
+	json_object_set_new(e, "qp", J(q->q));
+	for (size_t k = 0; k < sizeof(qp_counters) / sizeof(qp_counters[0]); k++)
+		json_object_set_new(e, qp_counters[k].key,
+				    J(*(const uint64_t *)((const char *)q + qp_counters[k].off)));
+	if (ooo) {
+		const uint64_t v[4] = {q->reorder.ooo_packets, q->reorder.ooo_max_distance,
+				       q->reorder.reorder_max_packets, q->reorder.reorder_max_bytes};
+		for (unsigned k = 0; k < 4; k++)
+			json_object_set_new(e, ooo_keys[k], J(v[k]));
+	}
+	json_object_set_new(e, "error", json_boolean(q->error));
+	return e;
+}
+
 static json_t *coll_json(const struct rsw_zone *z, const struct rsw_coll *c,
 			 const struct rsw_coll_result *cr, uint64_t cut_ns)
 {
@@ -423,31 +465,7 @@ static json_t *coll_json(const struct rsw_zone *z, const struct rsw_coll *c,
 	uint64_t tot[4] = {0};
 	for (uint64_t i = 0; i < cr->n_qps; i++) {
 		const struct rsw_coll_qp_stats *q = &cr->qp[i];
-		json_t *e = json_object();
-		json_object_set_new(e, "host", json_string(z->host[q->host].name));
-		json_object_set_new(e, "peer", json_string(z->host[q->peer].name));
-		json_object_set_new(e, "qp", J(q->q));
-		json_object_set_new(e, "data_packets", J(q->data_packets));
-		json_object_set_new(e, "data_bytes", J(q->data_bytes));
-		json_object_set_new(e, "retransmitted", J(q->retransmitted));
-		json_object_set_new(e, "timeouts", J(q->timeouts));
-		json_object_set_new(e, "acks_rx", J(q->acks_rx));
-		json_object_set_new(e, "naks_rx", J(q->naks_rx));
-		json_object_set_new(e, "acks_tx", J(q->acks_tx));
-		json_object_set_new(e, "naks_tx", J(q->naks_tx));
-		json_object_set_new(e, "cts_rx", J(q->cts_rx));
-		json_object_set_new(e, "cts_tx", J(q->cts_tx));
-		json_object_set_new(e, "cnps_rx", J(q->cnps_rx));
-		json_object_set_new(e, "cnps_tx", J(q->cnps_tx));
-		json_object_set_new(e, "rate_cuts", J(q->rate_cuts));
-		json_object_set_new(e, "min_rate_mbps", J(q->min_rate_mbps));
-		if (ooo) {
-			const uint64_t v[4] = {q->reorder.ooo_packets, q->reorder.ooo_max_distance,
-					       q->reorder.reorder_max_packets, q->reorder.reorder_max_bytes};
-			for (unsigned k = 0; k < 4; k++)
-				json_object_set_new(e, ooo_keys[k], J(v[k]));
-		}
-		json_object_set_new(e, "error", json_boolean(q->error));
+		json_t *e = qp_json(z, q, ooo);
 		if (q->error) {
 			json_object_set_new(e, "error_ns", J(q->error_ns));
 			json_object_set_new(e, "unacked_psn", J(q->unacked_psn));

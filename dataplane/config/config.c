@@ -49,7 +49,85 @@ static void parse_device(struct cc *c, yaml_node_t *t)
 	}
 }
 
-/* Long: each field of a PORT entry checked in turn, with its own message. */
+/* A new port's defaults: those of a SONiC RoCE switch. */
+static void port_defaults(struct rsw_port_cfg *p)
+{
+	p->admin_up = 1;
+	p->mtu = 9100;
+	p->cable_length_m = 5;
+	strcpy(p->dscp_to_tc_map, "AZURE");
+	strcpy(p->tc_to_pg_map, "AZURE");
+	p->pfc_enable = 0x18; /* PORT_QOS_MAP default of a SONiC RoCE switch: "3,4" */
+}
+
+/* speed: Mb/s, or line (unshaped); SONiC's configs may leave it to the platform. */
+static void port_speed(struct cc *c, yaml_node_t *k, const char *key, const struct rsw_fval *f,
+		       int errs, struct rsw_port_cfg *p)
+{
+	if (f[PORT_SPEED].v && f[PORT_SPEED].word) {
+		/* line: unshaped; pause and headroom arithmetic use 400G */
+		p->speed_mbps = 400000;
+		p->tm.unshaped = 1;
+	} else if (f[PORT_SPEED].v) {
+		p->speed_mbps = (uint32_t)f[PORT_SPEED].u;
+	} else if (!f[PORT_SPEED].s && c->sonic) {
+		rsw_cc_warn(c, k, "PORT: a port without 'speed' (SONiC takes it from the "
+			    "platform) runs unshaped, as speed: line");
+		p->speed_mbps = 400000;
+		p->tm.unshaped = 1;
+	} else if (!f[PORT_SPEED].s && !errs) {
+		/* (with errors, a misspelt speed was reported as unknown) */
+		char e[256];
+		rsw_schema_expect(&rsw_schema_tables[T_PORT].fields[PORT_SPEED], e, sizeof(e));
+		ydoc_error(&c->y, k, key, "missing 'speed' (%s)", e);
+	}
+}
+
+/* role: rocesw's host, uplink or downlink; SONiC's own roles are ignored with a warning. */
+static void port_role(struct cc *c, const char *key, const struct rsw_fval *f,
+		      struct rsw_port_cfg *p)
+{
+	const char *r = f[PORT_ROLE].s ? f[PORT_ROLE].s : "?";
+	p->role = (uint8_t)rsw_port_role_from_name(r);
+	if (p->role != RSW_ROLE_COUNT)
+		return;
+	if (c->sonic && strlen(r) == 3 && strstr("Ext|Int|Inb|Rec|Dpc", r))
+		rsw_cc_warn(c, f[PORT_ROLE].v, "PORT: SONiC role '%s' ignored (rocesw's "
+			    "roles are host, uplink, downlink)", r);
+	else
+		ydoc_error(&c->y, f[PORT_ROLE].v, key, "role: expected host, uplink or "
+			   "downlink, got '%s'", r);
+	p->role = 0;
+}
+
+/* The port's fields read (after its defaults). */
+static void port_fields(struct cc *c, yaml_node_t *k, yaml_node_t *v, const char *key,
+			struct rsw_port_cfg *p)
+{
+	struct rsw_fval f[PORT_ALIAS + 1];
+	int errs = rsw_cc_fields(c, rsw_schema_tables[T_PORT].fields, key, k, v, f);
+	port_speed(c, k, key, f, errs, p);
+	if (f[PORT_MTU].v)
+		p->mtu = (uint32_t)f[PORT_MTU].u;
+	if (f[PORT_ROLE].v)
+		port_role(c, key, f, p);
+	if (f[PORT_DEVARGS].v) {
+		if (strlen(f[PORT_DEVARGS].s) >= RSW_DEVARGS_MAX)
+			ydoc_error(&c->y, f[PORT_DEVARGS].v, key, "devargs: longer than %d "
+				   "characters", RSW_DEVARGS_MAX - 1);
+		else
+			strcpy(p->devargs, f[PORT_DEVARGS].s);
+	}
+	if (f[PORT_MAC].v) {
+		memcpy(p->mac, f[PORT_MAC].mac, 6);
+		p->has_mac = 1;
+	}
+	if (f[PORT_ADMIN].v)
+		p->admin_up = f[PORT_ADMIN].word == 1;
+	if (f[PORT_ALIAS].v)
+		strcpy(p->alias, f[PORT_ALIAS].s);
+}
+
 static void parse_ports(struct cc *c, yaml_node_t *t)
 {
 	if (!t) {
@@ -75,64 +153,10 @@ static void parse_ports(struct cc *c, yaml_node_t *t)
 		char key[96];
 		snprintf(key, sizeof(key), "PORT|%s", p->name);
 		rsw_cc_origin(c, k, p->origin);
-		p->admin_up = 1;
-		p->mtu = 9100;
-		p->cable_length_m = 5;
-		strcpy(p->dscp_to_tc_map, "AZURE");
-		strcpy(p->tc_to_pg_map, "AZURE");
-		p->pfc_enable = 0x18; /* PORT_QOS_MAP default of a SONiC RoCE switch: "3,4" */
+		port_defaults(p);
 		/* counted even with errors in its fields, so later tables find it */
 		c->n_ports++;
-		struct rsw_fval f[PORT_ALIAS + 1];
-		int errs = rsw_cc_fields(c, rsw_schema_tables[T_PORT].fields, key, k, v, f);
-		if (f[PORT_SPEED].v && f[PORT_SPEED].word) {
-			/* line: unshaped; pause and headroom arithmetic use 400G */
-			p->speed_mbps = 400000;
-			p->tm.unshaped = 1;
-		} else if (f[PORT_SPEED].v) {
-			p->speed_mbps = (uint32_t)f[PORT_SPEED].u;
-		} else if (!f[PORT_SPEED].s && c->sonic) {
-			rsw_cc_warn(c, k, "PORT: a port without 'speed' (SONiC takes it from the "
-				    "platform) runs unshaped, as speed: line");
-			p->speed_mbps = 400000;
-			p->tm.unshaped = 1;
-		} else if (!f[PORT_SPEED].s && !errs) {
-			/* (with errors, a misspelt speed was reported as unknown) */
-			char e[256];
-			rsw_schema_expect(&rsw_schema_tables[T_PORT].fields[PORT_SPEED], e, sizeof(e));
-			ydoc_error(&c->y, k, key, "missing 'speed' (%s)", e);
-		}
-		if (f[PORT_MTU].v)
-			p->mtu = (uint32_t)f[PORT_MTU].u;
-		if (f[PORT_ROLE].v) {
-			const char *r = f[PORT_ROLE].s ? f[PORT_ROLE].s : "?";
-			p->role = (uint8_t)rsw_port_role_from_name(r);
-			if (p->role != RSW_ROLE_COUNT)
-				;
-			else if (c->sonic && strlen(r) == 3 && strstr("Ext|Int|Inb|Rec|Dpc", r))
-				rsw_cc_warn(c, f[PORT_ROLE].v, "PORT: SONiC role '%s' ignored (rocesw's "
-					    "roles are host, uplink, downlink)", r);
-			else
-				ydoc_error(&c->y, f[PORT_ROLE].v, key, "role: expected host, uplink or "
-					   "downlink, got '%s'", r);
-			if (p->role == RSW_ROLE_COUNT)
-				p->role = 0;
-		}
-		if (f[PORT_DEVARGS].v) {
-			if (strlen(f[PORT_DEVARGS].s) >= RSW_DEVARGS_MAX)
-				ydoc_error(&c->y, f[PORT_DEVARGS].v, key, "devargs: longer than %d "
-					   "characters", RSW_DEVARGS_MAX - 1);
-			else
-				strcpy(p->devargs, f[PORT_DEVARGS].s);
-		}
-		if (f[PORT_MAC].v) {
-			memcpy(p->mac, f[PORT_MAC].mac, 6);
-			p->has_mac = 1;
-		}
-		if (f[PORT_ADMIN].v)
-			p->admin_up = f[PORT_ADMIN].word == 1;
-		if (f[PORT_ALIAS].v)
-			strcpy(p->alias, f[PORT_ALIAS].s);
+		port_fields(c, k, v, key, p);
 	}
 }
 

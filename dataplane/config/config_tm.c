@@ -647,14 +647,82 @@ static void parse_pfcwd(struct tm_cc *t, yaml_node_t *n)
 	}
 }
 
-/* Everything the file did not set, per port (docs/config.md, "Traffic-manager defaults").
- * Long: one default after another, each a few lines. */
+/* Priority group i of port p as SONiC's buffer defaults make it. */
+static int default_pg(struct tm_cc *t, struct rsw_port_cfg *p, unsigned i, int lossless)
+{
+	const struct rsw_tm_pools *tp = &t->c->sw.tm;
+	struct rsw_tm_port_cfg *tm = &p->tm;
+	struct rsw_buf_profile_cfg *g = &tm->pg[i];
+	int in_pool = pool_for_role(t, ROLE_INGRESS);
+	if (in_pool < 0)
+		return -1;
+	memset(g, 0, sizeof(*g));
+	g->pool = (uint8_t)in_pool;
+	g->dynamic = tp->pool[in_pool].dynamic;
+	if (lossless) {
+		/* SONiC dynamic buffer: pg_lossless_<speed>_<cable>m_profile */
+		g->lossless = 1;
+		g->xoff = rsw_headroom_bytes(p->speed_mbps, p->cable_length_m, p->mtu);
+		g->xon = 2ull * p->mtu;
+		g->xon_offset = 2ull * p->mtu;
+		g->reserved = g->xon;
+		g->dynamic_th = 0;
+		g->static_th = tp->pool[in_pool].size / 8;
+		snprintf(tm->pg_profile[i], RSW_TM_NAME_MAX, "pg_lossless_%u_%um_profile",
+			 p->speed_mbps, p->cable_length_m);
+	} else {
+		g->dynamic_th = 3;
+		g->static_th = tp->pool[in_pool].size;
+		snprintf(tm->pg_profile[i], RSW_TM_NAME_MAX, "ingress_lossy_profile");
+	}
+	return 0;
+}
+
+/* Queue i's buffer profile as SONiC's defaults make it. */
+static int default_queue(struct tm_cc *t, struct rsw_tm_port_cfg *tm, unsigned i, int lossless)
+{
+	const struct rsw_tm_pools *tp = &t->c->sw.tm;
+	struct rsw_buf_profile_cfg *q = &tm->queue[i];
+	int qpool = pool_for_role(t, lossless ? ROLE_EGRESS_LOSSLESS : ROLE_EGRESS_LOSSY);
+	if (qpool < 0)
+		return -1;
+	memset(q, 0, sizeof(*q));
+	q->lossless = (uint8_t)lossless;
+	q->pool = (uint8_t)qpool;
+	if (lossless) {
+		q->dynamic = 0;
+		q->static_th = tp->pool[q->pool].size;
+		snprintf(tm->queue_profile[i], RSW_TM_NAME_MAX, "egress_lossless_profile");
+	} else {
+		q->dynamic = tp->pool[q->pool].dynamic;
+		q->dynamic_th = 3;
+		q->static_th = tp->pool[q->pool].size;
+		q->reserved = 1518;
+		snprintf(tm->queue_profile[i], RSW_TM_NAME_MAX, "egress_lossy_profile");
+	}
+	return 0;
+}
+
+/* 6 carries CTS and CNP, 7 control: strict; data shares by DWRR as SONiC's scheduler.0 (14)
+ * and scheduler.1 (15) for the lossless queues. */
+static void default_sched(struct rsw_tm_port_cfg *tm, unsigned i, int lossless)
+{
+	if (i >= 6) {
+		tm->sched.type[i] = RSW_SCHED_STRICT;
+		snprintf(tm->scheduler[i], RSW_TM_NAME_MAX, "scheduler.strict");
+	} else {
+		tm->sched.type[i] = RSW_SCHED_DWRR;
+		tm->sched.weight[i] = lossless ? 15 : 14;
+		snprintf(tm->scheduler[i], RSW_TM_NAME_MAX, "scheduler.%d", lossless);
+	}
+}
+
+/* Everything the file did not set on port pi, per priority (docs/config.md, "Traffic-manager
+ * defaults"): PG and queue buffers, scheduler, WRED/ECN on lossless queues, the PFC watchdog. */
 static int port_defaults(struct tm_cc *t, unsigned pi)
 {
-	struct cc *c = t->c;
-	struct rsw_port_cfg *p = &c->ports[pi];
+	struct rsw_port_cfg *p = &t->c->ports[pi];
 	struct rsw_tm_port_cfg *tm = &p->tm;
-	const struct rsw_tm_pools *tp = &c->sw.tm;
 
 	tm->pfc_enable = p->pfc_enable;
 	if (!tm->pfcwd_set)
@@ -663,63 +731,12 @@ static int port_defaults(struct tm_cc *t, unsigned pi)
 		tm->pfc_pause_quanta = 0xFFFF;
 	for (unsigned i = 0; i < 8; i++) {
 		int lossless = (p->pfc_enable >> i) & 1;
-		if (!(t->pg_set[pi] & (1u << i))) {
-			struct rsw_buf_profile_cfg *g = &tm->pg[i];
-			int in_pool = pool_for_role(t, ROLE_INGRESS);
-			if (in_pool < 0)
-				return -1;
-			memset(g, 0, sizeof(*g));
-			g->pool = (uint8_t)in_pool;
-			g->dynamic = tp->pool[in_pool].dynamic;
-			if (lossless) {
-				/* SONiC dynamic buffer: pg_lossless_<speed>_<cable>m_profile */
-				g->lossless = 1;
-				g->xoff = rsw_headroom_bytes(p->speed_mbps, p->cable_length_m, p->mtu);
-				g->xon = 2ull * p->mtu;
-				g->xon_offset = 2ull * p->mtu;
-				g->reserved = g->xon;
-				g->dynamic_th = 0;
-				g->static_th = tp->pool[in_pool].size / 8;
-				snprintf(tm->pg_profile[i], RSW_TM_NAME_MAX, "pg_lossless_%u_%um_profile",
-					 p->speed_mbps, p->cable_length_m);
-			} else {
-				g->dynamic_th = 3;
-				g->static_th = tp->pool[in_pool].size;
-				snprintf(tm->pg_profile[i], RSW_TM_NAME_MAX, "ingress_lossy_profile");
-			}
-		}
-		if (!(t->queue_set[pi] & (1u << i))) {
-			struct rsw_buf_profile_cfg *q = &tm->queue[i];
-			int qpool = pool_for_role(t, lossless ? ROLE_EGRESS_LOSSLESS : ROLE_EGRESS_LOSSY);
-			if (qpool < 0)
-				return -1;
-			memset(q, 0, sizeof(*q));
-			q->lossless = (uint8_t)lossless;
-			q->pool = (uint8_t)qpool;
-			if (lossless) {
-				q->dynamic = 0;
-				q->static_th = tp->pool[q->pool].size;
-				snprintf(tm->queue_profile[i], RSW_TM_NAME_MAX, "egress_lossless_profile");
-			} else {
-				q->dynamic = tp->pool[q->pool].dynamic;
-				q->dynamic_th = 3;
-				q->static_th = tp->pool[q->pool].size;
-				q->reserved = 1518;
-				snprintf(tm->queue_profile[i], RSW_TM_NAME_MAX, "egress_lossy_profile");
-			}
-		}
-		if (!(t->sched_set[pi] & (1u << i))) {
-			/* 6 carries CTS and CNP, 7 control: strict; data shares by DWRR as SONiC's
-			 * scheduler.0 (14) and scheduler.1 (15) for the lossless queues */
-			if (i >= 6) {
-				tm->sched.type[i] = RSW_SCHED_STRICT;
-				snprintf(tm->scheduler[i], RSW_TM_NAME_MAX, "scheduler.strict");
-			} else {
-				tm->sched.type[i] = RSW_SCHED_DWRR;
-				tm->sched.weight[i] = lossless ? 15 : 14;
-				snprintf(tm->scheduler[i], RSW_TM_NAME_MAX, "scheduler.%d", lossless);
-			}
-		}
+		if (!(t->pg_set[pi] & (1u << i)) && default_pg(t, p, i, lossless) < 0)
+			return -1;
+		if (!(t->queue_set[pi] & (1u << i)) && default_queue(t, tm, i, lossless) < 0)
+			return -1;
+		if (!(t->sched_set[pi] & (1u << i)))
+			default_sched(tm, i, lossless);
 		if (!(t->wred_set[pi] & (1u << i)) && lossless) {
 			/* SONiC AZURE_LOSSLESS */
 			tm->wred[i] = (struct rsw_wred){.ecn = 1, .kmin = 1048576, .kmax = 2097152,

@@ -270,80 +270,128 @@ static int same_end(const struct rsw_topo_end *a, const struct rsw_topo_end *b)
 	return a->sw == b->sw && a->idx == b->idx;
 }
 
-/* Long: each field of a LINK entry checked in turn, with its own message. */
+/* A LINK entry's fields as written: both ends named, the optional length (metres) and speed
+ * (Mb/s, 0: unset). */
+struct link_text {
+	const char *a, *b, *speed, *length;
+	unsigned long m;
+	uint32_t speed_mbps;
+};
+
+static int link_fields(struct ydoc *y, yaml_node_t *v, struct link_text *lt)
+{
+	static const char *const fields[] = {"a", "b", "speed", "length", NULL};
+	if (get_field(y, v, "LINK", "a", &lt->a, fields) < 0 ||
+	    get_field(y, v, "LINK", "b", &lt->b, fields) < 0 ||
+	    get_field(y, v, "LINK", "speed", &lt->speed, fields) < 0 ||
+	    get_field(y, v, "LINK", "length", &lt->length, fields) < 0)
+		return -1;
+	if (!lt->a || !lt->b)
+		return ydoc_error(y, v, "LINK", "a link needs both ends, a and b");
+	return 0;
+}
+
+/* The length and speed as numbers. */
+static int link_numbers(struct ydoc *y, yaml_node_t *v, struct link_text *lt)
+{
+	char *end;
+	lt->m = 0;
+	if (lt->length) {
+		lt->m = strtoul(lt->length, &end, 10);
+		if (lt->length[0] == '-' || end == lt->length || (strcmp(end, "m") && *end) ||
+		    lt->m > 100000)
+			return ydoc_error(y, v, "LINK", "length: expected metres like 40m, got '%s'",
+					  lt->length);
+	}
+	lt->speed_mbps = 0;
+	if (lt->speed) {
+		unsigned long x = strtoul(lt->speed, &end, 10);
+		if (lt->speed[0] == '-' || *end || x == 0 || x > 1600000)
+			return ydoc_error(y, v, "LINK", "speed: expected Mb/s like 400000, got '%s'",
+					  lt->speed);
+		lt->speed_mbps = (uint32_t)x;
+	}
+	return 0;
+}
+
+/* Neither end of l is an end of an earlier link. */
+static int ends_free(struct ydoc *y, yaml_node_t *v, const struct rsw_zone *z,
+		     const struct rsw_topo_link *l, const struct link_text *lt)
+{
+	for (unsigned i = 0; i < z->n_link; i++) {
+		const struct rsw_topo_link *o2 = &z->link[i];
+		const struct rsw_topo_end *used[2] = {&l->a, &l->b};
+		for (unsigned k = 0; k < 2; k++)
+			if (same_end(used[k], &o2->a) || same_end(used[k], &o2->b))
+				return ydoc_error(y, v, "LINK", "%s is already linked",
+						  k ? lt->b : lt->a);
+	}
+	return 0;
+}
+
+/* The switch ends' port speeds: they must agree with each other and with speed; the link
+ * takes theirs. A length other than a port's CABLE_LENGTH is warned of. */
+static int link_speed(struct ydoc *y, yaml_node_t *v, const struct rsw_zone_opts *o,
+		      const struct rsw_zone *z, struct rsw_topo_link *l, struct link_text *lt)
+{
+	const struct rsw_topo_end *ends[2] = {&l->a, &l->b};
+	const char *names[2] = {lt->a, lt->b};
+	for (unsigned k = 0; k < 2; k++) {
+		if (ends[k]->sw == RSW_TOPO_HOST)
+			continue;
+		const struct rsw_port_cfg *pc = &z->sw[ends[k]->sw].sw->state->ports[ends[k]->idx];
+		if (lt->speed_mbps && pc->speed_mbps != lt->speed_mbps)
+			return ydoc_error(y, v, "LINK", "%s - %s: %s runs at %u Mb/s, the link at "
+					  "%u", lt->a, lt->b, names[k], pc->speed_mbps,
+					  lt->speed_mbps);
+		lt->speed_mbps = pc->speed_mbps;
+		if (lt->length && o->warnings && pc->cable_length_m != lt->m)
+			fprintf(o->warnings, "%s:%u: LINK: warning: %s - %s is %lum but %s's "
+				"headroom assumes CABLE_LENGTH %um\n", y->file, ydoc_line(v), lt->a,
+				lt->b, lt->m, names[k], pc->cable_length_m);
+	}
+	l->speed_mbps = lt->speed_mbps;
+	return 0;
+}
+
+/* One LINK entry into z's links. */
+static int parse_link(struct ydoc *y, yaml_node_t *v, const struct rsw_zone_opts *o,
+		      struct rsw_zone *z)
+{
+	struct link_text lt;
+	if (link_fields(y, v, &lt) < 0)
+		return -1;
+	if (z->n_link == RSW_ZONE_MAX_LINKS)
+		return ydoc_error(y, v, "LINK", "more than %d links", RSW_ZONE_MAX_LINKS);
+	struct rsw_topo_link *l = &z->link[z->n_link];
+	if (parse_end(y, v, z, lt.a, &l->a) < 0 || parse_end(y, v, z, lt.b, &l->b) < 0)
+		return -1;
+	if (l->a.sw == RSW_TOPO_HOST && l->b.sw == RSW_TOPO_HOST)
+		return ydoc_error(y, v, "LINK", "%s - %s: a link needs a switch at one end", lt.a,
+				  lt.b);
+	if (ends_free(y, v, z, l, &lt) < 0 || link_numbers(y, v, &lt) < 0 ||
+	    link_speed(y, v, o, z, l, &lt) < 0)
+		return -1;
+	if (!lt.length) {
+		/* the cable length the switch's headroom was computed for */
+		const struct rsw_topo_end *se = l->a.sw != RSW_TOPO_HOST ? &l->a : &l->b;
+		lt.m = z->sw[se->sw].sw->state->ports[se->idx].cable_length_m;
+	}
+	l->delay_ns = (uint64_t)lt.m * NS_PER_M;
+	z->link_length_m[z->n_link++] = (uint32_t)lt.m;
+	return 0;
+}
+
 static int parse_links(struct ydoc *y, yaml_node_t *t, const struct rsw_zone_opts *o,
 		       struct rsw_zone *z)
 {
-	static const char *const fields[] = {"a", "b", "speed", "length", NULL};
 	if (!t)
 		return 0;
 	if (t->type != YAML_SEQUENCE_NODE)
 		return ydoc_error(y, t, "LINK", "expected a list of {a: END, b: END, length: Nm}");
 	YDOC_FOREACH_ITEM(y, t, it) {
-		yaml_node_t *v = ydoc_node(y, *it);
-		const char *a, *b, *speed, *length;
-		if (get_field(y, v, "LINK", "a", &a, fields) < 0 ||
-		    get_field(y, v, "LINK", "b", &b, fields) < 0 ||
-		    get_field(y, v, "LINK", "speed", &speed, fields) < 0 ||
-		    get_field(y, v, "LINK", "length", &length, fields) < 0)
+		if (parse_link(y, ydoc_node(y, *it), o, z) < 0)
 			return -1;
-		if (!a || !b)
-			return ydoc_error(y, v, "LINK", "a link needs both ends, a and b");
-		if (z->n_link == RSW_ZONE_MAX_LINKS)
-			return ydoc_error(y, v, "LINK", "more than %d links", RSW_ZONE_MAX_LINKS);
-		struct rsw_topo_link *l = &z->link[z->n_link];
-		if (parse_end(y, v, z, a, &l->a) < 0 || parse_end(y, v, z, b, &l->b) < 0)
-			return -1;
-		if (l->a.sw == RSW_TOPO_HOST && l->b.sw == RSW_TOPO_HOST)
-			return ydoc_error(y, v, "LINK", "%s - %s: a link needs a switch at one end", a, b);
-		for (unsigned i = 0; i < z->n_link; i++) {
-			const struct rsw_topo_link *o2 = &z->link[i];
-			const struct rsw_topo_end *used[2] = {&l->a, &l->b};
-			for (unsigned k = 0; k < 2; k++)
-				if (same_end(used[k], &o2->a) || same_end(used[k], &o2->b))
-					return ydoc_error(y, v, "LINK", "%s is already linked",
-							  k ? b : a);
-		}
-		char *end;
-		unsigned long m = 0;
-		if (length) {
-			m = strtoul(length, &end, 10);
-			if (length[0] == '-' || end == length || (strcmp(end, "m") && *end) || m > 100000)
-				return ydoc_error(y, v, "LINK", "length: expected metres like 40m, got '%s'",
-						  length);
-		}
-		uint32_t sp = 0;
-		if (speed) {
-			unsigned long x = strtoul(speed, &end, 10);
-			if (speed[0] == '-' || *end || x == 0 || x > 1600000)
-				return ydoc_error(y, v, "LINK", "speed: expected Mb/s like 400000, got '%s'",
-						  speed);
-			sp = (uint32_t)x;
-		}
-		/* the switch ends' port speeds: they must agree with each other and with speed */
-		const struct rsw_topo_end *ends[2] = {&l->a, &l->b};
-		const char *names[2] = {a, b};
-		for (unsigned k = 0; k < 2; k++) {
-			if (ends[k]->sw == RSW_TOPO_HOST)
-				continue;
-			const struct rsw_port_cfg *pc = &z->sw[ends[k]->sw].sw->state->ports[ends[k]->idx];
-			if (sp && pc->speed_mbps != sp)
-				return ydoc_error(y, v, "LINK", "%s - %s: %s runs at %u Mb/s, the link at "
-						  "%u", a, b, names[k], pc->speed_mbps, sp);
-			sp = pc->speed_mbps;
-			if (length && o->warnings && pc->cable_length_m != m)
-				fprintf(o->warnings, "%s:%u: LINK: warning: %s - %s is %lum but %s's "
-					"headroom assumes CABLE_LENGTH %um\n", y->file, ydoc_line(v), a,
-					b, m, names[k], pc->cable_length_m);
-		}
-		if (!length) {
-			/* the cable length the switch's headroom was computed for */
-			const struct rsw_topo_end *se = l->a.sw != RSW_TOPO_HOST ? &l->a : &l->b;
-			m = z->sw[se->sw].sw->state->ports[se->idx].cable_length_m;
-		}
-		l->speed_mbps = sp;
-		l->delay_ns = (uint64_t)m * NS_PER_M;
-		z->link_length_m[z->n_link++] = (uint32_t)m;
 	}
 	/* a host without a link is a mistake: it could never send or receive */
 	for (unsigned h = 0; h < z->n_host; h++) {

@@ -237,12 +237,11 @@ static int spread(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, char 
 	return 0;
 }
 
-/* One piece: the start-up order is the point; a failure leaves z to rsw_dp_zone_close. */
-int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, char *err,
-		     size_t errlen)
+/* A lcore per worker, each with its trace buffer, and the RCU they report quiescence to. */
+static int open_workers(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, char *err,
+			size_t errlen)
 {
 	unsigned lc;
-	memset(z, 0, sizeof(*z));
 	RTE_LCORE_FOREACH_WORKER(lc) {
 		if (z->n_workers == RSW_DP_MAX_WORKERS)
 			break;
@@ -268,44 +267,58 @@ int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, ch
 	}
 	for (unsigned w = 0; w < z->n_workers; w++)
 		z->lc[w].qsbr = z->qsbr;
+	return 0;
+}
 
-	if (o->zone) {
-		struct rsw_zone_opts zo = {.ecn_seed = 1, .warnings = stderr, .qsbr = z->qsbr};
-		z->model = calloc(1, sizeof(*z->model));
-		if (!z->model) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		if (rsw_zone_load(o->zone, &zo, z->model, err, errlen) < 0) {
-			free(z->model);
-			z->model = NULL;
-			return -1;
-		}
-		z->name = z->model->name;
-		for (unsigned s = 0; s < z->model->n_sw; s++) {
-			z->config[s] = z->model->sw_config[s];
-			if (!new_switch(z, z->model->sw[s].name, z->model->sw[s].sw, o->verify_icrc,
-					err, errlen))
-				return -1;
-		}
-		if (build_links(z, err, errlen) < 0)
-			return -1;
-	} else {
-		struct rsw_switch *sw = rsw_switch_new(z->qsbr, err, errlen);
-		if (!sw)
-			return -1;
-		if (rsw_config_apply(sw, o->config, err, errlen) < 0) {
-			rsw_switch_free(sw);
-			return -1;
-		}
-		z->config[0] = o->config;
-		if (!new_switch(z, NULL, sw, o->verify_icrc, err, errlen)) {
-			if (z->n_sw == 0)
-				rsw_switch_free(sw);
-			return -1;
-		}
+/* The zone's switches and links, each switch programmed from its config. */
+static int open_zone(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, char *err,
+		     size_t errlen)
+{
+	struct rsw_zone_opts zo = {.ecn_seed = 1, .warnings = stderr, .qsbr = z->qsbr};
+	z->model = calloc(1, sizeof(*z->model));
+	if (!z->model) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
 	}
+	if (rsw_zone_load(o->zone, &zo, z->model, err, errlen) < 0) {
+		free(z->model);
+		z->model = NULL;
+		return -1;
+	}
+	z->name = z->model->name;
+	for (unsigned s = 0; s < z->model->n_sw; s++) {
+		z->config[s] = z->model->sw_config[s];
+		if (!new_switch(z, z->model->sw[s].name, z->model->sw[s].sw, o->verify_icrc, err,
+				errlen))
+			return -1;
+	}
+	return build_links(z, err, errlen);
+}
 
+/* One switch from one config. */
+static int open_one(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, char *err,
+		    size_t errlen)
+{
+	struct rsw_switch *sw = rsw_switch_new(z->qsbr, err, errlen);
+	if (!sw)
+		return -1;
+	if (rsw_config_apply(sw, o->config, err, errlen) < 0) {
+		rsw_switch_free(sw);
+		return -1;
+	}
+	z->config[0] = o->config;
+	if (!new_switch(z, NULL, sw, o->verify_icrc, err, errlen)) {
+		if (z->n_sw == 0)
+			rsw_switch_free(sw);
+		return -1;
+	}
+	return 0;
+}
+
+/* Each port's RX queue count, and the packet pool sized for them and the largest frame. */
+static int open_pool(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, char *err,
+		     size_t errlen)
+{
 	unsigned n_eth = 0, rxq = o->rxq ? o->rxq : 1;
 	uint32_t max_mtu = 1500;
 	for (unsigned s = 0; s < z->n_sw; s++)
@@ -326,8 +339,13 @@ int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, ch
 		}
 	z->pool = rsw_dp_pool_create("rsw_mbufs", o->mbufs ? o->mbufs : pool_mbufs(z, n_eth, rxq),
 				     max_mtu, err, errlen);
-	if (!z->pool)
-		return -1;
+	return z->pool ? 0 : -1;
+}
+
+/* Every switch's ports started, its traffic manager and its neighbour table. */
+static int start_switches(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, char *err,
+			  size_t errlen)
+{
 	/* one time base for every switch: a link's sender stamps when a frame is due in its
 	 * clock, and the receiver compares with its own */
 	struct rsw_clock clock;
@@ -351,6 +369,18 @@ int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, ch
 		if (!dp->neigh)
 			return -1;
 	}
+	return 0;
+}
+
+/* The start-up order is the point; a failure leaves z to rsw_dp_zone_close. */
+int rsw_dp_zone_open(struct rsw_dp_zone *z, const struct rsw_dp_zone_opts *o, char *err,
+		     size_t errlen)
+{
+	memset(z, 0, sizeof(*z));
+	if (open_workers(z, o, err, errlen) < 0 ||
+	    (o->zone ? open_zone(z, o, err, errlen) : open_one(z, o, err, errlen)) < 0 ||
+	    open_pool(z, o, err, errlen) < 0 || start_switches(z, o, err, errlen) < 0)
+		return -1;
 	/* after the ports started: how many RX queues each got */
 	return spread(z, o, err, errlen);
 }

@@ -103,71 +103,59 @@ static int link_speeds(const struct rsw_dp_zone *z, unsigned s, const struct rsw
 	return o ? -1 : 0;
 }
 
-/* One piece: the transaction's three phases read together and share the unwinding at out:. */
-json_t *rsw_dp_zone_reload(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
+/* Phase 1 for switch s: its config compiled, diffed with its running state and checked against
+ * its links; nothing changes. 0, or -1 with the reason in e. */
+static int check_switch(struct rsw_ctl *c, unsigned s, struct sw_reload *r, const char *name,
+			char *e, size_t elen)
 {
 	struct rsw_dp_zone *z = c->zone;
-	struct sw_reload *r = calloc(z->n_sw, sizeof(*r));
-	json_t *errors = json_object(), *result = NULL, *files = json_object_get(req, "files");
-	char *msg = calloc(1, errlen);
+	struct rsw_txn *file = rsw_txn_new();
+	struct rsw_state *next = NULL;
+	r->diff = rsw_txn_new();
+	const struct rsw_state *run = z->dp[s]->sw->state;
+	int ok = file && r->diff;
+	if (!ok)
+		snprintf(e, elen, "out of memory");
+	ok = ok && rsw_config_compile_fd(c->req_fd[r->file], name, file, e, elen) == 0;
+	if (ok)
+		rsw_ctl_keep_run_params(file, run);
+	ok = ok && (next = rsw_state_from_txn(file, e, elen)) != NULL &&
+	     rsw_state_diff(run, next, r->diff, e, elen) == 0 &&
+	     link_speeds(z, s, next, e, elen) == 0;
+	if (ok)
+		e[0] = 0;
+	else if (!e[0])
+		snprintf(e, elen, "refused");
+	rsw_state_free(next);
+	rsw_txn_free(file);
+	return ok ? 0 : -1;
+}
+
+/* Phase 2: the new tables of every changed switch built (each keeps its lock). Returns how many
+ * switches refused. */
+static unsigned prepare_all(struct rsw_dp_zone *z, struct sw_reload *r, json_t *errors, char *msg,
+			    size_t msglen)
+{
 	unsigned refused = 0;
-	if (!r || !errors || !msg) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	if (match_switches(z, req, r, err, errlen) < 0)
-		goto out;
-	/* phase 1: every switch checked, all errors collected; nothing changes yet */
-	for (unsigned s = 0; s < z->n_sw; s++) {
-		char e[4096] = "";
-		const char *name = json_string_value(json_array_get(files, r[s].file));
-		struct rsw_txn *file = rsw_txn_new();
-		struct rsw_state *next = NULL;
-		r[s].diff = rsw_txn_new();
-		const struct rsw_state *run = z->dp[s]->sw->state;
-		int ok = file && r[s].diff;
-		if (!ok)
-			snprintf(e, sizeof(e), "out of memory");
-		ok = ok && rsw_config_compile_fd(c->req_fd[r[s].file], name, file, e, sizeof(e)) == 0;
-		if (ok)
-			rsw_ctl_keep_run_params(file, run);
-		ok = ok && (next = rsw_state_from_txn(file, e, sizeof(e))) != NULL &&
-		     rsw_state_diff(run, next, r[s].diff, e, sizeof(e)) == 0 &&
-		     link_speeds(z, s, next, e, sizeof(e)) == 0;
-		if (ok)
-			e[0] = 0;
-		else if (!e[0])
-			snprintf(e, sizeof(e), "refused");
-		rsw_state_free(next);
-		rsw_txn_free(file);
-		if (e[0]) {
-			refused++;
-			refuse(errors, msg, errlen, z->dp[s]->name, e);
-		}
-	}
-	/* phase 2: the new tables of every changed switch built (each keeps its lock) */
 	for (unsigned s = 0; !refused && s < z->n_sw; s++) {
 		char e[4096];
 		if (!rsw_txn_len(r[s].diff))
 			continue;
 		if (rsw_switch_prepare(z->dp[s]->sw, r[s].diff, &r[s].prep, e, sizeof(e)) < 0) {
 			refused++;
-			refuse(errors, msg, errlen, z->dp[s]->name, e);
+			refuse(errors, msg, msglen, z->dp[s]->name, e);
 		} else {
 			r[s].prepared = 1;
 		}
 	}
-	if (refused) {
-		for (unsigned s = 0; s < z->n_sw; s++)
-			if (r[s].prepared)
-				rsw_switch_abort(z->dp[s]->sw, &r[s].prep);
-		snprintf(err, errlen, "reload refused, no switch changed: %u of %u switches refused "
-			 "(one line per error)%s", refused, z->n_sw, msg);
-		c->req_errors = errors;
-		errors = NULL;
-		goto out;
-	}
-	/* phase 3: all swapped in, the workers waited for once, the old tables retired */
+	return refused;
+}
+
+/* Phase 3: all swapped in, the workers waited for once, the old tables retired. Returns every
+ * switch's generation and writes. */
+static json_t *publish_all(struct rsw_ctl *c, struct sw_reload *r, json_t *files)
+{
+	struct rsw_dp_zone *z = c->zone;
 	for (unsigned s = 0; s < z->n_sw; s++)
 		if (r[s].prepared)
 			rsw_switch_publish(z->dp[s]->sw, &r[s].prep);
@@ -191,8 +179,46 @@ json_t *rsw_dp_zone_reload(struct rsw_ctl *c, json_t *req, char *err, size_t err
 					      (json_int_t)rsw_txn_len(r[s].diff)));
 	}
 	c->reloads++;
-	result = json_pack("{s:s, s:I, s:o}", "zone", z->name, "writes", (json_int_t)writes,
-			   "switches", sws);
+	return json_pack("{s:s, s:I, s:o}", "zone", z->name, "writes", (json_int_t)writes,
+			 "switches", sws);
+}
+
+/* The transaction's three phases, all switches or none. */
+json_t *rsw_dp_zone_reload(struct rsw_ctl *c, json_t *req, char *err, size_t errlen)
+{
+	struct rsw_dp_zone *z = c->zone;
+	struct sw_reload *r = calloc(z->n_sw, sizeof(*r));
+	json_t *errors = json_object(), *result = NULL, *files = json_object_get(req, "files");
+	char *msg = calloc(1, errlen);
+	unsigned refused = 0;
+	if (!r || !errors || !msg) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (match_switches(z, req, r, err, errlen) < 0)
+		goto out;
+	/* phase 1: every switch checked, all errors collected */
+	for (unsigned s = 0; s < z->n_sw; s++) {
+		char e[4096] = "";
+		const char *name = json_string_value(json_array_get(files, r[s].file));
+		if (check_switch(c, s, &r[s], name, e, sizeof(e)) < 0) {
+			refused++;
+			refuse(errors, msg, errlen, z->dp[s]->name, e);
+		}
+	}
+	if (!refused)
+		refused = prepare_all(z, r, errors, msg, errlen);
+	if (refused) {
+		for (unsigned s = 0; s < z->n_sw; s++)
+			if (r[s].prepared)
+				rsw_switch_abort(z->dp[s]->sw, &r[s].prep);
+		snprintf(err, errlen, "reload refused, no switch changed: %u of %u switches refused "
+			 "(one line per error)%s", refused, z->n_sw, msg);
+		c->req_errors = errors;
+		errors = NULL;
+		goto out;
+	}
+	result = publish_all(c, r, files);
 out:
 	for (unsigned s = 0; r && s < z->n_sw; s++)
 		rsw_txn_free(r[s].diff);

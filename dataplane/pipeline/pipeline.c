@@ -91,13 +91,13 @@ static void ars_sample(const struct rsw_pipeline *p, uint64_t now)
 	struct rsw_ars_sample s[RSW_MAX_PORTS];
 	for (uint16_t port = 0; port < p->fib->n_ports; port++)
 		rsw_tm_port_bytes(p->tm, port, &s[port].tx_bytes, &s[port].queue_bytes);
-	rsw_ars_sample(p->fib, now, s);
+	rsw_ars_sample(p->fib->ars, now, s);
 }
 
 static inline void ars_sample_if_due(const struct rsw_pipeline *p)
 {
 	uint64_t now = p->ictx ? p->ictx->now_ns : 0;
-	if (p->tm && p->fib && p->fib->ars && rsw_ars_sample_due(p->fib, now))
+	if (p->tm && p->fib && p->fib->ars && rsw_ars_sample_due(p->fib->ars, now))
 		ars_sample(p, now);
 }
 

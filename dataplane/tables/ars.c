@@ -4,8 +4,7 @@
 #include <string.h>
 
 #include "ars.h"
-#include "fib.h"
-#include "state.h"
+#include "fastmod.h"
 
 const char *const rsw_ars_stat_names[RSW_ARS_STATS] = {
 	"RSW_ARS_PACKETS",
@@ -38,9 +37,8 @@ unsigned rsw_ars_combine(const struct rsw_ars_profile *p, unsigned load_band, un
 	return (p->load_weight * load_band + p->queue_weight * queue_band) / w;
 }
 
-int rsw_ars_sample_due(const struct rsw_fib *fib, uint64_t now)
+int rsw_ars_sample_due(struct rsw_ars_switch *sw, uint64_t now)
 {
-	struct rsw_ars_switch *sw = fib ? fib->ars : NULL;
 	if (!sw)
 		return 0;
 	uint64_t next = __atomic_load_n(&sw->next_sample_ns, __ATOMIC_RELAXED);
@@ -56,9 +54,8 @@ int rsw_ars_sample_due(const struct rsw_fib *fib, uint64_t now)
  * would (at exponent 4, 0.6 % of the old value is left after 64). */
 #define MAX_STEPS 64
 
-void rsw_ars_sample(const struct rsw_fib *fib, uint64_t now, const struct rsw_ars_sample *s)
+void rsw_ars_sample(struct rsw_ars_switch *sw, uint64_t now, const struct rsw_ars_sample *s)
 {
-	struct rsw_ars_switch *sw = fib->ars;
 	if (!sw)
 		return;
 	const struct rsw_ars_profile *p = &sw->prof;
@@ -106,29 +103,29 @@ static uint64_t next_rand(uint64_t *rng)
 /* Index into the group's active members: a random one, or (quality) the one of the lowest band,
  * ties broken by the group's seeded generator. why, when not NULL, gets each candidate's
  * quality, the lowest band and how many shared it. */
-static unsigned pick(const struct rsw_fib *fib, const struct rsw_fib_group *g, uint64_t *rng,
-		     int quality, struct rsw_ars_decision *why)
+static unsigned pick(const struct rsw_ars_switch *sw, const struct rsw_ars_members *mb,
+		     uint64_t *rng, int quality, struct rsw_ars_decision *why)
 {
 	if (why) {
-		why->n_active = g->n_active;
-		for (unsigned k = 0; k < g->n_active && k < RSW_ARS_DECISION_MEMBERS; k++) {
-			uint16_t port = fib->nh[g->active_nh[k]].port;
-			const struct rsw_ars_port *pt = &fib->ars->port[port];
+		why->n_active = mb->n;
+		for (unsigned k = 0; k < mb->n && k < RSW_ARS_DECISION_MEMBERS; k++) {
+			uint16_t port = mb->port[k];
+			const struct rsw_ars_port *pt = &sw->port[port];
 			why->q[k] = (struct rsw_ars_quality){
 				.load_avg = pt->load_avg, .queue_avg = pt->queue_avg,
-				.slot = g->active_slot[k], .port = port, .load_band = pt->load_band,
+				.slot = mb->slot[k], .port = port, .load_band = pt->load_band,
 				.queue_band = pt->queue_band, .band = pt->band};
 		}
 	}
-	if (!quality || !fib->ars) {
+	if (!quality) {
 		if (why)
 			why->why = RSW_ARS_WHY_RANDOM;
-		return (unsigned)((next_rand(rng) >> 32) % g->n_active);
+		return (unsigned)((next_rand(rng) >> 32) % mb->n);
 	}
 	uint16_t tie[RSW_ECMP_MAX_MEMBERS];
 	unsigned n = 0, best = RSW_ARS_BANDS;
-	for (unsigned k = 0; k < g->n_active; k++) {
-		unsigned b = fib->ars->port[fib->nh[g->active_nh[k]].port].band;
+	for (unsigned k = 0; k < mb->n; k++) {
+		unsigned b = sw->port[mb->port[k]].band;
 		if (b < best) {
 			best = b;
 			n = 0;
@@ -145,20 +142,20 @@ static unsigned pick(const struct rsw_fib *fib, const struct rsw_fib_group *g, u
 }
 
 /* The index of slot among the group's active members, or -1 (the member is down or gone). */
-static int active_index(const struct rsw_fib_group *g, unsigned slot)
+static int active_index(const struct rsw_ars_members *mb, unsigned slot)
 {
-	for (unsigned k = 0; k < g->n_active; k++)
-		if (g->active_slot[k] == slot)
+	for (unsigned k = 0; k < mb->n; k++)
+		if (mb->slot[k] == slot)
 			return (int)k;
 	return -1;
 }
 
-uint32_t rsw_ars_member(const struct rsw_fib *fib, const struct rsw_fib_group *g,
+uint32_t rsw_ars_member(const struct rsw_ars_switch *sw, struct rsw_ars_group *a,
 			struct rsw_pkt_meta *m, uint32_t nh, uint64_t now,
 			struct rsw_ars_decision *why, int dry)
 {
-	struct rsw_ars_group *a = g->ars;
-	const struct rsw_ars_profile *p = &fib->ars->prof;
+	const struct rsw_ars_members *mb = &a->mb;
+	const struct rsw_ars_profile *p = &sw->prof;
 	unsigned mode = a->cfg.mode;
 	if (why) {
 		memset(why, 0, offsetof(struct rsw_ars_decision, q));
@@ -167,7 +164,7 @@ uint32_t rsw_ars_member(const struct rsw_fib *fib, const struct rsw_fib_group *g
 		why->now_ns = now;
 		why->idle_ns = a->idle_ns;
 		why->max_flows = a->cfg.max_flows;
-		why->samples = fib->ars->samples;
+		why->samples = sw->samples;
 		why->chosen_slot = m->member;
 	}
 	if ((a->cfg.match_udp && (!(m->flags & RSW_META_F_UDP) || m->dport != a->cfg.match_dport)) ||
@@ -182,7 +179,7 @@ uint32_t rsw_ars_member(const struct rsw_fib *fib, const struct rsw_fib_group *g
 	struct rsw_flowlet *e = &a->flow[index];
 	int own = e->valid && e->hash == h;
 	int idle = !e->valid || (now > e->last_ns && now - e->last_ns > a->idle_ns);
-	int prev = own ? active_index(g, e->slot) : -1;
+	int prev = own ? active_index(mb, e->slot) : -1;
 	if (why) {
 		why->entry = index;
 		why->entry_valid = e->valid;
@@ -209,23 +206,23 @@ uint32_t rsw_ars_member(const struct rsw_fib *fib, const struct rsw_fib_group *g
 			why->new_flowlet = 0;
 		}
 	} else {
-		k = pick(fib, g, dry ? &rng : &a->rng, quality, why);
+		k = pick(sw, mb, dry ? &rng : &a->rng, quality, why);
 	}
-	uint32_t to = g->active_nh[k];
-	uint16_t port = fib->nh[to].port;
+	uint32_t to = mb->nh[k];
+	uint16_t port = mb->port[k];
 	if (why)
-		why->chosen_slot = g->active_slot[k];
-	m->member = g->active_slot[k];
+		why->chosen_slot = mb->slot[k];
+	m->member = mb->slot[k];
 	if (dry)
 		return to;
-	if (own && e->slot != g->active_slot[k]) {
+	if (own && e->slot != mb->slot[k]) {
 		COUNT(a, nexthop_reassignments);
 		if (e->port != port)
 			COUNT(a, port_reassignments);
 	}
 	if (own || idle) {
 		e->hash = h;
-		e->slot = g->active_slot[k];
+		e->slot = mb->slot[k];
 		e->port = port;
 		e->valid = 1;
 		e->last_ns = now;
@@ -233,73 +230,54 @@ uint32_t rsw_ars_member(const struct rsw_fib *fib, const struct rsw_fib_group *g
 	return to;
 }
 
-void rsw_ars_count_drop(const struct rsw_fib_group *g)
+void rsw_ars_count_drop(struct rsw_ars_group *a)
 {
-	COUNT(g->ars, packet_drops);
+	COUNT(a, packet_drops);
 }
 
-int rsw_ars_build(struct rsw_fib *f, const struct rsw_state *s)
+struct rsw_ars_group *rsw_ars_group_new(const struct rsw_ars_obj *o,
+					const struct rsw_ars_members *mb, uint64_t seed,
+					uint32_t index)
 {
-	int any = 0;
-	for (uint32_t i = 0; i < f->n_groups; i++) {
-		const struct rsw_ars_obj *o = &s->nhg[i]->ars;
-		if (o->mode == RSW_ARS_OFF || !o->max_flows)
-			continue;
-		struct rsw_ars_group *a = calloc(1, sizeof(*a) + o->max_flows *
-							      sizeof(struct rsw_flowlet));
-		if (!a)
-			return -1;
-		a->cfg = *o;
-		a->idle_ns = (uint64_t)o->idle_us * 1000;
-		a->flows_m = UINT64_MAX / o->max_flows + 1;
-		/* one stream per group, from the profile's seed: reruns decide alike */
-		a->rng = (s->sw.ars.seed + 1ull) * 0x9E3779B97F4A7C15ull + i;
-		if (!a->rng)
-			a->rng = 1;
-		f->groups[i].ars = a;
-		any = 1;
-	}
-	if (!any)
-		return 0;
-	f->ars = calloc(1, sizeof(*f->ars) + f->n_ports * sizeof(struct rsw_ars_port));
-	if (!f->ars)
-		return -1;
-	f->ars->prof = s->sw.ars;
-	f->ars->n_ports = f->n_ports;
-	f->ars->sample_ns = (s->sw.ars.sample_us ? s->sw.ars.sample_us : 16) * 1000ull;
-	return 0;
+	struct rsw_ars_group *a = calloc(1, sizeof(*a) + o->max_flows * sizeof(struct rsw_flowlet));
+	if (!a)
+		return NULL;
+	a->cfg = *o;
+	a->mb = *mb;
+	a->idle_ns = (uint64_t)o->idle_us * 1000;
+	a->flows_m = UINT64_MAX / o->max_flows + 1;
+	/* one stream per group, from the profile's seed: reruns decide alike */
+	a->rng = (seed + 1ull) * 0x9E3779B97F4A7C15ull + index;
+	if (!a->rng)
+		a->rng = 1;
+	return a;
 }
 
-void rsw_ars_free(struct rsw_fib *f)
+struct rsw_ars_switch *rsw_ars_switch_new(const struct rsw_ars_profile *p, uint16_t n_ports)
 {
-	for (uint32_t g = 0; f->groups && g < f->n_groups; g++)
-		free(f->groups[g].ars);
-	free(f->ars);
+	struct rsw_ars_switch *sw = calloc(1, sizeof(*sw) + n_ports * sizeof(struct rsw_ars_port));
+	if (!sw)
+		return NULL;
+	sw->prof = *p;
+	sw->n_ports = n_ports;
+	sw->sample_ns = (p->sample_us ? p->sample_us : 16) * 1000ull;
+	return sw;
 }
 
-void rsw_ars_carry(struct rsw_fib *next, const struct rsw_fib *prev)
+void rsw_ars_switch_carry(struct rsw_ars_switch *n, const struct rsw_ars_switch *o)
 {
-	if (!next || !prev || !prev->ars || !next->ars)
-		return;
-	struct rsw_ars_switch *n = next->ars;
-	const struct rsw_ars_switch *o = prev->ars;
 	unsigned np = n->n_ports < o->n_ports ? n->n_ports : o->n_ports;
 	memcpy(n->port, o->port, np * sizeof(n->port[0]));
 	n->samples = o->samples;
 	n->next_sample_ns = o->next_sample_ns;
-	for (uint32_t i = 0; i < next->n_groups; i++) {
-		struct rsw_ars_group *a = next->groups[i].ars;
-		for (uint32_t j = 0; a && j < prev->n_groups; j++) {
-			const struct rsw_ars_group *b = prev->groups[j].ars;
-			if (!b || strcmp(next->groups[i].name, prev->groups[j].name))
-				continue;
-			a->st = b->st;
-			a->rng = b->rng;
-			if (a->cfg.max_flows == b->cfg.max_flows)
-				memcpy(a->flow, b->flow, a->cfg.max_flows * sizeof(a->flow[0]));
-			break;
-		}
-	}
 	for (unsigned p = np; p < n->n_ports; p++)
 		n->port[p].last_ns = 0;
+}
+
+void rsw_ars_group_carry(struct rsw_ars_group *a, const struct rsw_ars_group *b)
+{
+	a->st = b->st;
+	a->rng = b->rng;
+	if (a->cfg.max_flows == b->cfg.max_flows)
+		memcpy(a->flow, b->flow, a->cfg.max_flows * sizeof(a->flow[0]));
 }

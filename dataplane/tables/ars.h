@@ -2,7 +2,8 @@
  * each port's quality (EWMA of bytes sent and of bytes queued, quantised into bands) that the
  * front ends sample from their traffic manager through struct rsw_ars_sample: the tables never
  * read the TM. The mutable state hangs off the compiled tables and is carried from one commit's
- * tables to the next (rsw_ars_carry), so flowlets and averages survive table changes. */
+ * tables to the next (rsw_ars_*_carry), so flowlets and averages survive table changes. The FIB
+ * owns this state and hands each group its members: nothing here reads the FIB. */
 #ifndef RSW_ARS_H
 #define RSW_ARS_H
 
@@ -10,10 +11,6 @@
 
 #include "../pkt/pkt_meta.h"
 #include "table_types.h"
-
-struct rsw_fib;
-struct rsw_fib_group;
-struct rsw_state;
 
 /* Counters of an ARS group, named as SAI names them (SAI_NEXT_HOP_GROUP_ATTR_ARS_*). */
 struct rsw_ars_stats {
@@ -34,8 +31,18 @@ struct rsw_flowlet {
 	uint8_t valid;
 };
 
+/* The members a group's ARS chooses among: its ECMP group's active members, in the arrays the
+ * FIB compiled (owned by the FIB, alive as long as the group). */
+struct rsw_ars_members {
+	const uint32_t *nh;    /* each active member's next-hop index */
+	const uint8_t *slot;   /* ... its member slot */
+	const uint16_t *port;  /* ... its egress port */
+	uint16_t n;
+};
+
 struct rsw_ars_group {
 	struct rsw_ars_obj cfg;
+	struct rsw_ars_members mb;
 	uint64_t idle_ns;
 	uint64_t flows_m;           /* rsw_fastmod constant of cfg.max_flows */
 	uint64_t rng;               /* ties and random modes: xorshift64 from the profile's seed */
@@ -129,28 +136,39 @@ static inline uint64_t rsw_ars_ewma(uint64_t avg, uint64_t x, unsigned e)
 /* The quality band of a port: the load and queue bands combined with the profile's weights. */
 unsigned rsw_ars_combine(const struct rsw_ars_profile *p, unsigned load_band, unsigned queue_band);
 
-/* Is a sample due at now? Claims it (one thread of many gets true). */
-int rsw_ars_sample_due(const struct rsw_fib *fib, uint64_t now);
-/* Update every port's averages and bands from s[0 .. fib->n_ports - 1], for the sampling
+/* Is a sample due at now? Claims it (one thread of many gets true). sw NULL: never. */
+int rsw_ars_sample_due(struct rsw_ars_switch *sw, uint64_t now);
+/* Update every port's averages and bands from s[0 .. sw->n_ports - 1], for the sampling
  * intervals elapsed since the last sample (the bytes sent spread evenly over them). */
-void rsw_ars_sample(const struct rsw_fib *fib, uint64_t now, const struct rsw_ars_sample *s);
+void rsw_ars_sample(struct rsw_ars_switch *sw, uint64_t now, const struct rsw_ars_sample *s);
 
-/* The ECMP stage's ARS step for a packet of group g (g->ars set) whose static choice is
- * m->member / nh: returns the next-hop index to use, m->member updated. why, when not NULL,
- * gets what the step saw and decided; dry: decide without changing the flowlet entry, the
- * tie-break stream or the counters (an explain on live tables). */
-uint32_t rsw_ars_member(const struct rsw_fib *fib, const struct rsw_fib_group *g,
+/* The ECMP stage's ARS step for a packet of group a whose static choice is m->member / nh:
+ * returns the next-hop index to use, m->member updated. why, when not NULL, gets what the step
+ * saw and decided; dry: decide without changing the flowlet entry, the tie-break stream or the
+ * counters (an explain on live tables). */
+uint32_t rsw_ars_member(const struct rsw_ars_switch *sw, struct rsw_ars_group *a,
 			struct rsw_pkt_meta *m, uint32_t nh, uint64_t now,
 			struct rsw_ars_decision *why, int dry);
-/* A packet of ARS group g dropped for want of a member. */
-void rsw_ars_count_drop(const struct rsw_fib_group *g);
+/* A packet of ARS group a dropped for want of a member. */
+void rsw_ars_count_drop(struct rsw_ars_group *a);
 
-/* Build the ARS state of fib from its state (profile, groups); free it. 0 or -1 (memory). */
-int rsw_ars_build(struct rsw_fib *fib, const struct rsw_state *s);
-void rsw_ars_free(struct rsw_fib *fib);
-/* Carry the mutable state (averages, flowlets of same-named groups of the same size, counters)
- * from the tables being replaced to the new ones, before they are published. */
-void rsw_ars_carry(struct rsw_fib *next, const struct rsw_fib *prev);
+/* Does a group of this config take ARS? */
+static inline int rsw_ars_wanted(const struct rsw_ars_obj *o)
+{
+	return o->mode != RSW_ARS_OFF && o->max_flows;
+}
+/* A group's ARS state (free it with free()): config o, members mb, its tie-break stream
+ * seeded from the profile's seed and the group's index. NULL: no memory. */
+struct rsw_ars_group *rsw_ars_group_new(const struct rsw_ars_obj *o,
+					const struct rsw_ars_members *mb, uint64_t seed,
+					uint32_t index);
+/* The switch's ARS state (free it with free()): profile p, n_ports ports. NULL: no memory. */
+struct rsw_ars_switch *rsw_ars_switch_new(const struct rsw_ars_profile *p, uint16_t n_ports);
+/* Carry the mutable state from the tables being replaced to the new ones, before they are
+ * published: the ports' averages and the sample clock; a same-named group's counters,
+ * tie-break stream and (same size) flowlets. */
+void rsw_ars_switch_carry(struct rsw_ars_switch *next, const struct rsw_ars_switch *prev);
+void rsw_ars_group_carry(struct rsw_ars_group *next, const struct rsw_ars_group *prev);
 
 const char *rsw_ars_mode_name(unsigned mode);
 

@@ -174,7 +174,8 @@ static int build_group(struct rsw_fib *f, const struct rsw_state *s, const struc
 	fg->active_m = fg->n_active ? UINT64_MAX / fg->n_active + 1 : 0;
 	fg->active_nh = calloc(fg->n_active + 1u, sizeof(uint32_t));
 	fg->active_slot = calloc(fg->n_active + 1u, sizeof(uint8_t));
-	if (!fg->active_nh || !fg->active_slot)
+	fg->active_port = calloc(fg->n_active + 1u, sizeof(uint16_t));
+	if (!fg->active_nh || !fg->active_slot || !fg->active_port)
 		return -1;
 	unsigned k = 0;
 	/* non-resilient order: by slot, so hash % n matches the member list order */
@@ -182,6 +183,7 @@ static int build_group(struct rsw_fib *f, const struct rsw_state *s, const struc
 		for (unsigned i = 0; i < g->n_members; i++)
 			if (g->members[i].slot == sl && g->members[i].active) {
 				fg->active_slot[k] = (uint8_t)sl;
+				fg->active_port[k] = f->nh[nh_of_slot[sl]].port;
 				fg->active_nh[k++] = (uint32_t)nh_of_slot[sl];
 			}
 	if (fg->n_active && g->rbt.bucket) {
@@ -362,39 +364,67 @@ static struct rsw_classifier_rule *dup_rules(const struct rsw_classifier_rule *r
 	return d;
 }
 
-/* Zeroed pages of their own: the TM's records are a cache line each (tm_cfg.h), so the tables
- * must start on a line, and the records of ports a switch does not have stay untouched zero
- * pages, as they were in calloc's mmap. */
-static struct rsw_fib *fib_alloc(void)
+/* Each group that takes ARS gets its state over its active members, and the switch its ports'
+ * quality (none when no group takes ARS). 0 or -1 (memory). */
+static int ars_build(struct rsw_fib *f, const struct rsw_state *s)
 {
-	void *p = mmap(NULL, sizeof(struct rsw_fib), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
+	for (uint32_t i = 0; i < f->n_groups; i++) {
+		const struct rsw_ars_obj *o = &s->nhg[i]->ars;
+		struct rsw_fib_group *g = &f->groups[i];
+		if (!rsw_ars_wanted(o))
+			continue;
+		struct rsw_ars_members mb = {g->active_nh, g->active_slot, g->active_port,
+					     g->n_active};
+		if (!(g->ars = rsw_ars_group_new(o, &mb, s->sw.ars.seed, i)))
+			return -1;
+		if (!f->ars && !(f->ars = rsw_ars_switch_new(&s->sw.ars, f->n_ports)))
+			return -1;
+	}
+	return 0;
 }
 
-/* One piece: each compiled table in the order the next reads it, sharing two failure exits. */
-struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, char *err,
-			      unsigned errlen)
+void rsw_fib_carry(struct rsw_fib *next, const struct rsw_fib *prev)
 {
-	struct rsw_fib *f = fib_alloc();
-	uint32_t nh_cap = 0;
-	unsigned n_pbr[RSW_MAX_PORTS] = {0};
+	if (!next || !prev || !prev->ars || !next->ars)
+		return;
+	rsw_ars_switch_carry(next->ars, prev->ars);
+	for (uint32_t i = 0; i < next->n_groups; i++) {
+		struct rsw_ars_group *a = next->groups[i].ars;
+		for (uint32_t j = 0; a && j < prev->n_groups; j++) {
+			const struct rsw_ars_group *b = prev->groups[j].ars;
+			if (b && !strcmp(next->groups[i].name, prev->groups[j].name)) {
+				rsw_ars_group_carry(a, b);
+				break;
+			}
+		}
+	}
+}
 
-	if (!f)
-		goto oom;
-	f->generation = generation;
-	memcpy(f->router_mac, s->sw.router_mac, 6);
-	f->dmac_check = s->sw.dmac_check;
-	f->n_ports = s->n_ports;
+static int no_memory(char *err, unsigned errlen)
+{
+	snprintf(err, errlen, "out of memory compiling the tables");
+	return -1;
+}
+
+/* The hash policies, by index (groups name theirs). */
+static int compile_policies(struct rsw_fib *f, const struct rsw_state *s)
+{
 	f->n_policies = (uint32_t)s->n_pol;
 	f->policies = calloc(s->n_pol + 1, sizeof(*f->policies));
 	f->policy_names = calloc(s->n_pol + 1, sizeof(*f->policy_names));
 	if (!f->policies || !f->policy_names)
-		goto oom;
+		return -1;
 	for (size_t i = 0; i < s->n_pol; i++) {
 		f->policies[i] = s->pol[i].pol;
 		memcpy(f->policy_names[i], s->pol[i].name, RSW_NAME_MAX);
 	}
+	return 0;
+}
+
+/* Each port as ingress and egress read it (state, MAC, QoS maps), and the TM's own settings. */
+static int compile_ports(struct rsw_fib *f, const struct rsw_state *s, char *err,
+			 unsigned errlen)
+{
 	for (unsigned p = 0; p < s->n_ports; p++) {
 		const struct rsw_port_cfg *pc = &s->ports[p];
 		struct rsw_fib_port *fp = &f->ports[p];
@@ -408,8 +438,7 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 		const struct rsw_qos_map *t2p = rsw_state_qos(s, pc->tc_to_pg_map, RSW_QOS_TC_TO_PG);
 		if (!d2t || !t2p) {
 			snprintf(err, errlen, "%s: port %s: QoS map missing", pc->origin, pc->name);
-			rsw_fib_free(f);
-			return NULL;
+			return -1;
 		}
 		memcpy(fp->dscp_to_tc, d2t->map, 64);
 		memcpy(fp->tc_to_pg, t2p->map, 8);
@@ -421,10 +450,16 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 	f->tm.n_ports = (uint16_t)s->n_ports;
 	f->tm.pools = s->sw.tm;
 	rsw_tm_config_finish(&f->tm);
+	return 0;
+}
+
+/* The switch's own addresses (INTERFACE). */
+static int compile_locals(struct rsw_fib *f, const struct rsw_state *s)
+{
 	f->local4 = calloc(s->n_intf + 1, sizeof(*f->local4));
 	f->local6 = calloc(s->n_intf + 1, sizeof(*f->local6));
 	if (!f->local4 || !f->local6)
-		goto oom;
+		return -1;
 	for (size_t i = 0; i < s->n_intf; i++) {
 		const struct rsw_ip *a = &s->intf[i].addr.ip;
 		if (a->family == 4)
@@ -432,21 +467,28 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 		else
 			memcpy(f->local6[f->n_local6++], a->a, 16);
 	}
-	f->n_cls = (uint32_t)s->n_cls;
-	f->cls = dup_rules(s->cls, s->n_cls);
-	if (!f->cls)
-		goto oom;
+	return 0;
+}
+
+/* The ECMP groups over their next hops, and ARS over them. */
+static int compile_groups(struct rsw_fib *f, const struct rsw_state *s, uint32_t *nh_cap)
+{
 	f->groups = calloc(s->n_nhg + 1, sizeof(*f->groups));
 	if (!f->groups)
-		goto oom;
+		return -1;
 	for (size_t i = 0; i < s->n_nhg; i++) {
-		if (build_group(f, s, s->nhg[i], &f->groups[i], &nh_cap) < 0)
-			goto oom;
+		if (build_group(f, s, s->nhg[i], &f->groups[i], nh_cap) < 0)
+			return -1;
 		f->n_groups++;
 	}
-	if (rsw_ars_build(f, s) < 0)
-		goto oom;
-	unsigned n4 = 0, n6 = 0;
+	return ars_build(f, s);
+}
+
+/* The empty LPM tables, sized to the routes: the main IPv4 and IPv6 ones, and each port's
+ * policy routes. */
+static int create_lpms(struct rsw_fib *f, const struct rsw_state *s, char *err, unsigned errlen)
+{
+	unsigned n4 = 0, n6 = 0, n_pbr[RSW_MAX_PORTS] = {0};
 	for (size_t i = 0; i < s->n_routes; i++) {
 		if (s->routes[i].in_port >= 0)
 			n_pbr[s->routes[i].in_port]++;
@@ -456,10 +498,10 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 			n6++;
 	}
 	if (fib4_compact && long4_new(&f->long4, s) < 0)
-		goto oom;
+		return no_memory(err, errlen);
 	unsigned long t4 = n4 ? tbl8_groups(s, 4) : 0, t6 = n6 ? tbl8_groups(s, 6) : 0;
 	if (t4 == ~0ul || t6 == ~0ul)
-		goto oom;
+		return no_memory(err, errlen);
 	if ((n4 && !(f->fib4 = fib4_new(n4, t4))) || (n6 && !(f->lpm6 = lpm6_new(n6, t6))))
 		goto lpm_fail;
 	for (unsigned p = 0; p < s->n_ports; p++) {
@@ -470,32 +512,74 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 		if (!f->ports[p].pbr4 || !f->ports[p].pbr6)
 			goto lpm_fail;
 	}
+	return 0;
+lpm_fail:
+	snprintf(err, errlen, "cannot create an LPM table: %s", rte_strerror(rte_errno));
+	return -1;
+}
+
+/* Every route in use into its table, as its value (next hop, group or blackhole). */
+static int add_routes(struct rsw_fib *f, const struct rsw_state *s, uint32_t *nh_cap, char *err,
+		      unsigned errlen)
+{
 	for (size_t i = 0; i < s->n_routes; i++) {
 		struct rsw_route tmp;
 		const struct rsw_route *r = route_in_use(f, s, &s->routes[i], &tmp);
 		uint32_t val;
 		if (policy_route_down(f, s, r))
 			continue;
-		if (route_value(f, s, r, &nh_cap, &val) < 0) {
+		if (route_value(f, s, r, nh_cap, &val) < 0) {
 			snprintf(err, errlen, "%s: route cannot be compiled (too many next hops?)",
 				 r->origin);
-			rsw_fib_free(f);
-			return NULL;
+			return -1;
 		}
 		if (add_route(f, r, val) < 0) {
 			snprintf(err, errlen, "%s: the LPM table refused the route (full?)", r->origin);
-			rsw_fib_free(f);
-			return NULL;
+			return -1;
 		}
 	}
+	return 0;
+}
+
+/* Zeroed pages of their own: the TM's records are a cache line each (tm_cfg.h), so the tables
+ * must start on a line, and the records of ports a switch does not have stay untouched zero
+ * pages, as they were in calloc's mmap. */
+static struct rsw_fib *fib_alloc(void)
+{
+	void *p = mmap(NULL, sizeof(struct rsw_fib), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Each compiled table in the order the next reads it. */
+struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, char *err,
+			      unsigned errlen)
+{
+	struct rsw_fib *f = fib_alloc();
+	uint32_t nh_cap = 0;
+	if (!f) {
+		no_memory(err, errlen);
+		return NULL;
+	}
+	f->generation = generation;
+	memcpy(f->router_mac, s->sw.router_mac, 6);
+	f->dmac_check = s->sw.dmac_check;
+	f->n_ports = s->n_ports;
+	if (compile_policies(f, s) < 0)
+		goto oom;
+	if (compile_ports(f, s, err, errlen) < 0)
+		goto fail;
+	f->n_cls = (uint32_t)s->n_cls;
+	if (compile_locals(f, s) < 0 || !(f->cls = dup_rules(s->cls, s->n_cls)) ||
+	    compile_groups(f, s, &nh_cap) < 0)
+		goto oom;
+	if (create_lpms(f, s, err, errlen) < 0 || add_routes(f, s, &nh_cap, err, errlen) < 0)
+		goto fail;
 	rsw_flow_cache_recipe(f);
 	return f;
-lpm_fail:
-	snprintf(err, errlen, "cannot create an LPM table: %s", rte_strerror(rte_errno));
-	rsw_fib_free(f);
-	return NULL;
 oom:
-	snprintf(err, errlen, "out of memory compiling the tables");
+	no_memory(err, errlen);
+fail:
 	rsw_fib_free(f);
 	return NULL;
 }
@@ -522,11 +606,13 @@ void rsw_fib_free(struct rsw_fib *f)
 		}
 	}
 	free(f->long4.slot);
-	rsw_ars_free(f);
+	free(f->ars);
 	for (uint32_t g = 0; f->groups && g < f->n_groups; g++) {
+		free(f->groups[g].ars);
 		free(f->groups[g].bucket_slot);
 		free(f->groups[g].active_nh);
 		free(f->groups[g].active_slot);
+		free(f->groups[g].active_port);
 	}
 	free(f->groups);
 	free(f->nh);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "../hash/hash_policy.h"
+#include "fastmod.h"
 #include "table_types.h"
 
 struct rte_fib;
@@ -33,12 +34,6 @@ struct rsw_fib_nh {
 	struct rsw_ip ip;
 };
 
-/* Exact x % d without a division (Lemire, Kaser, Kurz 2019): m = UINT64_MAX / d + 1. */
-static inline uint32_t rsw_fastmod(uint32_t x, uint64_t m, uint32_t d)
-{
-	return (uint32_t)(((__uint128_t)(m * x) * d) >> 64);
-}
-
 struct rsw_fib_group {
 	uint64_t bucket_m;      /* rsw_fastmod constants for n_buckets and n_active */
 	uint64_t active_m;
@@ -52,6 +47,7 @@ struct rsw_fib_group {
 	uint32_t slot_nh[RSW_ECMP_MAX_MEMBERS];
 	uint32_t *active_nh;    /* non-resilient: hash % n_active → next-hop index */
 	uint8_t *active_slot;
+	uint16_t *active_port;  /* ... its egress port (what ARS weighs) */
 	struct rsw_ars_group *ars; /* NULL: plain ECMP (docs/ars.md); mutable, carried by commits */
 	char name[RSW_NAME_MAX];
 };
@@ -174,5 +170,8 @@ void rsw_fib_compact_ipv4(int on);
 /* From now on rsw_fib_free leaves DPDK's tables (LPM, RIB) to the process exit. */
 void rsw_fib_process_exiting(void);
 void rsw_fib_free(struct rsw_fib *fib);
+/* Carry the mutable state (ARS: averages, same-named groups' flowlets and counters) from the
+ * tables being replaced to the new ones, before they are published. */
+void rsw_fib_carry(struct rsw_fib *next, const struct rsw_fib *prev);
 
 #endif

@@ -207,7 +207,7 @@ static inline void ingress_route(const struct rsw_fib *fib, const uint8_t *frame
 		m->group = idx;
 		if (g->n_active == 0) {
 			if (g->ars)
-				rsw_ars_count_drop(g);
+				rsw_ars_count_drop(g->ars);
 			m->drop = RSW_DROP_ECMP_GROUP_EMPTY;
 			return;
 		}
@@ -222,7 +222,7 @@ static inline void ingress_route(const struct rsw_fib *fib, const uint8_t *frame
 			idx = g->active_nh[m->bucket];
 		}
 		if (g->ars) /* adaptive routing may move the flow off its static member */
-			idx = rsw_ars_member(fib, g, m, idx, ctx ? ctx->now_ns : 0,
+			idx = rsw_ars_member(fib->ars, g->ars, m, idx, ctx ? ctx->now_ns : 0,
 					     ctx ? ctx->ars_why : NULL, ctx && ctx->ars_dry);
 	}
 	m->nexthop = idx;

@@ -292,11 +292,9 @@ static int op_check(const struct rsw_table_write *w, long found, const char *wha
 }
 
 /* Member set of a group changed: keep the slots of members that stay. */
-static int nhg_set(struct rsw_state *s, const void *entry, long idx, char *err, size_t errlen)
+/* What a next-hop group must be before it enters the state. */
+static int nhg_check(const struct rsw_nhg *in, char *err, size_t errlen)
 {
-	const struct rsw_nhg *in = entry;
-	struct rsw_nhg *g;
-
 	if (in->n_members == 0)
 		return fail(err, errlen, in->origin, "next-hop group '%s' has no members", in->name);
 	if (in->n_buckets == 0 || in->n_buckets > RSW_RBT_MAX_BUCKETS)
@@ -312,35 +310,37 @@ static int nhg_set(struct rsw_state *s, const void *entry, long idx, char *err, 
 			if (rsw_ip_eq(&in->members[i].ip, &in->members[j].ip))
 				return fail(err, errlen, in->origin,
 					    "next-hop group '%s' lists a next hop twice", in->name);
-	if (idx < 0) {
-		g = calloc(1, sizeof(*g));
-		struct rsw_nhg **arr = g ? push(s->nhg, &s->n_nhg, sizeof(*s->nhg)) : NULL;
-		if (!arr) {
-			free(g);
-			return fail(err, errlen, in->origin, "out of memory");
-		}
-		s->nhg = arr;
-		s->nhg[s->n_nhg - 1] = g;
-		*g = *in;
-		g->rbt.bucket = NULL;
-		for (unsigned i = 0; i < g->n_members; i++) {
-			g->members[i].slot = (uint16_t)i;
-			g->members[i].active = 0;
-		}
-		return 0;
+	return 0;
+}
+
+/* A new group: members in slots by their order, none active yet. */
+static int nhg_add(struct rsw_state *s, const struct rsw_nhg *in, char *err, size_t errlen)
+{
+	struct rsw_nhg *g = calloc(1, sizeof(*g));
+	struct rsw_nhg **arr = g ? push(s->nhg, &s->n_nhg, sizeof(*s->nhg)) : NULL;
+	if (!arr) {
+		free(g);
+		return fail(err, errlen, in->origin, "out of memory");
 	}
-	g = s->nhg[idx];
-	if (g->n_buckets != in->n_buckets && g->rbt.bucket) {
-		/* a new table size redistributes everything, as on hardware */
-		rsw_rbt_free(&g->rbt);
-		for (unsigned i = 0; i < g->n_members; i++)
-			g->members[i].active = 0;
+	s->nhg = arr;
+	s->nhg[s->n_nhg - 1] = g;
+	*g = *in;
+	g->rbt.bucket = NULL;
+	for (unsigned i = 0; i < g->n_members; i++) {
+		g->members[i].slot = (uint16_t)i;
+		g->members[i].active = 0;
 	}
+	return 0;
+}
+
+/* A group's new member list: members that stay keep their slot and state, those that left give
+ * their buckets to the others, newcomers take free slots, lowest first. */
+static void nhg_members(struct rsw_nhg *g, const struct rsw_nhg *in)
+{
 	struct rsw_nhg_member old[RSW_ECMP_MAX_MEMBERS];
 	uint16_t n_old = g->n_members;
 	memcpy(old, g->members, sizeof(old));
 	uint8_t used[RSW_ECMP_MAX_MEMBERS] = {0};
-	/* members that stay keep their slot and state */
 	for (unsigned i = 0; i < in->n_members; i++) {
 		g->members[i] = in->members[i];
 		g->members[i].slot = UINT16_MAX;
@@ -352,11 +352,9 @@ static int nhg_set(struct rsw_state *s, const void *entry, long idx, char *err, 
 				used[old[j].slot] = 1;
 			}
 	}
-	/* members that left: their buckets go to the others */
 	for (unsigned j = 0; j < n_old; j++)
 		if (!used[old[j].slot] && old[j].active && g->rbt.bucket)
 			rsw_rbt_remove(&g->rbt, old[j].slot);
-	/* newcomers take free slots, lowest first */
 	for (unsigned i = 0; i < in->n_members; i++) {
 		if (g->members[i].slot != UINT16_MAX)
 			continue;
@@ -367,6 +365,23 @@ static int nhg_set(struct rsw_state *s, const void *entry, long idx, char *err, 
 		g->members[i].slot = (uint16_t)sl;
 	}
 	g->n_members = in->n_members;
+}
+
+static int nhg_set(struct rsw_state *s, const void *entry, long idx, char *err, size_t errlen)
+{
+	const struct rsw_nhg *in = entry;
+	if (nhg_check(in, err, errlen) < 0)
+		return -1;
+	if (idx < 0)
+		return nhg_add(s, in, err, errlen);
+	struct rsw_nhg *g = s->nhg[idx];
+	if (g->n_buckets != in->n_buckets && g->rbt.bucket) {
+		/* a new table size redistributes everything, as on hardware */
+		rsw_rbt_free(&g->rbt);
+		for (unsigned i = 0; i < g->n_members; i++)
+			g->members[i].active = 0;
+	}
+	nhg_members(g, in);
 	memcpy(g->policy, in->policy, sizeof(g->policy));
 	g->n_buckets = in->n_buckets;
 	g->resilient = in->resilient;

@@ -83,7 +83,7 @@ void rsw_switch_abort(struct rsw_switch *sw, struct rsw_switch_prep *prep)
 
 void rsw_switch_publish(struct rsw_switch *sw, struct rsw_switch_prep *prep)
 {
-	rsw_ars_carry(prep->fib, sw->fib); /* flowlets and averages live on */
+	rsw_fib_carry(prep->fib, sw->fib); /* flowlets and averages live on */
 	prep->old = __atomic_exchange_n(&sw->fib, prep->fib, __ATOMIC_ACQ_REL);
 	prep->fib = NULL;
 	rsw_state_free(sw->state);

@@ -92,7 +92,7 @@ static int send_at(struct rsw_switch *sw, uint16_t sport, uint16_t dport, uint64
 static void sample(struct rsw_switch *sw, uint64_t t_us, uint64_t p1, uint64_t p2, uint64_t p3)
 {
 	struct rsw_ars_sample s[4] = {{0}, {p1, 0}, {p2, 0}, {p3, 0}};
-	rsw_ars_sample(rsw_switch_fib(sw), t_us * 1000, s);
+	rsw_ars_sample(rsw_switch_fib(sw)->ars, t_us * 1000, s);
 }
 
 static const struct rsw_ars_stats *stats(struct rsw_switch *sw)
@@ -283,7 +283,7 @@ static void counters_as_reported(void **state)
 	second_sample(sw);
 	send_at(sw, 1000, 4791, 40, NULL);
 	send_at(sw, 1000, 4791, 100, NULL);
-	rsw_ars_count_drop(&rsw_switch_fib(sw)->groups[0]);
+	rsw_ars_count_drop(rsw_switch_fib(sw)->groups[0].ars);
 	json_t *a = rsw_ars_groups_json(rsw_switch_fib(sw));
 	assert_int_equal(json_array_size(a), 1);
 	json_t *g = json_array_get(a, 0);

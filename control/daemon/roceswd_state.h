@@ -1,11 +1,11 @@
-/* roceswd, the control daemon (docs/roceswd.md): validates the config, runs and programs the
- * dataplane, reloads on change, restarts a dataplane that died (with backoff), re-attaches to
- * the dataplane a previous roceswd left running, serves Prometheus metrics, tells systemd. */
-#ifndef RSW_ROCESWD_H
-#define RSW_ROCESWD_H
+/* roceswd's state, shared by its parts (docs/roceswd.md): the config and its copies, the
+ * dataplane's life (roceswd_child.c), the reload in flight (roceswd_reload.c), the metrics. */
+#ifndef RSW_ROCESWD_STATE_H
+#define RSW_ROCESWD_STATE_H
 
 #include <pthread.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "dataplane/config/config_roceswd.h"
 #include "prom_metrics.h"
@@ -73,26 +73,12 @@ struct roceswd {
 	struct rsw_prom_daemon stats;
 };
 
-double rsw_now(void);
-
-/* roceswd_child.c: the dataplane's life */
-void rsw_child_start(struct roceswd *d);
-int rsw_child_adopt(struct roceswd *d);
-void rsw_child_died(struct roceswd *d, int status);
-void rsw_child_reap(struct roceswd *d);
-void rsw_child_tick(struct roceswd *d);
-void rsw_child_stop(struct roceswd *d);
-/* Forks the launcher with the dataplane's command line on the boot copy. Returns 0 or -1. */
-int rsw_child_launcher(struct roceswd *d);
-/* The launcher's channel is readable: a death of its dataplane, or the launcher gone. */
-void rsw_child_launcher_event(struct roceswd *d);
-
-/* roceswd.c */
-/* The config compiled and built into tables, as the dataplane would; errors name it `name`. */
-int rsw_validate(const char *path, const char *name, char *err, size_t errlen);
-void rsw_reload_request(struct roceswd *d, const char *why);
-void rsw_dataplane_ready(struct roceswd *d);
-void rsw_reload_abort(struct roceswd *d, const char *why);
-
+/* Seconds on the monotonic clock: every timer of the daemon. */
+static inline double rsw_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 #endif
