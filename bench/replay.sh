@@ -9,7 +9,8 @@
 # 32x16x16 and 192x16x16: 6, 48 and 208 switches) each replaying a closed-loop ring AllReduce over
 # one host per rack (ZONE_RING_SIZE bytes, default 384M, 96M and 24M: a few million hops each),
 # captures off: set-up CPU time (a run stopped at 1 ns), switch-hops per CPU second after set-up,
-# CPU ns per hop and its ratio to the smallest zone's, peak RSS (/usr/bin/time -v).
+# CPU ns per hop and its ratio to the smallest zone's, peak RSS (/usr/bin/time -v); the median of
+# ZONE_ROUNDS runs (default 3), and the largest zone again with the heap on 4 KiB pages.
 # Last, the comparison with ns-3.37 (bench/replay_ns3.sh with ROUNDS; its ZONES are NS3_ZONES),
 # when Debian's libns3-dev is installed (scripts/setup-bench-ns3.sh), else a line saying so; and
 # the MPI replay's 2-rank speed-up (bench/replay_ranks.sh) when rocesw-replay-mpi is built.
@@ -32,45 +33,64 @@ work=$(mktemp -d "$base/rocesw-replaybench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 now() { date +%s.%N; }
 zone_series() {
+  local rounds=${ZONE_ROUNDS:-3}
   echo "zone-size series (closed-loop ring over one host per rack, captures off; CPU time of the"
-  echo "process, set-up's subtracted, so a busy machine's other work is not counted):"
-  printf '%-10s %8s %6s %7s %12s %9s %9s %11s %10s %8s\n' zone switches hosts size setup_cpu_s \
+  echo "process, set-up's subtracted, so a busy machine's other work is not counted; median of"
+  echo "$rounds runs, the range in brackets; the heap on transparent huge pages unless marked 4K):"
+  printf '%-10s %8s %6s %7s %12s %9s %9s %11s %16s %8s\n' zone switches hosts size setup_cpu_s \
     switch_hops run_cpu_s Mhops_per_s ns_per_hop peak_MB
-  local first_ns=""
-  for z in ${ZONES:-4x2x2 32x16x16 192x16x16}; do
-    IFS=x read -r racks hosts ctsws <<<"$z"
-    d=$work/zone-$z
-    /usr/bin/python3 scripts/gen_zone.py --racks "$racks" --hosts "$hosts" --ctsws "$ctsws" \
-      --out "$d" >/dev/null
+  local first_ns="" zs=(${ZONES:-4x2x2 32x16x16 192x16x16})
+  local last=${zs[${#zs[@]}-1]}
+  for z in "${zs[@]}" "$last/4K"; do
+    local heap=1 zz=${z%/4K}
+    [[ $z == */4K ]] && heap=0
+    (( heap )) || [[ ${#zs[@]} -gt 1 ]] || continue
+    IFS=x read -r racks hosts ctsws <<<"$zz"
+    d=$work/zone-$zz
+    [[ -d $d ]] || /usr/bin/python3 scripts/gen_zone.py --racks "$racks" --hosts "$hosts" \
+      --ctsws "$ctsws" --out "$d" >/dev/null
     # enough traffic for a few million hops in every zone: the ring's bytes per rank shrink as
     # ranks grow (ZONE_RING_SIZE overrides)
-    case $z in 4x2x2) size=384M ;; 32x16x16) size=96M ;; *) size=24M ;; esac
+    case $zz in 4x2x2) size=384M ;; 32x16x16) size=96M ;; *) size=24M ;; esac
     size=${ZONE_RING_SIZE:-$size}
     spec="ring,size=$size,ranks=$racks"
     args=(replay --config "$d/zone.yaml" --collective "$spec" --captures none --sample-ns 0 --quiet)
-    /usr/bin/time -f '%e %U %S' -o "$d/setup.txt" ./"$b"/rocesw "${args[@]}" --out "$d/setup" \
-      --until 1 </dev/null >/dev/null 2>&1
-    /usr/bin/time -v -o "$d/time.txt" ./"$b"/rocesw "${args[@]}" --out "$d/run" \
-      </dev/null >/dev/null 2>&1
-    line=$(/usr/bin/python3 - "$d/run/summary.json" "$d/time.txt" "$d/setup.txt" "$z" "$size" <<'PY'
-import json, re, sys
-s = json.load(open(sys.argv[1]))
-assert s["conservation"]["holds"] and s["collective"]["complete"], sys.argv[1]
+    for k in $(seq "$rounds"); do
+      ROCESW_HUGE_HEAP=$heap /usr/bin/time -f '%e %U %S' -o "$d/setup.$heap.$k" ./"$b"/rocesw \
+        "${args[@]}" --out "$d/setup" --until 1 </dev/null >/dev/null 2>&1
+      ROCESW_HUGE_HEAP=$heap /usr/bin/time -v -o "$d/time.$heap.$k" ./"$b"/rocesw "${args[@]}" \
+        --out "$d/run" </dev/null >/dev/null 2>&1
+    done
+    line=$(/usr/bin/python3 - "$d" "$heap" "$rounds" "$z" "$size" <<'PY'
+import json, re, statistics, sys
+d, heap, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+s = json.load(open(d + "/run/summary.json"))
+assert s["conservation"]["holds"] and s["collective"]["complete"], d
 hops = sum(p["rx_packets"] for sw in s["switches"] for p in sw["ports"])
-t = open(sys.argv[2]).read()
-rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", t)[1])
-cpu = sum(float(re.search(rf"{k} time \(seconds\): ([\d.]+)", t)[1]) for k in ("User", "System"))
-_, su, ss = map(float, open(sys.argv[3]).read().split()[-3:])
-run = cpu - su - ss
-print(f"{sys.argv[4]:<10} {len(s['switches']):8} {len(s['hosts']):6} {sys.argv[5]:>7} {su + ss:12.2f} "
-      f"{hops:9} {run:9.2f} {hops / run / 1e6:11.3f} {run / hops * 1e9:10.0f} {rss / 1024:8.0f}")
+runs, setups, rss = [], [], 0
+for k in range(1, rounds + 1):
+    t = open(f"{d}/time.{heap}.{k}").read()
+    rss = max(rss, int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", t)[1]))
+    cpu = sum(float(re.search(rf"{x} time \(seconds\): ([\d.]+)", t)[1]) for x in ("User", "System"))
+    _, su, ss = map(float, open(f"{d}/setup.{heap}.{k}").read().split()[-3:])
+    runs.append(cpu - su - ss)
+    setups.append(su + ss)
+run = statistics.median(runs)
+ns = f"{run / hops * 1e9:.0f} [{min(runs) / hops * 1e9:.0f}-{max(runs) / hops * 1e9:.0f}]"
+print(f"{sys.argv[4]:<10} {len(s['switches']):8} {len(s['hosts']):6} {sys.argv[5]:>7} "
+      f"{statistics.median(setups):12.2f} {hops:9} {run:9.2f} {hops / run / 1e6:11.3f} {ns:>16} "
+      f"{rss / 1024:8.0f}")
 PY
 )
     echo "$line"
     ns=$(awk '{print $9}' <<<"$line")
     if [[ -z $first_ns ]]; then first_ns=$ns; first=$z
-    else awk -v a="$ns" -v b="$first_ns" -v z="$z" -v f="$first" \
-      'BEGIN { printf "  cost per hop %s / %s: %.2fx (goal: within 1.5x)\n", z, f, a / b }'; fi
+    elif (( heap )); then awk -v a="$ns" -v b="$first_ns" -v z="$z" -v f="$first" \
+      'BEGIN { printf "  cost per hop %s / %s: %.2fx (goal: within 1.5x)\n", z, f, a / b }'
+    else awk -v a="$ns" -v b="$prev_ns" -v z="$zz" \
+      'BEGIN { printf "  %s with the heap on 4 KiB pages (ROCESW_HUGE_HEAP=0): %.2fx the cost per hop\n", z, a / b }'
+    fi
+    prev_ns=$ns
   done
 }
 if (( zones_only )); then zone_series; exit 0; fi

@@ -97,7 +97,10 @@ static void usage(FILE *f)
 		"  --sync MODE      with --ranks: ns-3's granted time 'window' (default) or\n"
 		"                   'null-messages'\n"
 		"  --hostfile F     with --ranks: Open MPI's hosts file (several machines)\n"
-		RSW_TEXT_USAGE RSW_CAPTURE_USAGE);
+		RSW_TEXT_USAGE RSW_CAPTURE_USAGE
+		"environment:\n"
+		"  ROCESW_HUGE_HEAP=0  keep the heap on 4 KiB pages (by default replay starts itself\n"
+		"                   again with GLIBC_TUNABLES=glibc.malloc.hugetlb=1: docs/replay.md)\n");
 }
 
 /* The one policy of --hash-policy FILE[:NAME]. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "huge_heap.h"
 #include "dataplane/replay/collective.h"
 #include "dataplane/replay/replay_part.h"
 #include "dataplane/tm/shaper.h"
@@ -571,6 +572,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	int null_msg = 0;
+	rsw_huge_heap(argv);
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		usage(stdout);
 		return 0;

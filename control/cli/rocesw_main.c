@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "huge_heap.h"
 
 static void usage(FILE *f)
 {
@@ -70,6 +71,8 @@ int main(int argc, char **argv)
 		printf("rocesw %s\n", RSW_VERSION);
 		return 0;
 	}
+	if (!strcmp(argv[1], "replay"))
+		rsw_huge_heap(argv);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);

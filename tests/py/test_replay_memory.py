@@ -66,3 +66,75 @@ class Memory(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def thp_mode():
+    """The kernel's transparent huge page mode: always, madvise or never."""
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            return f.read().split("[")[1].split("]")[0]
+    except (OSError, IndexError):
+        return "never"
+
+
+class HugeHeap(unittest.TestCase):
+    """`rocesw replay` runs itself again with glibc's malloc on transparent huge pages
+    (control/cli/huge_heap.c, docs/performance.md), unless THP is off or the user says how
+    malloc uses them; the run's outputs do not depend on it."""
+
+    def run_held(self, extra_env):
+        """A replay held at its capture's open, a FIFO: its heap's mapping flags, read then, and
+        its outputs. open() of a FIFO for writing returns once the reader has it open, so by
+        then the process runs the command (running itself again, its first act, is behind it)."""
+        d = tmpdir()
+        fifo = os.path.join(d, "in.pcap")
+        os.mkfifo(fifo)
+        subprocess.run([ROCESW, "gen", "--pattern", "incast", "--hosts", "3", "--root", "2",
+                        "--message", "65536", "--out", os.path.join(d, "gen")],
+                       check=True, capture_output=True)
+        with open(os.path.join(d, "gen", "h0.pcap"), "rb") as f:
+            data = f.read()
+        cfg = os.path.join(d, "sw.yaml")
+        with open(cfg, "w") as f:
+            f.write(SWITCH)
+        p = subprocess.Popen([ROCESW, "replay", "--config", cfg, "--out", os.path.join(d, "o"),
+                              "--sample-ns", "0", "--in", f"Ethernet0={fifo}"],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, env=dict(os.environ, **extra_env))
+        with open(fifo, "wb") as w:
+            with open(f"/proc/{p.pid}/smaps") as f:
+                smaps = f.read()
+            with open(f"/proc/{p.pid}/comm") as f:
+                comm = f.read().strip()
+            with open(f"/proc/{p.pid}/environ", "rb") as f:
+                environ = f.read().split(b"\0")
+            w.write(data)
+        _, err = p.communicate()
+        self.assertEqual(p.returncode, 0, err)
+        # the flags of the [heap] mapping: "hg" is MADV_HUGEPAGE (proc(5))
+        heap = smaps.split("[heap]", 1)[1].split("VmFlags:", 1)[1].split("\n", 1)[0].split()
+        with open(os.path.join(d, "o", "summary.json")) as f:
+            summary = json.load(f)
+        with open(os.path.join(d, "o", "Ethernet16.pcap"), "rb") as f:
+            capture = f.read()
+        return "hg" in heap, comm, environ, summary, capture
+
+    def test_replay_heap_on_huge_pages_with_the_same_outputs(self):
+        on_hg, on_comm, _, on_sum, on_cap = self.run_held({})
+        off_hg, off_comm, _, off_sum, off_cap = self.run_held({"ROCESW_HUGE_HEAP": "0"})
+        self.assertEqual(on_hg, thp_mode() != "never")
+        self.assertFalse(off_hg)
+        self.assertEqual((on_comm, off_comm), ("rocesw", "rocesw"), "named as started, not 'exe'")
+        self.assertTrue(on_sum["conservation"]["holds"])
+        out = [p for p in on_sum["ports"] if p["name"] == "Ethernet16"][0]
+        self.assertGreater(out["tx_packets"], 0)
+        self.assertEqual(on_sum, off_sum)
+        self.assertEqual(on_cap, off_cap)
+
+    def test_tunables_the_user_set_are_kept(self):
+        hg, _, environ, _, _ = self.run_held({"GLIBC_TUNABLES": "glibc.malloc.arena_max=1"})
+        self.assertEqual(hg, thp_mode() != "never")
+        self.assertTrue(any(e.startswith(b"GLIBC_TUNABLES=glibc.malloc.arena_max=1")
+                            for e in environ))
+        hg, _, _, _, _ = self.run_held({"GLIBC_TUNABLES": "glibc.malloc.hugetlb=0"})
+        self.assertFalse(hg, "the user's choice of huge pages stands")
