@@ -65,7 +65,9 @@ int rp_cap_open(struct cap_in *in, const char *path, char *err, size_t errlen)
 	in->path = path;
 	in->p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, perr);
 	if (!in->p) {
-		snprintf(err, errlen, "%s: %s", path, perr);
+		/* libpcap names the file in some of its messages (one it cannot open) */
+		int named = !strncmp(perr, path, strlen(path)) && perr[strlen(path)] == ':';
+		snprintf(err, errlen, "%s%s%s", named ? "" : path, named ? "" : ": ", perr);
 		return -1;
 	}
 	if (pcap_datalink(in->p) != DLT_EN10MB) {

@@ -46,10 +46,11 @@ static void unmap_chunk(struct rte_mempool_memhdr *h, void *opaque)
 
 /* The pool in a mapping of its own: zero pages until a buffer is first written (the mbuf
  * headers and private areas at creation, a data room at its first frame). Its buffers have no
- * IO address and may cross pages: replay hands them to no device. Last-in first-out ("stack" mempool driver): the
- * buffer a frame gets is the one freed last, still in the caches, and buffers beyond the most
- * ever in use at once keep their data rooms untouched; the default ring driver hands out every
- * buffer in turn, so a run's buffers would be as cold, and as resident, as the pool is large. */
+ * IO address and may cross pages: replay hands them to no device. Last-in first-out ("stack"
+ * mempool driver): the buffer a frame gets is the one freed last, still in the caches, and
+ * buffers beyond the most ever in use at once keep their data rooms untouched; the default ring
+ * driver hands out every buffer in turn, so a run's buffers would be as cold, and as resident,
+ * as the pool is large. */
 static struct rte_mempool *pool_mapped(const char *name, unsigned n, uint16_t data_room)
 {
 	struct rte_pktmbuf_pool_private priv = {.mbuf_data_room_size = data_room,

@@ -260,13 +260,20 @@ int rp_rc_post(struct rp_rc *rc, uint32_t qi, uint32_t xfer, uint32_t seq, uint6
 }
 
 /* A DCQCN rate change in the event log: what the requester's rate limiter now allows. */
+/* An event's fields naming qp (its peer, its number), first of those it has. */
+static json_t *qp_fields(const struct replay *r, const struct qp *qp)
+{
+	json_t *f = json_object();
+	json_object_set_new(f, "peer", json_string(r->host[qp->dst].name));
+	json_object_set_new(f, "qp", json_integer(qp->q));
+	return f;
+}
+
 static void log_rate(struct replay *r, const struct qp *qp, uint64_t t)
 {
 	if (!r->log.f)
 		return;
-	json_t *f = json_object();
-	json_object_set_new(f, "peer", json_string(r->host[qp->dst].name));
-	json_object_set_new(f, "qp", json_integer(qp->q));
+	json_t *f = qp_fields(r, qp);
 	json_object_set_new(f, "rate_mbps", json_real(qp->cc.rc));
 	json_object_set_new(f, "target_mbps", json_real(qp->cc.rt));
 	json_object_set_new(f, "alpha", json_real(qp->cc.alpha));
@@ -302,9 +309,7 @@ static void log_qp_error(struct replay *r, const struct qp *qp, uint64_t t)
 {
 	if (!r->log.f)
 		return;
-	json_t *f = json_object();
-	json_object_set_new(f, "peer", json_string(r->host[qp->dst].name));
-	json_object_set_new(f, "qp", json_integer(qp->q));
+	json_t *f = qp_fields(r, qp);
 	json_object_set_new(f, "timeouts", json_integer(qp->retries));
 	json_object_set_new(f, "unacked_psn", json_integer((json_int_t)qp->snd_una));
 	rp_event(r, t, "qp_retry_exceeded", "host", r->host[qp->src].name, NULL, f);

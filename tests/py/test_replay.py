@@ -145,7 +145,16 @@ class Replay(unittest.TestCase):
         r = subprocess.run([ROCESW, "replay", "--config", cfg, "--out", tmpdir(),
                             "--in", "Ethernet0=/nonexistent.pcap"], capture_output=True, text=True)
         self.assertEqual(r.returncode, 1)
-        self.assertIn("/nonexistent.pcap", r.stderr)
+        self.assertEqual(r.stderr.strip(),
+                         "rocesw replay: /nonexistent.pcap: No such file or directory",
+                         "the file named once, with the system's reason")
+        garbage = os.path.join(self.dir, "garbage.pcap")
+        with open(garbage, "wb") as f:
+            f.write(b"not a capture at all")
+        r = subprocess.run([ROCESW, "replay", "--config", cfg, "--out", tmpdir(),
+                            "--in", f"Ethernet0={garbage}"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stderr.strip(), f"rocesw replay: {garbage}: unknown file format")
 
 
 if __name__ == "__main__":
