@@ -63,20 +63,26 @@ void rp_flow_leave(struct replay *r, uint32_t flow, uint64_t done_ns)
 		f->done_ns = done_ns;
 }
 
-/* A frame of the flow put on link direction dir: its path. Paths are a few hops, so a short
- * array searched from its end (the hop just added is the likely one) beats a hash. */
-static void flow_hop(struct replay *r, uint32_t flow, uint32_t dir, uint32_t len)
+/* A frame of the flow (its tag) put on link direction dir: its path. A flow's frames mostly
+ * keep to one path, so the frame's count of links so far is the place to look first (one line
+ * of the path, not the several a search reads: at zone scale each is a cache miss); else a
+ * search from the end (paths are a few hops: a short array beats a hash). */
+static void flow_hop(struct replay *r, struct rp_frame_tag *tag, uint32_t dir, uint32_t len)
 {
-	if (flow == NO_FLOW)
+	if (tag->flow == NO_FLOW)
 		return;
 	struct rsw_replay_order o = rp_order(r);
-	struct rsw_replay_flow *f = &r->fl[flow];
-	for (uint32_t i = f->n_hop; i-- > 0;)
-		if (f->hop[i].dir == dir) {
-			f->hop[i].packets++;
-			f->hop[i].bytes += len;
-			return;
-		}
+	struct rsw_replay_flow *f = &r->fl[tag->flow];
+	uint32_t k = tag->hops;
+	if (k >= f->n_hop || f->hop[k].dir != dir)
+		for (k = f->n_hop; k-- > 0 && f->hop[k].dir != dir;)
+			;
+	if (k < f->n_hop) {
+		f->hop[k].packets++;
+		f->hop[k].bytes += len;
+		tag->hops = k + 1;
+		return;
+	}
 	uint32_t n = f->n_hop;
 	if (n == 0 || (n >= 4 && !(n & (n - 1)))) { /* capacity 4, 8, 16...: full at those */
 		void *h = realloc(f->hop, (n ? 2 * n : 4) * sizeof(*f->hop));
@@ -88,6 +94,7 @@ static void flow_hop(struct replay *r, uint32_t flow, uint32_t dir, uint32_t len
 	}
 	f->hop[f->n_hop++] =
 		(struct rsw_replay_hop){.dir = dir, .packets = 1, .bytes = len, .first = o};
+	tag->hops = f->n_hop;
 }
 
 /* ---- the agenda ---- */
@@ -155,7 +162,7 @@ void rp_link_send(struct replay *r, int dir, uint64_t t_start, struct rte_mbuf *
 		return;
 	/* received whole after its serialization and the propagation; never before the frame
 	 * ahead of it (captures replayed as captured may overlap on the wire) */
-	flow_hop(r, *frame_flow(r, m), (uint32_t)dir, m->pkt_len);
+	flow_hop(r, rp_mbuf_tag(&r->mem, m), (uint32_t)dir, m->pkt_len);
 	uint64_t t = t_start + rsw_frame_ns(m->pkt_len, l->speed_mbps) + l->delay_ns;
 	if (t < l->last_t)
 		t = l->last_t;

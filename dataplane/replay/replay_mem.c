@@ -124,7 +124,8 @@ static struct rte_mempool *add_pool(struct rp_mem *mem, unsigned c)
 int rp_mem_init(struct rp_mem *mem)
 {
 	static const struct rte_mbuf_dynfield flow_field = {
-		.name = "rsw_replay_flow", .size = sizeof(uint32_t), .align = __alignof__(uint32_t)};
+		.name = "rsw_replay_frame", .size = sizeof(struct rp_frame_tag),
+		.align = __alignof__(struct rp_frame_tag)};
 	mem->flow_field = rte_mbuf_dynfield_register(&flow_field);
 	return mem->flow_field < 0 || !add_pool(mem, 0) ? -1 : 0;
 }
@@ -213,6 +214,6 @@ struct rte_mbuf *rp_mbuf(struct rp_mem *mem, const uint8_t *data, uint32_t len, 
 		copy_sparse(k, buf, room, data, len);
 	else
 		copy_whole(k, buf, data, len);
-	*rp_mbuf_flow(mem, m) = flow;
+	*rp_mbuf_tag(mem, m) = (struct rp_frame_tag){.flow = flow};
 	return m;
 }

@@ -17,7 +17,14 @@ struct rp_mem {
 		unsigned n, cap;
 		unsigned skip; /* frames not to try a new pool for, after one could not be made */
 	} cls[REPLAY_MEM_CLASSES];
-	int flow_field;              /* mbuf dynamic field: the frame's flow index */
+	int flow_field;              /* mbuf dynamic field: struct rp_frame_tag */
+};
+
+/* What replay keeps with a frame: its flow (an index in the run's flow table) and the links it
+ * was put on so far, the index of its next link in the flow's path when it keeps to it. */
+struct rp_frame_tag {
+	uint32_t flow;
+	uint32_t hops;
 };
 
 /* The first pool and the flow field. Returns 0, or -1 when neither could be had. */
@@ -31,10 +38,15 @@ void rp_mem_free(struct rp_mem *mem);
 struct rte_mbuf *rp_mbuf(struct rp_mem *mem, const uint8_t *data, uint32_t len, uint32_t flow,
 			 int roce_sparse);
 
+static inline struct rp_frame_tag *rp_mbuf_tag(const struct rp_mem *mem, struct rte_mbuf *m)
+{
+	return RTE_MBUF_DYNFIELD(m, mem->flow_field, struct rp_frame_tag *);
+}
+
 /* The flow a frame belongs to (an index in the run's flow table). */
 static inline uint32_t *rp_mbuf_flow(const struct rp_mem *mem, struct rte_mbuf *m)
 {
-	return RTE_MBUF_DYNFIELD(m, mem->flow_field, uint32_t *);
+	return &rp_mbuf_tag(mem, m)->flow;
 }
 
 #endif
