@@ -48,8 +48,10 @@ struct sw_node {
 	const char *name;
 	const struct rsw_fib *fib;
 	struct rsw_tm *tm;
-	int capturing;                /* some port's capture is open: out[] is worth reading */
-	struct rp_cap out[RSW_MAX_PORTS];
+	int capturing;                /* some port's capture is open: out[] is there to read */
+	/* each port's capture (n_ports of them), only when one is open: the node's own fields,
+	 * which every hop of it reads, then stay within a few lines */
+	struct rp_cap *out;
 	int tx_link[RSW_MAX_PORTS];   /* link direction a port transmits on, or -1 */
 	struct rsw_ingress_ctx ictx; /* RANDOM hash state, and the arrival time for ARS */
 	struct rsw_replay_switch_result *res;

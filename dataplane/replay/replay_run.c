@@ -55,6 +55,13 @@ static int open_switch_outputs(struct replay *r, unsigned s, const char *dir, ch
 		if (make_dir(path, err, errlen) < 0)
 			return -1;
 	}
+	if (r->cap.cfg && r->cap.cfg->off)
+		return 0;
+	n->out = calloc(n->fib->n_ports ? n->fib->n_ports : 1, sizeof(*n->out));
+	if (!n->out) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	for (uint16_t p = 0; p < n->fib->n_ports; p++) {
 		char name[256];
 		const char *port = n->fib->ports[p].name;
@@ -68,6 +75,10 @@ static int open_switch_outputs(struct replay *r, unsigned s, const char *dir, ch
 		if (rp_capture_open(&r->cap, name, path, &n->out[p], err, errlen) < 0)
 			return -1;
 		n->capturing |= n->out[p].d != NULL;
+	}
+	if (!n->capturing) { /* every port left out (--capture-only) */
+		free(n->out);
+		n->out = NULL;
 	}
 	return 0;
 }
@@ -281,8 +292,9 @@ static void cleanup(struct replay *r)
 		rp_host_free_pending(&r->host[h]);
 	}
 	for (unsigned s = 0; r->sw && s < md->n_sw; s++) {
-		for (uint16_t p = 0; p < RSW_MAX_PORTS; p++)
+		for (uint16_t p = 0; r->sw[s].out && p < r->sw[s].fib->n_ports; p++)
 			rp_capture_close(&r->cap, &r->sw[s].out[p]);
+		free(r->sw[s].out);
 		rsw_tm_free(r->sw[s].tm);
 	}
 	rp_coll_free(r);

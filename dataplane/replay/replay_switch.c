@@ -156,7 +156,7 @@ static void sw_service(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 		return;
 	}
 	uint32_t len = m->pkt_len;
-	if (n->capturing) /* out[] is 8 KB a switch: not touched per frame when nothing is kept */
+	if (n->capturing) /* out[] is there only when some capture is kept */
 		rp_write(&n->out[p], t, rte_pktmbuf_mtod(m, uint8_t *), len);
 	if (r->log.f && rsw_tm_tag(m)->marked) {
 		json_t *f = json_object();
