@@ -1,6 +1,6 @@
 /* A zone's replay reads its tables, queues, links and flows at random across hundreds of
- * megabytes: on 4 KiB pages, most of a hop's cost at 208 switches was page walks (2.4x the
- * cost per hop of a 6-switch zone; docs/performance.md). glibc backs its heap with transparent
+ * megabytes: on 4 KiB pages a third of a hop's cost at 208 switches was page walks (there a
+ * hop cost 2.9x one of a 6-switch zone; docs/performance.md). glibc backs its heap with transparent
  * huge pages under the tunable glibc.malloc.hugetlb=1 (madvise on every mapping it takes from
  * the kernel), which it reads only when a program starts: so the command starts itself again
  * with it, once, before it has done anything. Not when the kernel's THP is "never", when
