@@ -44,7 +44,6 @@ zone_series() {
   for z in "${zs[@]}" "$last/4K"; do
     local heap=1 zz=${z%/4K}
     [[ $z == */4K ]] && heap=0
-    (( heap )) || [[ ${#zs[@]} -gt 1 ]] || continue
     IFS=x read -r racks hosts ctsws <<<"$zz"
     d=$work/zone-$zz
     [[ -d $d ]] || /usr/bin/python3 scripts/gen_zone.py --racks "$racks" --hosts "$hosts" \
