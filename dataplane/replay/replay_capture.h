@@ -9,13 +9,18 @@
 
 #include <pcap/pcap.h>
 
+#include "capture_map.h"
 #include "replay.h"
 
-/* A capture being read: the frame held is valid until the next read. */
+/* A capture being read: the frame held is valid until the next read, or with `stable` until the
+ * capture is closed (read in place from its mapping, capture_map.h). */
 struct cap_in {
 	pcap_t *p;
+	struct cap_map map; /* base NULL: libpcap reads every record */
+	int walk;           /* records read from the mapping (until one it does not take) */
 	const char *path;
 	int eof;
+	int stable;
 	uint64_t t;
 	uint32_t len;
 	const uint8_t *data;
@@ -50,6 +55,10 @@ struct rp_cap {
 
 /* Opens the capture at path to read (nanosecond times, Ethernet). */
 int rp_cap_open(struct cap_in *in, const char *path, char *err, size_t errlen);
+/* Frames of in read before `oldest` (NULL: before the one it holds) are no longer referenced. */
+void rp_cap_keep(struct cap_in *in, const uint8_t *oldest);
+/* Closes it; the frames it held are gone. */
+void rp_cap_close(struct cap_in *in);
 /* Reads the next frame of a capture. Returns 0 (a frame, or its end), or -1 on a read error,
  * which ends it (the reason in err unless NULL). */
 int rp_cap_read(struct cap_in *in, char *err, size_t errlen);

@@ -217,6 +217,7 @@ static void input_arrive(struct replay *r, uint32_t id, uint64_t t)
 	r->res->entered++;
 	r->ops->sw_input(r, ri->sw, ri->port, t, m, in->len);
 	rp_cap_next(r, in);
+	rp_cap_keep(in, NULL);
 	if (!in->eof) /* time never goes back, even if a capture does */
 		rp_schedule(r, id, in->t > t ? in->t : t);
 }

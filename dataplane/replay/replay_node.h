@@ -60,11 +60,14 @@ struct sw_node {
 	struct rp_ports stalled;      /* ports that could not send when woken */
 };
 
+/* A frame a host's application posted, waiting for its NIC: its bytes where its capture holds
+ * them (read in place), or a copy of its own after the struct. */
 struct pending {
 	struct pending *next;
 	uint64_t t_cap, order;
 	uint32_t flow, len;
-	uint8_t data[];
+	const uint8_t *data;
+	uint8_t copy[];
 };
 
 struct host_node {

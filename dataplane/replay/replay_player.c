@@ -10,11 +10,24 @@
 #include "replay_node.h"
 #include "replay_player.h"
 
+/* The pages of the capture before the oldest frame still pending go back (read in place). */
+static void keep_pending(struct host_node *hn)
+{
+	if (!hn->in.stable)
+		return;
+	const uint8_t *oldest = NULL;
+	for (unsigned prio = 0; prio <= HOST_CTRL_PRIO; prio++)
+		if (hn->head[prio] && (!oldest || hn->head[prio]->data < oldest))
+			oldest = hn->head[prio]->data;
+	rp_cap_keep(&hn->in, oldest);
+}
+
 /* Frames captured at or before t join their priority's queue. */
 static void pull(struct replay *r, struct host_node *hn, uint64_t t)
 {
 	while (hn->has_in && !hn->in.eof && hn->in.t <= t) {
-		struct pending *p = malloc(sizeof(*p) + hn->in.len);
+		size_t own = hn->in.stable ? 0 : hn->in.len;
+		struct pending *p = malloc(sizeof(*p) + own);
 		if (!p) {
 			r->oom = 1;
 			return;
@@ -23,7 +36,7 @@ static void pull(struct replay *r, struct host_node *hn, uint64_t t)
 		p->t_cap = hn->in.t;
 		p->order = hn->n_read++;
 		p->len = hn->in.len;
-		memcpy(p->data, hn->in.data, p->len);
+		p->data = own ? memcpy(p->copy, hn->in.data, own) : hn->in.data;
 		unsigned prio = rp_host_classify(r, hn, p->data, p->len, &p->flow);
 		if (hn->tail[prio])
 			hn->tail[prio]->next = p;
@@ -33,6 +46,7 @@ static void pull(struct replay *r, struct host_node *hn, uint64_t t)
 		hn->n_pending++;
 		rp_cap_next(r, &hn->in);
 	}
+	keep_pending(hn);
 }
 
 static void wake_ignoring_pfc(struct replay *r, unsigned h, uint64_t t)
@@ -44,6 +58,7 @@ static void wake_ignoring_pfc(struct replay *r, unsigned h, uint64_t t)
 		rp_host_send_frame(r, hn, t, hn->in.data, hn->in.len, flow, 0, 0);
 		rp_cap_next(r, &hn->in);
 	}
+	rp_cap_keep(&hn->in, NULL);
 	if (!hn->in.eof)
 		rp_schedule(r, r->id_host + h, hn->in.t);
 }

@@ -283,11 +283,9 @@ static void cleanup(struct replay *r)
 {
 	const struct rsw_replay_model *md = r->model;
 	for (unsigned i = 0; r->in && i < md->n_in; i++)
-		if (r->in[i].p)
-			pcap_close(r->in[i].p);
+		rp_cap_close(&r->in[i]);
 	for (unsigned h = 0; r->host && h < md->n_host; h++) {
-		if (r->host[h].in.p)
-			pcap_close(r->host[h].in.p);
+		rp_cap_close(&r->host[h].in);
 		rp_capture_close(&r->cap, &r->host[h].out);
 		rp_host_free_pending(&r->host[h]);
 	}
