@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "config_schema.h"
+#include "dataplane/hash/hash_policy.h"
 
 #define F(n, t, ...) {.name = n, .type = RSW_FT_##t, .model = RSW_FM_MODELLED, __VA_ARGS__}
 #define IGN(n, why) {.name = n, .type = RSW_FT_TEXT, .model = RSW_FM_IGNORED, .help = why}
@@ -210,7 +211,8 @@ static const struct rsw_field_schema hash_policy_fields[] = {
 
 const struct rsw_field_schema rsw_schema_udf[] = {
 	[UDF_BASE] = F("base", ENUM, .required = 1, .words = "L2|L3|L4"),
-	[UDF_OFFSET] = F("offset", UINT, .required = 1, .lo = 0, .hi = 255, .units = "bytes"),
+	[UDF_OFFSET] = F("offset", UINT, .required = 1, .lo = 0, .hi = RSW_UDF_OFFSET_MAX,
+			  .units = "bytes"),
 	[UDF_LENGTH] = F("length", UINT, .required = 1, .lo = 1, .hi = 8, .units = "bytes"),
 	[UDF_MASK] = F("mask", CUSTOM, .dflt = "all ones",
 		       .help = "hex, no wider than length: `0xffffff`"),

@@ -30,6 +30,7 @@ enum rsw_udf_base { RSW_UDF_L2 = 0, RSW_UDF_L3, RSW_UDF_L4 };
 
 #define RSW_UDF_MAX 8
 #define RSW_UDF_MAX_LEN 8
+#define RSW_UDF_OFFSET_MAX 255 /* bytes from its base (the config's bound) */
 #define RSW_HASH_KEY_MAX (16 + 16 + 1 + 2 + 2 + 2 + 3 + 1 + 3 + RSW_UDF_MAX * RSW_UDF_MAX_LEN)
 
 /* User-defined field: length bytes at offset from the start of the base header, ANDed with mask,

@@ -213,7 +213,7 @@ static void input_arrive(struct replay *r, uint32_t id, uint64_t t)
 {
 	const struct rsw_replay_input *ri = &r->model->in[id];
 	struct cap_in *in = &r->in[id];
-	struct rte_mbuf *m = rp_mbuf(&r->mem, in->data, in->len, NO_FLOW, 0);
+	struct rte_mbuf *m = rp_mbuf(&r->mem, in->data, in->len, in->len, NO_FLOW, 0);
 	r->res->entered++;
 	r->ops->sw_input(r, ri->sw, ri->port, t, m, in->len);
 	rp_cap_next(r, in);
@@ -286,7 +286,7 @@ void rsw_replay_part_deliver(struct replay *r, unsigned dir, uint64_t t, const u
 		else
 			fi = (uint32_t)f;
 	}
-	struct rte_mbuf *m = rp_mbuf(&r->mem, data, len, fi, 0);
+	struct rte_mbuf *m = rp_mbuf(&r->mem, data, len, len, fi, 0);
 	if (!m) {
 		rp_link_lost(r, (int)dir, t, len);
 		return;

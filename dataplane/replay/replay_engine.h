@@ -93,6 +93,9 @@ struct replay {
 	struct link_dir *link;       /* 2 per link: a->b, b->a */
 	uint64_t sample_ns, next_sample;
 	const struct rsw_replay_trace *trace; /* --trace, or NULL */
+	/* no capture (on any rank) and no trace filter sees a frame's bytes: only those the switches
+	 * and hosts read are written into packet memory (rp_frame_head) */
+	int bytes_unread;
 	struct rsw_flow_table flows;
 	struct rsw_replay_flow *fl;
 	size_t fl_cap;

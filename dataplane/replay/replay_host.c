@@ -5,6 +5,7 @@
  * bit the switch's PFC frames carry. */
 #include <stdlib.h>
 
+#include "dataplane/hash/hash_policy.h"
 #include "dataplane/pkt/drop_reason.h"
 #include "dataplane/pkt/parse.h"
 #include "dataplane/tables/ingress.h"
@@ -12,12 +13,28 @@
 #include "replay_host.h"
 #include "replay_node.h"
 
+/* The bytes of a frame any switch or host of the run reads, when nothing else reads it: a RoCE
+ * frame's headers, and as far past its L4 header as a UDF of any hash policy (which a scheduled
+ * table write may change mid-run) can reach; any other frame whole (an IPv6 extension chain,
+ * ARP, ND: not worth bounding). The switches read no payload and check no ICRC. */
+static uint32_t rp_frame_head(const struct rsw_pkt_meta *m, uint32_t len)
+{
+	if (!(m->flags & RSW_META_F_ROCE))
+		return len;
+	uint32_t head = (uint32_t)m->l4_off + RSW_UDF_OFFSET_MAX + RSW_UDF_MAX_LEN;
+	head = head > m->payload_off ? head : m->payload_off;
+	return head < len ? head : len;
+}
+
 unsigned rp_host_classify(struct replay *r, const struct host_node *hn, const uint8_t *data,
-			  uint32_t len, uint32_t *flow)
+			  uint32_t len, uint32_t *flow, uint32_t *head)
 {
 	struct rsw_pkt_meta m;
 	*flow = NO_FLOW;
-	if (rsw_parse(data, len, &m))
+	int bad = rsw_parse(data, len, &m);
+	if (head)
+		*head = r->bytes_unread && !bad ? rp_frame_head(&m, len) : len;
+	if (bad)
 		return 0;
 	if (m.l2_kind != RSW_L2_DATA)
 		return HOST_CTRL_PRIO;
@@ -31,7 +48,7 @@ unsigned rp_host_classify(struct replay *r, const struct host_node *hn, const ui
 }
 
 void rp_host_send_frame(struct replay *r, struct host_node *hn, uint64_t t, const uint8_t *data,
-			uint32_t len, uint32_t flow, int lost, int roce_sparse)
+			uint32_t len, uint32_t head, uint32_t flow, int lost, int roce_sparse)
 {
 	rp_write(&hn->out, t, data, len);
 	hn->res->tx_packets++;
@@ -47,7 +64,7 @@ void rp_host_send_frame(struct replay *r, struct host_node *hn, uint64_t t, cons
 	}
 	if (hn->tx_link < 0)
 		return; /* zone configs give every host a link */
-	struct rte_mbuf *m = rp_mbuf(&r->mem, data, len, flow, roce_sparse);
+	struct rte_mbuf *m = rp_mbuf(&r->mem, data, len, head, flow, roce_sparse);
 	if (m)
 		rp_link_send(r, hn->tx_link, t, m);
 	else
@@ -57,14 +74,14 @@ void rp_host_send_frame(struct replay *r, struct host_node *hn, uint64_t t, cons
 uint32_t rp_host_flow(struct replay *r, unsigned h, const uint8_t *data, uint32_t len)
 {
 	uint32_t flow;
-	rp_host_classify(r, &r->host[h], data, len, &flow);
+	rp_host_classify(r, &r->host[h], data, len, &flow, NULL);
 	return flow;
 }
 
 void rp_host_send(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint32_t len,
 		  uint32_t flow, int lost, int roce_sparse)
 {
-	rp_host_send_frame(r, &r->host[h], t, data, len, flow, lost, roce_sparse);
+	rp_host_send_frame(r, &r->host[h], t, data, len, len, flow, lost, roce_sparse);
 }
 
 void rp_host_rx(struct replay *r, unsigned h, uint64_t t, struct rte_mbuf *mb)

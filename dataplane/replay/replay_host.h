@@ -10,15 +10,16 @@
 struct replay;
 struct host_node;
 
-/* Priority (0-7), or HOST_CTRL_PRIO for MAC control frames, and flow of a frame host hn sends. */
+/* Priority (0-7), or HOST_CTRL_PRIO for MAC control frames, and flow of a frame host hn sends;
+ * with head, the bytes of it the run reads (rp_frame_head). */
 unsigned rp_host_classify(struct replay *r, const struct host_node *hn, const uint8_t *data,
-			  uint32_t len, uint32_t *flow);
+			  uint32_t len, uint32_t *flow, uint32_t *head);
 /* The flow (index in the run's flow table) of a frame host h sends, NO_FLOW if not IP. */
 uint32_t rp_host_flow(struct replay *r, unsigned h, const uint8_t *data, uint32_t len);
 /* A frame leaves host hn at t (its capture records it); lost: it never reaches the far end (a
- * closed-loop test's injected drop), counted as dropped. roce_sparse: see rp_mbuf. */
+ * closed-loop test's injected drop), counted as dropped. head, roce_sparse: see rp_mbuf. */
 void rp_host_send_frame(struct replay *r, struct host_node *hn, uint64_t t, const uint8_t *data,
-			uint32_t len, uint32_t flow, int lost, int roce_sparse);
+			uint32_t len, uint32_t head, uint32_t flow, int lost, int roce_sparse);
 void rp_host_send(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint32_t len,
 		  uint32_t flow, int lost, int roce_sparse);
 /* The engine's host ops (struct rp_node_ops): a frame whole at host h at t, and one that found

@@ -182,8 +182,15 @@ static void copy_whole(struct rp_room *k, uint8_t *buf, const uint8_t *data, uin
 	k->tail_off = 0;
 }
 
-struct rte_mbuf *rp_mbuf(struct rp_mem *mem, const uint8_t *data, uint32_t len, uint32_t flow,
-			 int roce_sparse)
+/* Only the bytes anyone reads: what the buffer held past them stays, and stays accounted. */
+static void copy_head(struct rp_room *k, uint8_t *buf, const uint8_t *data, uint32_t head)
+{
+	memcpy(buf, data, head);
+	k->dirty_to = (uint16_t)(head > k->dirty_to ? head : k->dirty_to);
+}
+
+struct rte_mbuf *rp_mbuf(struct rp_mem *mem, const uint8_t *data, uint32_t len, uint32_t head,
+			 uint32_t flow, int roce_sparse)
 {
 	struct rte_mbuf *m = NULL;
 	unsigned c = 0;
@@ -212,6 +219,8 @@ struct rte_mbuf *rp_mbuf(struct rp_mem *mem, const uint8_t *data, uint32_t len, 
 	struct rp_room *k = rte_mbuf_to_priv(m);
 	if (roce_sparse)
 		copy_sparse(k, buf, room, data, len);
+	else if (head < len)
+		copy_head(k, buf, data, head);
 	else
 		copy_whole(k, buf, data, len);
 	*rp_mbuf_tag(mem, m) = (struct rp_frame_tag){.flow = flow};

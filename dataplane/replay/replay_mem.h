@@ -34,9 +34,11 @@ void rp_mem_free(struct rp_mem *mem);
 
 /* A frame of flow in new packet memory (NULL when there is none): a copy of data, or with
  * roce_sparse, of a frame known to be zero outside its first RSW_ROCE_HDR_MAX bytes and its
- * ICRC (as the closed-loop hosts build them): only those bytes are written. */
-struct rte_mbuf *rp_mbuf(struct rp_mem *mem, const uint8_t *data, uint32_t len, uint32_t flow,
-			 int roce_sparse);
+ * ICRC (as the closed-loop hosts build them): only those bytes are written. head < len: no one
+ * will read the frame's bytes past its first head (rp_frame_head), which alone are written; the
+ * rest of the buffer keeps what it held. */
+struct rte_mbuf *rp_mbuf(struct rp_mem *mem, const uint8_t *data, uint32_t len, uint32_t head,
+			 uint32_t flow, int roce_sparse);
 
 static inline struct rp_frame_tag *rp_mbuf_tag(const struct rp_mem *mem, struct rte_mbuf *m)
 {

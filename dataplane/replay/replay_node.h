@@ -65,7 +65,7 @@ struct sw_node {
 struct pending {
 	struct pending *next;
 	uint64_t t_cap, order;
-	uint32_t flow, len;
+	uint32_t flow, len, head; /* head: the bytes the run reads (rp_frame_head) */
 	const uint8_t *data;
 	uint8_t copy[];
 };

@@ -37,7 +37,7 @@ static void pull(struct replay *r, struct host_node *hn, uint64_t t)
 		p->order = hn->n_read++;
 		p->len = hn->in.len;
 		p->data = own ? memcpy(p->copy, hn->in.data, own) : hn->in.data;
-		unsigned prio = rp_host_classify(r, hn, p->data, p->len, &p->flow);
+		unsigned prio = rp_host_classify(r, hn, p->data, p->len, &p->flow, &p->head);
 		if (hn->tail[prio])
 			hn->tail[prio]->next = p;
 		else
@@ -53,9 +53,9 @@ static void wake_ignoring_pfc(struct replay *r, unsigned h, uint64_t t)
 {
 	struct host_node *hn = &r->host[h];
 	while (!hn->in.eof && hn->in.t <= t) {
-		uint32_t flow;
-		rp_host_classify(r, hn, hn->in.data, hn->in.len, &flow);
-		rp_host_send_frame(r, hn, t, hn->in.data, hn->in.len, flow, 0, 0);
+		uint32_t flow, head;
+		rp_host_classify(r, hn, hn->in.data, hn->in.len, &flow, &head);
+		rp_host_send_frame(r, hn, t, hn->in.data, hn->in.len, head, flow, 0, 0);
 		rp_cap_next(r, &hn->in);
 	}
 	rp_cap_keep(&hn->in, NULL);
@@ -79,7 +79,7 @@ static void send_oldest(struct replay *r, unsigned h, struct host_node *hn, int 
 			hn->res->max_delay_ns = d;
 	}
 	rsw_shaper_send(&hn->shaper, t, p->len);
-	rp_host_send_frame(r, hn, t, p->data, p->len, p->flow, 0, 0);
+	rp_host_send_frame(r, hn, t, p->data, p->len, p->head, p->flow, 0, 0);
 	free(p);
 	rp_schedule(r, r->id_host + h, rsw_shaper_free_ns(&hn->shaper));
 }

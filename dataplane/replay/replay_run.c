@@ -372,7 +372,8 @@ struct replay *rsw_replay_part_open(const struct rsw_replay_model *model, const 
 	*r = (struct replay){.model = model, .res = res,
 			     .log = {.f = opts->events, .keyed = part != NULL},
 			     .sample_ns = opts->sample_ns, .err = err, .errlen = errlen,
-			     .last_flow = NO_FLOW, .part = part, .trace = opts->trace, .opts = opts};
+			     .last_flow = NO_FLOW, .part = part, .trace = opts->trace, .opts = opts,
+			     .bytes_unread = opts->capture && opts->capture->off && !opts->trace};
 	res->deadlock_hold_ns = opts->deadlock_ns ? opts->deadlock_ns : RSW_REPLAY_DEADLOCK_NS;
 	if (rp_captures_init(&r->cap, opts->capture, err, errlen) < 0) {
 		free(r);

@@ -207,7 +207,7 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 		r->res->generated++;
 		rp_deadlock_poke(r, t);
 		if (n->tx_link[p] >= 0) {
-			struct rte_mbuf *m = rp_mbuf(&r->mem, f, len, NO_FLOW, 0);
+			struct rte_mbuf *m = rp_mbuf(&r->mem, f, len, len, NO_FLOW, 0);
 			if (m)
 				rp_link_send(r, n->tx_link[p], start, m);
 			else

@@ -1,12 +1,16 @@
 """What `rocesw replay` writes as captures: --captures none writes no capture and leaves
-summary.json byte-identical; --capture-only / --capture-window / --capture-filter /
+summary.json byte-identical, also when a hash policy reads the farthest bytes a UDF may (which
+replay alone then writes of a frame, docs/replay.md); --capture-only / --capture-window / --capture-filter /
 --capture-every / --capture-snaplen select exactly the files and records a Python model of each
 option selects from the full captures (read with scapy); the size printed is the size on disk;
 bad values are refused with the reason."""
 import glob
+import json
 import os
+import random
 import re
 import shutil
+import struct
 import subprocess
 import unittest
 
@@ -77,6 +81,49 @@ class Captures(unittest.TestCase):
         with open(os.path.join(out, "summary.json"), "rb") as a, \
                 open(os.path.join(self.full, "summary.json"), "rb") as b:
             self.assertEqual(a.read(), b.read())
+
+    def test_none_same_summary_udf_at_its_reach(self):
+        """A UDF 255 bytes into L4 (the config's bound), 8 bytes long, over payload bytes made
+        random per frame: ECMP spreads each flow by them, and a run without captures, which
+        writes only a frame's headers and what a UDF can reach into packet memory, takes the
+        same paths, frame for frame, as one that writes every byte."""
+        d = os.path.join(self.dir, "udf")
+        gen = os.path.join(d, "gen")
+        os.makedirs(gen)
+        rng = random.Random(29)
+        off = 14 + 20 + 255  # Ethernet, IPv4 without options, then the UDF's offset
+        for f in os.listdir(self.gen):
+            with open(os.path.join(gen, f), "wb") as w:
+                # a nanosecond pcap file, little-endian
+                w.write(struct.pack("<IHHiIII", 0xa1b23c4d, 2, 4, 0, 0, 65535, 1))
+                for t, _, wire, data in records(os.path.join(self.gen, f)):
+                    b = bytearray(data)
+                    b[off:off + 8] = rng.randbytes(8)
+                    w.write(struct.pack("<IIII", t // 10**9, t % 10**9, len(b), wire) + b)
+        policy = os.path.join(d, "far.yaml")
+        with open(policy, "w") as f:
+            f.write("HASH_POLICY:\n  far:\n    algorithm: CRC\n    udf:\n"
+                    "      - {base: L4, offset: 255, length: 8, mask: \"0xffffffffffffffff\"}\n")
+        summaries = []
+        for caps in ("all", "none"):
+            out = os.path.join(d, caps)
+            r = subprocess.run([ROCESW, "replay", "--config", ZONE, "--in-dir", gen, "--out", out,
+                                "--captures", caps, "--hash-policy", policy + ":far"],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(os.path.join(out, "summary.json"), "rb") as f:
+                summaries.append(f.read())
+        self.assertEqual(summaries[0], summaries[1])
+        # the UDF decided: some flow's frames left a switch by more than one port
+        s = json.loads(summaries[1])
+        spread = 0
+        for fl in s["flows"]:
+            by_switch = {}
+            for hop in fl["path"]:
+                if "|" in hop["from"]:
+                    by_switch.setdefault(hop["from"].split("|")[0], set()).add(hop["from"])
+            spread += any(len(ports) > 1 for ports in by_switch.values())
+        self.assertGreater(spread, 0, "the UDF spread no flow: the test would prove nothing")
 
     def test_selection(self):
         out = os.path.join(self.dir, "sel")
