@@ -1,4 +1,6 @@
 /* Replay's event log (replay_log.h). */
+#include <string.h>
+
 #include "replay_log.h"
 
 void rp_log_event(struct rp_log *log, uint64_t t, const char *kind, const char *node_key,
@@ -31,4 +33,111 @@ void rp_log_pfc(struct rp_log *log, uint64_t t, const char *kind, const char *no
 		json_array_append_new(a, json_integer(time[i]));
 	json_object_set_new(f, "time", a);
 	rp_log_event(log, t, kind, node_key, node, port, f);
+}
+
+/* ---- lines written directly ---- */
+
+struct line {
+	char b[1024];
+	size_t n;
+	int full; /* did not fit: the line goes through jansson instead */
+};
+
+static void put(struct line *l, const char *s, size_t n)
+{
+	if (l->n + n > sizeof(l->b)) {
+		l->full = 1;
+		return;
+	}
+	memcpy(l->b + l->n, s, n);
+	l->n += n;
+}
+
+static void put_u64(struct line *l, uint64_t v)
+{
+	char d[20];
+	unsigned i = sizeof(d);
+	do
+		d[--i] = (char)('0' + v % 10);
+	while (v /= 10);
+	put(l, d + i, sizeof(d) - i);
+}
+
+/* A JSON string as jansson's compact dump writes it: quote and backslash escaped, the control
+ * characters as \b \f \n \r \t or \u00XX, everything else (UTF-8 too) as is. */
+static void put_str(struct line *l, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	put(l, "\"", 1);
+	for (const char *run = s;; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c && c != '"' && c != '\\' && c >= 0x20)
+			continue;
+		put(l, run, (size_t)(s - run));
+		if (!c)
+			break;
+		char e[6] = {'\\', (char)c, 0};
+		size_t n = 2;
+		switch (c) {
+		case '\b': e[1] = 'b'; break;
+		case '\f': e[1] = 'f'; break;
+		case '\n': e[1] = 'n'; break;
+		case '\r': e[1] = 'r'; break;
+		case '\t': e[1] = 't'; break;
+		case '"': case '\\': break;
+		default:
+			memcpy(e + 1, "u00", 3);
+			e[4] = hex[c >> 4];
+			e[5] = hex[c & 15];
+			n = 6;
+		}
+		put(l, e, n);
+		run = s + 1;
+	}
+	put(l, "\"", 1);
+}
+
+static void put_key(struct line *l, const char *key)
+{
+	put(l, ",", 1);
+	put_str(l, key);
+	put(l, ":", 1);
+}
+
+void rp_log_fields(struct rp_log *log, uint64_t t, const char *kind, const char *node_key,
+		   const char *node, const char *port, const struct rp_field *f, unsigned n)
+{
+	struct line l = {.n = 0};
+	put(&l, "{\"t\":", 5);
+	put_u64(&l, t);
+	put_key(&l, "event");
+	put_str(&l, kind);
+	if (node_key) {
+		put_key(&l, node_key);
+		put_str(&l, node);
+	}
+	if (port) {
+		put_key(&l, "port");
+		put_str(&l, port);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		put_key(&l, f[i].key);
+		if (f[i].s)
+			put_str(&l, f[i].s);
+		else
+			put_u64(&l, f[i].u);
+	}
+	put(&l, "}\n", 2);
+	if (l.full) { /* names this long are rare: the general path */
+		json_t *o = json_object();
+		for (unsigned i = 0; i < n; i++)
+			json_object_set_new(o, f[i].key, f[i].s ? json_string(f[i].s)
+								: json_integer((json_int_t)f[i].u));
+		rp_log_event(log, t, kind, node_key, node, port, o);
+		return;
+	}
+	if (log->keyed)
+		fprintf(log->f, "%016llx%08x%08x ", (unsigned long long)log->t, log->id,
+			log->lines++);
+	fwrite(l.b, 1, l.n, log->f);
 }

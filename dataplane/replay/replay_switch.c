@@ -23,6 +23,15 @@ static void sw_event(struct replay *r, unsigned s, uint64_t t, const char *kind,
 	rp_event(r, t, kind, r->model->zone ? "switch" : NULL, n->name, port_name(n, port), fields);
 }
 
+/* An event of one field, as a run may log per packet (rp_log_fields). */
+static void sw_event1(struct replay *r, unsigned s, uint64_t t, const char *kind, uint16_t port,
+		      struct rp_field f)
+{
+	const struct sw_node *n = &r->sw[s];
+	rp_log_fields(&r->log, t, kind, r->model->zone ? "switch" : NULL, n->name,
+		      port_name(n, port), &f, 1);
+}
+
 static void drop(struct replay *r, unsigned s, unsigned reason, uint16_t port, uint64_t t,
 		 struct rte_mbuf *m)
 {
@@ -31,11 +40,9 @@ static void drop(struct replay *r, unsigned s, unsigned reason, uint16_t port, u
 	n->res->dropped++;
 	r->res->dropped++;
 	rte_pktmbuf_free(m);
-	if (r->log.f) {
-		json_t *f = json_object();
-		json_object_set_new(f, "reason", json_string(rsw_drop_reason_name(reason)));
-		sw_event(r, s, t, "drop", port, f);
-	}
+	if (r->log.f)
+		sw_event1(r, s, t, "drop", port,
+			  (struct rp_field){.key = "reason", .s = rsw_drop_reason_name(reason)});
 }
 
 /* Watchdog lines from a switch's TM, which runs inside rp_sw_settle of the switch and time
@@ -159,9 +166,8 @@ static void sw_service(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 	if (n->capturing) /* out[] is there only when some capture is kept */
 		rp_write(&n->out[p], t, rte_pktmbuf_mtod(m, uint8_t *), len);
 	if (r->log.f && rsw_tm_tag(m)->marked) {
-		json_t *f = json_object();
-		json_object_set_new(f, "queue", json_integer(rsw_tm_tag(m)->queue));
-		sw_event(r, s, t, "ecn_mark", p, f);
+		sw_event1(r, s, t, "ecn_mark", p,
+			  (struct rp_field){.key = "queue", .u = rsw_tm_tag(m)->queue});
 	}
 	n->res->port[p].tx_packets++;
 	n->res->port[p].tx_bytes += len;

@@ -1,0 +1,66 @@
+/* Replay's event lines written directly (rp_log_fields) are byte for byte what jansson writes
+ * for the same event (rp_log_event): names with quotes, backslashes, every control character,
+ * UTF-8 and DEL, numbers from 0 to 2^63 - 1, names too long for the line's buffer, and the
+ * order key of a zone's part in front. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dataplane/replay/replay_log.h"
+
+/* The line each writer writes for one event. */
+static void both(int keyed, uint64_t t, const char *node, const char *port, const char *key,
+		 const char *s, uint64_t u)
+{
+	char *a = NULL, *b = NULL;
+	size_t na = 0, nb = 0;
+	struct rp_log la = {.f = open_memstream(&a, &na), .keyed = keyed, .t = 7, .id = 3};
+	struct rp_log lb = {.f = open_memstream(&b, &nb), .keyed = keyed, .t = 7, .id = 3};
+	json_t *f = json_object();
+	json_object_set_new(f, key, s ? json_string(s) : json_integer((json_int_t)u));
+	rp_log_event(&la, t, "ecn_mark", "switch", node, port, f);
+	struct rp_field one = {.key = key, .s = s, .u = u};
+	rp_log_fields(&lb, t, "ecn_mark", "switch", node, port, &one, 1);
+	fclose(la.f);
+	fclose(lb.f);
+	assert_string_equal(b, a);
+	assert_int_equal(la.lines, lb.lines);
+	free(a);
+	free(b);
+}
+
+static void same_lines(void **state)
+{
+	(void)state;
+	char ctl[40];
+	for (unsigned c = 1; c < 0x20; c++)
+		ctl[c - 1] = (char)c;
+	memcpy(ctl + 31, "\"\\/\x7f", 5);
+	const char *names[] = {"rtsw1", "a \"quoted\" \\ name", ctl, "spine-\xc3\xa9\xe2\x82\xac", ""};
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		for (int keyed = 0; keyed < 2; keyed++) {
+			both(keyed, 0, names[i], "Ethernet0", "queue", NULL, 3);
+			both(keyed, 123456789012345ull, "ctsw1", names[i], "reason", names[i], 0);
+			both(keyed, 1, names[i], NULL, "queue", NULL, INT64_MAX);
+		}
+	/* longer than the line's buffer: the same line all the same */
+	char *big = malloc(3000);
+	memset(big, 'x', 2999);
+	big[2999] = 0;
+	big[100] = '"';
+	both(0, 5, big, big, "reason", big, 0);
+	both(1, 5, big, "Ethernet8", "queue", NULL, 7);
+	free(big);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {cmocka_unit_test(same_lines)};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
