@@ -137,4 +137,9 @@ void rp_host_free_pending(struct host_node *hn)
 			hn->head[prio] = p->next;
 			free(p);
 		}
+	while (hn->spare) {
+		struct pending *p = hn->spare;
+		hn->spare = p->next;
+		free(p);
+	}
 }

@@ -82,6 +82,7 @@ struct host_node {
 	struct rsw_shaper shaper;
 	struct rsw_pause_state pause;
 	struct pending *head[HOST_CTRL_PRIO + 1], *tail[HOST_CTRL_PRIO + 1];
+	struct pending *spare;       /* sent frames' records without a copy, for the next ones */
 	uint64_t n_pending, n_read;
 	struct rsw_replay_host_result *res;
 };

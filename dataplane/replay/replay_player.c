@@ -27,7 +27,11 @@ static void pull(struct replay *r, struct host_node *hn, uint64_t t)
 {
 	while (hn->has_in && !hn->in.eof && hn->in.t <= t) {
 		size_t own = hn->in.stable ? 0 : hn->in.len;
-		struct pending *p = malloc(sizeof(*p) + own);
+		struct pending *p = hn->spare;
+		if (!own && p)
+			hn->spare = p->next;
+		else
+			p = malloc(sizeof(*p) + own);
 		if (!p) {
 			r->oom = 1;
 			return;
@@ -80,7 +84,12 @@ static void send_oldest(struct replay *r, unsigned h, struct host_node *hn, int 
 	}
 	rsw_shaper_send(&hn->shaper, t, p->len);
 	rp_host_send_frame(r, hn, t, p->data, p->len, p->head, p->flow, 0, 0);
-	free(p);
+	if (p->data == p->copy) {
+		free(p);
+	} else {
+		p->next = hn->spare;
+		hn->spare = p;
+	}
 	rp_schedule(r, r->id_host + h, rsw_shaper_free_ns(&hn->shaper));
 }
 
