@@ -155,6 +155,9 @@ int rp_cap_map_next(struct cap_map *m, uint64_t *t, uint32_t *len, const uint8_t
 
 void rp_cap_map_drop(struct cap_map *m, const uint8_t *keep)
 {
+	/* a frame of this mapping, or none read yet (an empty capture): nothing to give back */
+	if (!keep || keep < m->base || keep > m->base + m->size)
+		return;
 	size_t to = (size_t)(keep - m->base) & ~(page - 1);
 	if (to < m->dropped + DROP_STEP)
 		return;

@@ -194,6 +194,18 @@ static void pages_given_back(void **state)
 	rp_cap_close(&in);
 	unlink(path);
 	free(path);
+	/* a capture of no frame: no frame held, nothing to give back */
+	path = write_pcap(0, 1, 65535, 1, many, 0, 0);
+	assert_int_equal(rp_cap_open(&in, path, err, sizeof(err)), 0);
+	assert_true(in.walk);
+	assert_int_equal(rp_cap_read(&in, err, sizeof(err)), 0);
+	assert_true(in.eof);
+	rp_cap_keep(&in, NULL);
+	rp_cap_keep(&in, (const uint8_t *)many); /* not of the mapping */
+	assert_int_equal(in.map.dropped, 0);
+	rp_cap_close(&in);
+	unlink(path);
+	free(path);
 }
 
 int main(void)
