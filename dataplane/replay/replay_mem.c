@@ -40,18 +40,51 @@ uint64_t rsw_mem_available(void)
 
 static void unmap_chunk(struct rte_mempool_memhdr *h, void *opaque)
 {
-	(void)opaque;
-	munmap(h->addr, h->len);
+	/* the first chunk's callback unmaps the whole mapping (opaque: its length) */
+	munmap(h->addr, (size_t)(uintptr_t)opaque);
 }
 
-/* The pool in a mapping of its own: zero pages until a buffer is first written (the mbuf
- * headers and private areas at creation, a data room at its first frame). Its buffers have no
- * IO address and may cross pages: replay hands them to no device. Last-in first-out ("stack"
- * mempool driver): the buffer a frame gets is the one freed last, still in the caches, and
- * buffers beyond the most ever in use at once keep their data rooms untouched; the default ring
- * driver hands out every buffer in turn, so a run's buffers would be as cold, and as resident,
- * as the pool is large. */
-static struct rte_mempool *pool_mapped(const char *name, unsigned n, uint16_t data_room)
+/* buffers' worth of a pool's mapping given to it at a time */
+#define CHUNK_BYTES (8u << 20)
+
+static void init_in(struct rte_mempool *mp, void *opaque, void *obj, unsigned idx)
+{
+	const struct rp_pool_growth *g = opaque;
+	const uint8_t *o = obj;
+	if (o >= g->va + g->done && o < g->va + g->next)
+		rte_pktmbuf_init(mp, NULL, obj, idx);
+}
+
+int rp_pool_grow(struct rte_mempool *mp, struct rp_pool_growth *g)
+{
+	if (g->done >= g->len)
+		return 0;
+	size_t obj = (size_t)mp->header_size + mp->elt_size + mp->trailer_size;
+	size_t chunk = CHUNK_BYTES / obj * obj;
+	g->next = g->done + chunk < g->len ? g->done + chunk : g->len;
+	int added = rte_mempool_populate_iova(mp, (char *)g->va + g->done, RTE_BAD_IOVA,
+					      g->next - g->done, g->done ? NULL : unmap_chunk,
+					      (void *)(uintptr_t)g->len);
+	if (added <= 0) {
+		g->done = g->len; /* no more from this pool */
+		return 0;
+	}
+	rte_mempool_obj_iter(mp, init_in, g);
+	g->done = g->next;
+	return added;
+}
+
+/* The pool in a mapping of its own, given to it a chunk at a time (rp_pool_grow), as its
+ * buffers are needed: creating a pool writes a mempool header before each buffer, one page per
+ * 4.9 KB buffer, so a pool populated whole at once touched all of its pages before a frame used
+ * them (57,000 pages for 27,000 frames queued at the peak of a 4:1 zone's ring). Its pages stay
+ * zero until then; a data room's, until its first frame. Its buffers have no IO address and may
+ * cross pages: replay hands them to no device. Last-in first-out ("stack" mempool driver): the
+ * buffer a frame gets is the one freed last, still in the caches, and buffers beyond the most
+ * ever in use at once keep their data rooms untouched; the default ring driver hands out every
+ * buffer in turn, so a run's buffers would be as cold, and as resident, as the pool is large. */
+static struct rte_mempool *pool_mapped(const char *name, unsigned n, uint16_t data_room,
+				       struct rp_pool_growth *g)
 {
 	struct rte_pktmbuf_pool_private priv = {.mbuf_data_room_size = data_room,
 						.mbuf_priv_size = RP_ROOM_PRIV};
@@ -75,14 +108,12 @@ static struct rte_mempool *pool_mapped(const char *name, unsigned n, uint16_t da
 		return NULL;
 	}
 	rte_pktmbuf_pool_init(mp, &priv);
-	int added = rte_mempool_populate_iova(mp, va, RTE_BAD_IOVA, (size_t)len, unmap_chunk, NULL);
-	if (added <= 0)
-		munmap(va, (size_t)len); /* not the pool's: its free would not unmap it */
-	if (added != (int)n) {
+	*g = (struct rp_pool_growth){.va = va, .len = (size_t)len};
+	if (rp_pool_grow(mp, g) <= 0) {
+		munmap(va, (size_t)len); /* not the pool's yet: its free would not unmap it */
 		rte_mempool_free(mp);
 		return NULL;
 	}
-	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
 	return mp;
 }
 
@@ -115,7 +146,7 @@ static struct rte_mempool *add_pool(struct rp_mem *mem, unsigned c)
 	unsigned n = REPLAY_POOL_MIN << shift;
 	snprintf(name, sizeof(name), "rsw_replay%u", instance++);
 	struct rte_mempool *mp = pool_mapped(name, n <= REPLAY_POOL_MAX ? n : REPLAY_POOL_MAX,
-					     RTE_PKTMBUF_HEADROOM + mem_room[c]);
+					     RTE_PKTMBUF_HEADROOM + mem_room[c], &mem->cls[c].growth);
 	if (mp)
 		mem->cls[c].pool[mem->cls[c].n++] = mp;
 	return mp;
@@ -200,6 +231,11 @@ struct rte_mbuf *rp_mbuf(struct rp_mem *mem, const uint8_t *data, uint32_t len, 
 		/* the newest pool first: older ones are full while queues grow */
 		for (unsigned i = mem->cls[c].n; !m && i > 0; i--)
 			m = rte_pktmbuf_alloc(mem->cls[c].pool[i - 1]);
+		/* all in use: the newest pool's next chunk, then a new pool */
+		struct rte_mempool *newest = mem->cls[c].n ? mem->cls[c].pool[mem->cls[c].n - 1]
+							   : NULL;
+		if (!m && newest && rp_pool_grow(newest, &mem->cls[c].growth) > 0)
+			m = rte_pktmbuf_alloc(newest);
 		/* out of memory, trying a new pool per frame would cost a failed allocation of up
 		 * to a gigabyte each: the frames are no_mbuf drops, and a new pool is tried again
 		 * after 65536 of them (memory the machine may have freed meanwhile) */

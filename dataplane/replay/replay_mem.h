@@ -11,10 +11,17 @@
 #define REPLAY_MEM_CLASSES 4 /* packet memory by frame size */
 #define RP_ROOM_PRIV 8 /* a packet buffer's private area: what rp_mbuf left in its data room */
 
+/* How much of a pool's mapping it has been given (rp_pool_grow). */
+struct rp_pool_growth {
+	uint8_t *va;
+	size_t len, done, next;
+};
+
 struct rp_mem {
 	struct {                     /* packet memory of one size class: pools added as it fills */
 		struct rte_mempool **pool;
 		unsigned n, cap;
+		struct rp_pool_growth growth; /* of the newest pool (the older ones have it all) */
 		unsigned skip; /* frames not to try a new pool for, after one could not be made */
 	} cls[REPLAY_MEM_CLASSES];
 	int flow_field;              /* mbuf dynamic field: struct rp_frame_tag */
@@ -27,6 +34,8 @@ struct rp_frame_tag {
 	uint32_t hops;
 };
 
+/* Gives pool mp the next chunk of its mapping; returns the buffers added (0: it has all). */
+int rp_pool_grow(struct rte_mempool *mp, struct rp_pool_growth *g);
 /* The first pool and the flow field. Returns 0, or -1 when neither could be had. */
 int rp_mem_init(struct rp_mem *mem);
 /* Frees the lists of pools; the pools stay (the TMs handed to the caller may hold packets). */
