@@ -457,10 +457,12 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint1
 			break;
 		struct rte_mbuf *m = ep->cache[q][ep->c_head[q]++];
 		struct rsw_tm_tag *t = rsw_tm_tag(m);
-		const struct rsw_wred *w = &tc->queue_hot[port][q].wred;
+		const struct rsw_tm_queue_hot_cfg *qh = &tc->queue_hot[port][q];
 		/* instantaneous queue bytes, this packet included */
 		uint64_t qbytes = __atomic_load_n(&ep->q[q].use.bytes, __ATOMIC_RELAXED) - q_rel[q];
-		if (!w->mark_on_enqueue && rsw_wred_mark(w, qbytes, &ep->rng))
+		/* at or below Kmin nothing is marked: the curve's line is not read */
+		if (!qh->mark_on_enqueue && qh->ecn && qbytes > qh->kmin &&
+		    rsw_wred_mark(&qh->wred, qbytes, &ep->rng))
 			t->marked = (uint8_t)rsw_rewrite_ecn_ce_at(rte_pktmbuf_mtod(m, uint8_t *), t->l3,
 								   t->l3_off);
 		if (t->marked)
@@ -540,9 +542,13 @@ void rsw_tm_config_finish(struct rsw_tm_config *c)
 			h->wd_drop = c->port[p].wd[q].action == RSW_PFCWD_DROP;
 			h->wred = c->port[p].wred[q];
 			h->mark_on_enqueue = h->wred.mark_on_enqueue;
+			h->ecn = h->wred.ecn;
+			h->kmin = h->wred.kmin;
 		}
-		for (unsigned pg = 0; pg < RSW_TM_PGS; pg++)
+		for (unsigned pg = 0; pg < RSW_TM_PGS; pg++) {
 			c->pg_hot[p][pg].prof = c->port[p].pg[pg];
+			c->pg_hot[p][pg].pfc = (b->pfc_enable >> pg) & 1;
+		}
 	}
 }
 
@@ -577,9 +583,10 @@ int rsw_tm_pfc_may_act(const struct rsw_tm *tm, const struct rsw_tm_config *tc, 
 	const struct rsw_tm_port *ip = &tm->port[port];
 	if (ip->xoff_pgs)
 		return 1;
-	if (!(tc->brief[port].pfc_enable & (1u << pg)) || tc->pools.n_pools == 0)
+	const struct rsw_tm_pg_hot_cfg *gh = &tc->pg_hot[port][pg];
+	if (!gh->pfc || tc->pools.n_pools == 0)
 		return 0;
-	const struct rsw_buf_profile_cfg *gp = &tc->pg_hot[port][pg].prof;
+	const struct rsw_buf_profile_cfg *gp = &gh->prof;
 	return rsw_buf_pg_over_xoff(&ip->pg[pg].use, gp, &tc->pools.pool[gp->pool],
 				    &tm->pool_used[gp->pool], &tm->desc);
 }
