@@ -127,7 +127,8 @@ struct rsw_fc_udf {
 /* What a hop reads of a switch's tables comes first, in one line (the flow cache's view, the
  * checks' scalars, the arrays a hop indexes), followed by the traffic manager's settings, whose
  * own first line holds its pools: at zone scale every line of a switch is a cache miss when the
- * switch is visited again, and these were spread over five. */
+ * switch is visited again, and these were spread over five (the two lines side by side are
+ * also what a CPU's adjacent-line prefetch brings in together). */
 struct rsw_fib {
 	/* the flow cache's view (flow_cache.h, set at build): an identity no other tables of the
 	 * process share, the optional key fields, the hash policies' UDFs the key reads */
@@ -145,7 +146,11 @@ struct rsw_fib {
 	/* ARS: the profile and each port's quality (NULL when no group uses ARS) */
 	struct rsw_ars_switch *ars;
 	struct rte_fib *fib4;   /* NULL when there is no IPv4 route */
-	/* (line 2) */
+	/* the traffic manager's own settings (it reads nothing else of these tables): its pools
+	 * in the next line */
+	struct rsw_tm_config tm;
+	/* what the tables read for a flow the cache does not hold (and the key, for a hash
+	 * policy's UDFs) */
 	uint64_t generation;
 	struct rsw_fc_udf cache_udf[RSW_FC_UDF_MAX];
 	struct rsw_long4 long4; /* compact tables: fib4's longest lengths (slot NULL: none) */
@@ -160,10 +165,10 @@ struct rsw_fib {
 	/* the switch's own addresses (INTERFACE): packets to them end at the switch */
 	uint32_t *local4;        /* host order */
 	uint8_t (*local6)[16];
-	/* the traffic manager's own settings (it reads nothing else of these tables) */
-	struct rsw_tm_config tm;
 	struct rsw_fib_port ports[RSW_MAX_PORTS];
 };
+_Static_assert(__builtin_offsetof(struct rsw_fib, tm) == 64,
+	       "a hop's fields of the tables in one line, the TM's pools in the next");
 
 /* Compile a validated state. Returns NULL with a message in err on failure (e.g. no memory). */
 struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, char *err,

@@ -66,12 +66,31 @@ struct rsw_tm_pg_hot {
 	struct rsw_buf_use use;
 	/* packets its headroom may hold (live: fixed when the VOQs were sized) */
 	uint32_t hdrm_pkts_max;
+	/* the port's xoff_pgs is not 0 (set with it by the owner): the check after an admission
+	 * reads this line, which admission read, not the port's first */
+	uint8_t port_xoff;
 } __rte_cache_aligned;
 
 struct rsw_tm_queue_hot {
 	struct rsw_buf_use use;
 	uint8_t storm; /* wd[q].storm, for admission, which reads this line anyway */
 } __rte_cache_aligned;
+
+/* What enqueue and dequeue read and write of one egress queue besides its buffer counters: its
+ * VOQ and its transmit counters (SAI_QUEUE_STAT_*), in one line. */
+struct rsw_tm_queue_tx {
+	struct rsw_voq voq;
+	uint64_t packets, bytes;          /* transmitted */
+	uint64_t ecn_marked_packets;      /* WRED_ECN_MARKED_PACKETS */
+} __rte_cache_aligned;
+
+/* The rest of a queue's counters (struct rsw_tm_queue_stats), which only drops move. */
+struct rsw_tm_queue_drops {
+	uint64_t dropped_packets, dropped_bytes;
+	uint64_t pfcwd_dropped;
+	uint64_t pfcwd_flushed;
+	uint64_t pfcwd_flushed_lossless;
+};
 
 /* A port's state: what every event of the port reads first, in its first cache line (queues
  * marked busy, the owner's cache indexes, the shaper, whether anything is paused), the scheduler
@@ -96,10 +115,10 @@ struct rsw_tm_port {
 	uint64_t next_wd_poll_ns;
 	struct rsw_tm_pg_hot pg[RSW_TM_PGS];      /* as ingress port */
 	struct rsw_tm_queue_hot q[RSW_TM_QUEUES]; /* as egress port */
-	struct rsw_tm_queue_stats qs[RSW_TM_QUEUES];
+	struct rsw_tm_queue_tx qt[RSW_TM_QUEUES];
 	/* packets taken off each ring in bursts, waiting for the scheduler (owner only) */
 	struct rte_mbuf *cache[RSW_TM_QUEUES][RSW_TM_DEQ_BURST];
-	struct rsw_voq voq[RSW_TM_QUEUES];
+	struct rsw_tm_queue_drops qd[RSW_TM_QUEUES];
 	struct rsw_pfc_gen gen[RSW_TM_PGS];
 	struct rsw_pfcwd wd[RSW_TM_QUEUES];
 } __rte_cache_aligned;
