@@ -139,7 +139,9 @@ struct rsw_fib {
 	uint8_t router_mac[6];
 	uint16_t n_ports;
 	uint32_t n_cls;
-	uint32_t n_local4, n_local6;
+	/* bit d: some classifier rule matches DSCP d (the others go by the DSCP map without
+	 * reading the rules) */
+	uint64_t cls_dscp;
 	/* classifier rules, highest priority first */
 	struct rsw_classifier_rule *cls;
 	struct rsw_fib_nh *nh;
@@ -163,6 +165,7 @@ struct rsw_fib {
 	struct rsw_hash_policy *policies;
 	char (*policy_names)[RSW_NAME_MAX];
 	/* the switch's own addresses (INTERFACE): packets to them end at the switch */
+	uint32_t n_local4, n_local6;
 	uint32_t *local4;        /* host order */
 	uint8_t (*local6)[16];
 	struct rsw_fib_port ports[RSW_MAX_PORTS];
