@@ -192,11 +192,12 @@ static void release_pg(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16
 		       uint32_t len, unsigned n)
 {
 	struct rsw_buf_use *u = &tm->port[in].pg[pg].use;
-	if (tc->pools.n_pools == 0) {
+	const struct rsw_tm_pg_hot_cfg *gh = &tc->pg_hot[in][pg];
+	if (!gh->pooled) {
 		__atomic_fetch_sub(&u->bytes, len, __ATOMIC_RELAXED);
 		return;
 	}
-	const struct rsw_buf_profile_cfg *p = &tc->pg_hot[in][pg].prof;
+	const struct rsw_buf_profile_cfg *p = &gh->prof;
 	uint32_t hdrm = rsw_buf_release(u, p, &tm->pool_used[p->pool], len, tm->mt);
 	if (hdrm && tc->pools.pool[p->pool].xoff)
 		__atomic_fetch_sub(&tm->pool_hdrm[p->pool], hdrm, __ATOMIC_RELAXED);
@@ -207,11 +208,12 @@ static void release_q(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_
 		      uint32_t len, unsigned n)
 {
 	struct rsw_buf_use *u = &tm->port[eport].q[q].use;
-	if (tc->pools.n_pools == 0) {
+	const struct rsw_tm_queue_hot_cfg *qh = &tc->queue_hot[eport][q];
+	if (!qh->pooled) {
 		__atomic_fetch_sub(&u->bytes, len, __ATOMIC_RELAXED);
 		return;
 	}
-	const struct rsw_buf_profile_cfg *p = &tc->queue_hot[eport][q].prof;
+	const struct rsw_buf_profile_cfg *p = &qh->prof;
 	rsw_buf_release(u, p, &tm->pool_used[p->pool], len, tm->mt);
 	rsw_buf_pkts_release(u, NULL, n, tm->mt); /* egress: counted, not a descriptor */
 }
@@ -543,11 +545,13 @@ void rsw_tm_config_finish(struct rsw_tm_config *c)
 			h->wred = c->port[p].wred[q];
 			h->mark_on_enqueue = h->wred.mark_on_enqueue;
 			h->ecn = h->wred.ecn;
+			h->pooled = c->pools.n_pools != 0;
 			h->kmin = h->wred.kmin;
 		}
 		for (unsigned pg = 0; pg < RSW_TM_PGS; pg++) {
 			c->pg_hot[p][pg].prof = c->port[p].pg[pg];
 			c->pg_hot[p][pg].pfc = (b->pfc_enable >> pg) & 1;
+			c->pg_hot[p][pg].pooled = c->pools.n_pools != 0;
 		}
 	}
 }

@@ -80,6 +80,7 @@ struct rsw_tm_config {
 		 * curve's only above Kmin (where a mark is drawn) */
 		uint8_t mark_on_enqueue;
 		uint8_t ecn;
+		uint8_t pooled;                  /* pools.n_pools is not 0 (a release reads this) */
 		uint64_t kmin;
 		struct rsw_wred wred;            /* port[p].wred[q] (second line) */
 	} __attribute__((aligned(64))) queue_hot[RSW_TM_MAX_PORTS][RSW_TM_QUEUES];
@@ -88,6 +89,7 @@ struct rsw_tm_config {
 		/* brief[p].pfc_enable has this PG: the check after an arrival reads this line,
 		 * which admission read, not the port's brief */
 		uint8_t pfc;
+		uint8_t pooled; /* pools.n_pools is not 0: a release reads no other line of these */
 	} __attribute__((aligned(64))) pg_hot[RSW_TM_MAX_PORTS][RSW_TM_PGS];
 };
 
