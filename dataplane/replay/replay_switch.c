@@ -139,7 +139,8 @@ static uint64_t next_tx(const struct sw_node *n, uint16_t p, uint64_t t)
 	for (unsigned bits = rsw_tm_maybe_queued(n->tm, p); bits; bits &= bits - 1) {
 		unsigned q = (unsigned)__builtin_ctz(bits);
 		if (rsw_tm_queue_bytes(n->tm, p, q)) {
-			uint64_t at = paused && tp->pause.until_ns[q] > t ? tp->pause.until_ns[q] : t;
+			uint64_t u = paused ? tp->pause.until_ns[q] : 0;
+			uint64_t at = u > t ? u : t;
 			next = at < next ? at : next;
 		}
 	}

@@ -358,7 +358,8 @@ unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_tm_config *tc,
 	for (unsigned j = k; j < n; j++) {
 		release(tm, tc, port, pkts[j]);
 		__atomic_fetch_add(&ep->qd[queue].dropped_packets, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&ep->qd[queue].dropped_bytes, pkts[j]->pkt_len, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&ep->qd[queue].dropped_bytes, pkts[j]->pkt_len,
+				   __ATOMIC_RELAXED);
 	}
 	return k;
 }
