@@ -232,6 +232,9 @@ static const char *take(const char **at, size_t len)
 	return d;
 }
 
+/* A queue's transmit counters: what follows its VOQ in struct rsw_tm_queue_tx. */
+#define QT_COUNTERS (sizeof(struct rsw_tm_queue_tx) - offsetof(struct rsw_tm_queue_tx, packets))
+
 /* What the summary reads of a switch's traffic manager: its counters and watermarks. */
 static void put_tm(struct pack *p, const struct rsw_tm *tm)
 {
@@ -242,7 +245,9 @@ static void put_tm(struct pack *p, const struct rsw_tm *tm)
 		const struct rsw_tm_port *tp = &tm->port[i];
 		put(p, tp->pg, sizeof(tp->pg));
 		put(p, tp->q, sizeof(tp->q));
-		put(p, tp->qs, sizeof(tp->qs));
+		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) /* the counters, not the VOQ */
+			put(p, &tp->qt[q].packets, QT_COUNTERS);
+		put(p, tp->qd, sizeof(tp->qd));
 		put(p, &tp->pause, sizeof(tp->pause));
 		put(p, tp->gen, sizeof(tp->gen));
 		put(p, &tp->xoff_pgs, sizeof(tp->xoff_pgs));
@@ -254,7 +259,8 @@ static size_t tm_bytes(const struct rsw_tm *tm)
 {
 	const struct rsw_tm_port *tp = tm->port;
 	return sizeof(tm->pool_used) + sizeof(tm->pool_peak) + sizeof(tm->pool_hdrm) +
-	       tm->n_ports * (sizeof(tp->pg) + sizeof(tp->q) + sizeof(tp->qs) + sizeof(tp->pause) +
+	       tm->n_ports * (sizeof(tp->pg) + sizeof(tp->q) + RSW_TM_QUEUES * QT_COUNTERS +
+			      sizeof(tp->qd) + sizeof(tp->pause) +
 			      sizeof(tp->gen) + sizeof(tp->xoff_pgs) + sizeof(tp->wd));
 }
 
@@ -267,7 +273,9 @@ static void take_tm(const char **at, struct rsw_tm *tm)
 		struct rsw_tm_port *tp = &tm->port[i];
 		memcpy(tp->pg, take(at, sizeof(tp->pg)), sizeof(tp->pg));
 		memcpy(tp->q, take(at, sizeof(tp->q)), sizeof(tp->q));
-		memcpy(tp->qs, take(at, sizeof(tp->qs)), sizeof(tp->qs));
+		for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
+			memcpy(&tp->qt[q].packets, take(at, QT_COUNTERS), QT_COUNTERS);
+		memcpy(tp->qd, take(at, sizeof(tp->qd)), sizeof(tp->qd));
 		memcpy(&tp->pause, take(at, sizeof(tp->pause)), sizeof(tp->pause));
 		memcpy(tp->gen, take(at, sizeof(tp->gen)), sizeof(tp->gen));
 		memcpy(&tp->xoff_pgs, take(at, sizeof(tp->xoff_pgs)), sizeof(tp->xoff_pgs));

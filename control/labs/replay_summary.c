@@ -54,10 +54,11 @@ static json_t *ports_json(const struct rsw_fib *fib, const struct rsw_replay_swi
 			if (fib->tm.pools.n_pools)
 				json_object_set_new(x, "pool", json_string(
 					fib->tm.pools.name[fib->tm.port[p].queue[q].pool]));
-			json_object_set_new(x, "packets", J(tp->qs[q].packets));
+			json_object_set_new(x, "packets", J(tp->qt[q].packets));
 			json_object_set_new(x, "max_depth_bytes", J(tp->q[q].use.peak));
-			json_object_set_new(x, "ecn_marked_packets", J(tp->qs[q].ecn_marked_packets));
-			json_object_set_new(x, "dropped_packets", J(tp->qs[q].dropped_packets));
+			json_object_set_new(x, "ecn_marked_packets",
+					    J(tp->qt[q].ecn_marked_packets));
+			json_object_set_new(x, "dropped_packets", J(tp->qd[q].dropped_packets));
 			pfcwd_json(x, r->tm, p, q);
 			json_array_append_new(queues, x);
 		}

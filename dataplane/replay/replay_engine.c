@@ -124,14 +124,19 @@ static int link_room(struct replay *r, struct link_dir *l, struct rte_mbuf *m)
 {
 	if (l->n < l->cap)
 		return 1;
-	size_t cap = l->cap ? l->cap * 2 : 64;
+	if (l->cap > UINT32_MAX / 2) {
+		r->oom = 1;
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	uint32_t cap = l->cap ? l->cap * 2 : 64;
 	struct in_flight *q = malloc(cap * sizeof(*q));
 	if (!q) {
 		r->oom = 1;
 		rte_pktmbuf_free(m);
 		return 0;
 	}
-	for (size_t i = 0; i < l->n; i++)
+	for (uint32_t i = 0; i < l->n; i++)
 		q[i] = l->q[(l->head + i) % l->cap];
 	free(l->q);
 	l->q = q;
@@ -299,7 +304,7 @@ void rp_engine_free(struct replay *r)
 {
 	for (unsigned i = 0; r->link && i < 2 * r->model->n_link; i++) {
 		struct link_dir *l = &r->link[i];
-		for (size_t k = 0; k < l->n; k++)
+		for (uint32_t k = 0; k < l->n; k++)
 			rte_pktmbuf_free(l->q[(l->head + k) % l->cap].m);
 		free(l->q);
 	}

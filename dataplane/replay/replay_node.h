@@ -52,12 +52,13 @@ struct sw_node {
 	/* each port's capture (n_ports of them), only when one is open: the node's own fields,
 	 * which every hop of it reads, then stay within a few lines */
 	struct rp_cap *out;
-	int tx_link[RSW_MAX_PORTS];   /* link direction a port transmits on, or -1 */
 	struct rsw_ingress_ctx ictx; /* RANDOM hash state, and the arrival time for ARS */
 	struct rsw_replay_switch_result *res;
 	struct rp_ports xoff_ports;   /* ports with an XOFF in force at their peer */
 	struct rp_ports dirty_ctrl, dirty_tx; /* ports to poll for PFC / to reschedule after this event */
 	struct rp_ports stalled;      /* ports that could not send when woken */
+	/* last: what every event reads comes first, in four lines, not around this kilobyte */
+	int tx_link[RSW_MAX_PORTS];   /* link direction a port transmits on, or -1 */
 };
 
 /* A frame a host's application posted, waiting for its NIC: its bytes where its capture holds

@@ -44,18 +44,24 @@ struct msg {
 
 /* A QP of a connection, both ends: the requester at the sending host, the responder at the
  * receiving one. Each end only learns what the frames it receives tell it. */
-struct qp {
+/* What a host's wake-up reads of each of its QPs (may it send, when are its timers) comes first,
+ * in one cache line (the array is line-aligned): at zone scale each line is a miss. */
+struct __attribute__((aligned(64))) qp {
+	/* requester */
+	uint64_t snd_nxt, posted_psn;
+	uint64_t next_tx;      /* the rate limiter lets the next packet go */
+	uint64_t rto_at;
+	struct msg *msg;
+	size_t n_msg, cur_msg;            /* cur_msg: the message holding snd_nxt */
+	uint32_t conn;
+	uint8_t error;         /* st->error: the QP stopped */
 	uint16_t src, dst;     /* hosts */
 	uint16_t q;
-	uint32_t conn;
 	uint32_t src_qpn, dst_qpn;
 	uint16_t sport;
-	/* requester */
-	struct msg *msg;
-	size_t n_msg, cap_msg;
-	size_t una_msg, cur_msg;          /* messages holding snd_una and snd_nxt */
-	uint64_t snd_una, snd_nxt, snd_max, posted_psn;
-	uint64_t rto_at;
+	size_t cap_msg;
+	size_t una_msg;                   /* the message holding snd_una */
+	uint64_t snd_una, snd_max;
 	unsigned retries;
 	/* responder */
 	uint64_t epsn, msn;
@@ -66,12 +72,12 @@ struct qp {
 	uint64_t last_cnp;     /* when the responder last sent a CNP, NEVER: not yet */
 	/* DCQCN at the requester */
 	struct rsw_dcqcn cc;
-	uint64_t next_tx;      /* the rate limiter lets the next packet go */
 	struct rsw_coll_qp_stats *st;
 	/* the flows of its data frames and of the control frames its responder sends back (each
 	 * kind has one address, port and QP tuple), found at the first frame of each */
 	uint32_t flow[2];
 };
+_Static_assert(__builtin_offsetof(struct qp, error) < 64, "a wake-up's fields in one line");
 
 struct ctl {
 	struct ctl *next;
@@ -285,7 +291,7 @@ static void log_rate(struct replay *r, const struct qp *qp, uint64_t t)
 /* May qp send its next packet: something posted, granted by CTS, not waiting on an error. */
 static int sendable(const struct rp_rc *rc, struct qp *qp, uint64_t t)
 {
-	if (qp->st->error || qp->snd_nxt >= qp->posted_psn || qp->next_tx > t)
+	if (qp->error || qp->snd_nxt >= qp->posted_psn || qp->next_tx > t)
 		return 0;
 	/* messages posted after the QP ran dry start where the last one ended */
 	while (qp->cur_msg + 1 < qp->n_msg && qp->msg[qp->cur_msg + 1].psn0 <= qp->snd_nxt)
@@ -320,11 +326,11 @@ static void log_qp_error(struct replay *r, const struct qp *qp, uint64_t t)
 static void timer_check(struct rp_rc *rc, struct qp *qp, uint64_t t)
 {
 	const struct rsw_coll *c = rc->c;
-	if (qp->rto_at > t || qp->st->error)
+	if (qp->rto_at > t || qp->error)
 		return;
 	qp->st->timeouts++;
 	if (++qp->retries > c->retry_cnt) {
-		qp->st->error = 1; /* IBV_WC_RETRY_EXC_ERR: the QP stops */
+		qp->st->error = qp->error = 1; /* IBV_WC_RETRY_EXC_ERR: the QP stops */
 		qp->st->error_ns = t;
 		qp->st->unacked_psn = qp->snd_una;
 		qp->st->sent_psn = qp->snd_max;
@@ -373,7 +379,7 @@ static uint64_t next_wake(const struct rp_rc *rc, unsigned h, uint64_t t, uint64
 		uint64_t at = qp->rto_at;
 		if (rc->c->dcqcn && rsw_dcqcn_next(&qp->cc) < at)
 			at = rsw_dcqcn_next(&qp->cc);
-		if (qp->next_tx > t && qp->next_tx < at && !qp->st->error &&
+		if (qp->next_tx > t && qp->next_tx < at && !qp->error &&
 		    qp->snd_nxt < qp->posted_psn)
 			at = qp->next_tx;
 		if (at < next)
@@ -783,7 +789,10 @@ struct rp_rc *rp_rc_new(struct replay *r, const struct rsw_coll *c, const struct
 	for (unsigned h = 0; h < rc->n_host; h++)
 		rc->icrc_unread &= r->host[h].out.d == NULL;
 	rc->h = calloc(rc->n_host ? rc->n_host : 1, sizeof(*rc->h));
-	rc->qp = calloc(rc->n_qp ? rc->n_qp : 1, sizeof(*rc->qp));
+	size_t qp_bytes = (rc->n_qp ? rc->n_qp : 1) * sizeof(*rc->qp);
+	rc->qp = aligned_alloc(_Alignof(struct qp), qp_bytes); /* a QP's first line is its own */
+	if (rc->qp)
+		memset(rc->qp, 0, qp_bytes);
 	rc->granted = calloc(n_conn ? n_conn : 1, sizeof(*rc->granted));
 	if (!rc->h || !rc->qp || !rc->granted || build_qps(rc, conn, st) < 0) {
 		rp_rc_free(rc);

@@ -115,7 +115,10 @@ static int alloc_nodes(struct replay *r)
 	const struct rsw_replay_model *md = r->model;
 	r->sw = calloc(md->n_sw ? md->n_sw : 1, sizeof(*r->sw));
 	r->host = calloc(md->n_host ? md->n_host : 1, sizeof(*r->host));
-	r->link = calloc(md->n_link ? 2 * md->n_link : 1, sizeof(*r->link));
+	size_t link_bytes = (md->n_link ? 2 * md->n_link : 1) * sizeof(*r->link);
+	r->link = aligned_alloc(_Alignof(struct link_dir), link_bytes); /* a line each */
+	if (r->link)
+		memset(r->link, 0, link_bytes);
 	r->in = calloc(md->n_in ? md->n_in : 1, sizeof(*r->in));
 	r->res->sw = calloc(md->n_sw ? md->n_sw : 1, sizeof(*r->res->sw));
 	r->res->host = calloc(md->n_host ? md->n_host : 1, sizeof(*r->res->host));

@@ -140,10 +140,14 @@ static uint64_t next_tx(const struct sw_node *n, uint16_t p, uint64_t t)
 {
 	const struct rsw_tm_port *tp = &n->tm->port[p];
 	uint64_t next = NEVER; /* the earliest a non-empty queue may send */
+	/* nothing paused after latest_until_ns (the port's first line): the pauses' own line is
+	 * read only while some pause may last */
+	int paused = tp->pause.latest_until_ns > t;
 	for (unsigned bits = rsw_tm_maybe_queued(n->tm, p); bits; bits &= bits - 1) {
 		unsigned q = (unsigned)__builtin_ctz(bits);
 		if (rsw_tm_queue_bytes(n->tm, p, q)) {
-			uint64_t at = tp->pause.until_ns[q] > t ? tp->pause.until_ns[q] : t;
+			uint64_t u = paused ? tp->pause.until_ns[q] : 0;
+			uint64_t at = u > t ? u : t;
 			next = at < next ? at : next;
 		}
 	}

@@ -363,6 +363,17 @@ static struct rsw_classifier_rule *dup_rules(const struct rsw_classifier_rule *r
 	return d;
 }
 
+/* The DSCPs some rule of f matches (the rules are read only for them). */
+static uint64_t cls_dscps(const struct rsw_fib *f)
+{
+	uint64_t m = 0;
+	for (uint32_t i = 0; i < f->n_cls; i++)
+		for (unsigned d = 0; d < 64; d++)
+			if (!((d ^ f->cls[i].dscp) & f->cls[i].dscp_mask))
+				m |= 1ull << d;
+	return m;
+}
+
 /* Each group that takes ARS gets its state over its active members, and the switch its ports'
  * quality (none when no group takes ARS). 0 or -1 (memory). */
 static int ars_build(struct rsw_fib *f, const struct rsw_state *s)
@@ -586,6 +597,7 @@ struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, ch
 	if (compile_locals(f, s) < 0 || !(f->cls = dup_rules(s->cls, s->n_cls)) ||
 	    compile_groups(f, s, &nh_cap) < 0)
 		goto oom;
+	f->cls_dscp = cls_dscps(f);
 	if (create_lpms(f, s, err, errlen) < 0 || add_routes(f, s, &nh_cap, err, errlen) < 0)
 		goto fail;
 	rsw_flow_cache_recipe(f);

@@ -124,41 +124,54 @@ struct rsw_fc_udf {
 	int32_t match_ip_protocol, match_l4_dst_port;
 };
 
+/* What a hop reads of a switch's tables comes first, in one line (the flow cache's view, the
+ * checks' scalars, the arrays a hop indexes), followed by the traffic manager's settings, whose
+ * own first line holds its pools: at zone scale every line of a switch is a cache miss when the
+ * switch is visited again, and these were spread over five (the two lines side by side are
+ * also what a CPU's adjacent-line prefetch brings in together). */
 struct rsw_fib {
-	uint64_t generation;
 	/* the flow cache's view (flow_cache.h, set at build): an identity no other tables of the
 	 * process share, the optional key fields, the hash policies' UDFs the key reads */
 	uint64_t cache_id;
 	uint8_t cache_key;
 	uint8_t n_cache_udf;
-	struct rsw_fc_udf cache_udf[RSW_FC_UDF_MAX];
-	uint8_t router_mac[6];
 	uint8_t dmac_check;
+	uint8_t router_mac[6];
 	uint16_t n_ports;
+	uint32_t n_cls;
+	/* bit d: some classifier rule matches DSCP d (the others go by the DSCP map without
+	 * reading the rules) */
+	uint64_t cls_dscp;
+	/* classifier rules, highest priority first */
+	struct rsw_classifier_rule *cls;
+	struct rsw_fib_nh *nh;
+	/* ARS: the profile and each port's quality (NULL when no group uses ARS) */
+	struct rsw_ars_switch *ars;
 	struct rte_fib *fib4;   /* NULL when there is no IPv4 route */
+	/* the traffic manager's own settings (it reads nothing else of these tables): its pools
+	 * in the next line */
+	struct rsw_tm_config tm;
+	/* what the tables read for a flow the cache does not hold (and the key, for a hash
+	 * policy's UDFs) */
+	uint64_t generation;
+	struct rsw_fc_udf cache_udf[RSW_FC_UDF_MAX];
 	struct rsw_long4 long4; /* compact tables: fib4's longest lengths (slot NULL: none) */
 	struct rte_lpm6 *lpm6;  /* NULL when there is no IPv6 route */
 	/* rte_lpm/rte_lpm6 take depths from 1: a /0 route is kept beside them */
 	uint8_t has_default4, has_default6;
 	uint32_t default4, default6;
 	uint32_t n_nh, n_groups, n_policies;
-	struct rsw_fib_nh *nh;
 	struct rsw_fib_group *groups;
 	struct rsw_hash_policy *policies;
 	char (*policy_names)[RSW_NAME_MAX];
-	struct rsw_fib_port ports[RSW_MAX_PORTS];
 	/* the switch's own addresses (INTERFACE): packets to them end at the switch */
 	uint32_t n_local4, n_local6;
 	uint32_t *local4;        /* host order */
 	uint8_t (*local6)[16];
-	/* classifier rules, highest priority first */
-	uint32_t n_cls;
-	struct rsw_classifier_rule *cls;
-	/* ARS: the profile and each port's quality (NULL when no group uses ARS) */
-	struct rsw_ars_switch *ars;
-	/* the traffic manager's own settings (it reads nothing else of these tables) */
-	struct rsw_tm_config tm;
+	struct rsw_fib_port ports[RSW_MAX_PORTS];
 };
+_Static_assert(__builtin_offsetof(struct rsw_fib, tm) == 64,
+	       "a hop's fields of the tables in one line, the TM's pools in the next");
 
 /* Compile a validated state. Returns NULL with a message in err on failure (e.g. no memory). */
 struct rsw_fib *rsw_fib_build(const struct rsw_state *s, uint64_t generation, char *err,

@@ -103,6 +103,8 @@ static int is_local(const struct rsw_fib *f, const struct rsw_pkt_meta *m)
 static inline uint8_t classify_tc(const struct rsw_fib *fib, const struct rsw_pkt_meta *m)
 {
 	const struct rsw_fib_port *port = &fib->ports[m->in_port];
+	if (!((fib->cls_dscp >> (m->dscp & 63)) & 1)) /* no rule matches its DSCP */
+		return port->dscp_to_tc[m->dscp];
 	for (uint32_t i = 0; i < fib->n_cls; i++) {
 		const struct rsw_classifier_rule *r = &fib->cls[i];
 		if (((m->dscp ^ r->dscp) & r->dscp_mask) ||

@@ -23,15 +23,17 @@ static inline uint64_t rsw_pause_ns(uint32_t quanta, uint32_t speed_mbps)
 }
 
 /* Pause state of one port's egress queues (written by the port's owner only). */
+/* What every look reads first (a TM port keeps it in its first cache line, tm.h), then what a
+ * paused port's looks read, then the counters. */
 struct rsw_pause_state {
+	uint64_t latest_until_ns;          /* >= every until_ns: after it nothing is paused, which
+					    * is what most looks at a port find */
 	uint64_t until_ns[RSW_PFC_PRIOS];  /* queue i is paused while now < until_ns[i] */
+	uint8_t ignore_mask;               /* priorities whose received PFC is ignored (watchdog) */
 	uint64_t start_ns[RSW_PFC_PRIOS];  /* start of the current continuous pause */
 	uint64_t paused_ns[RSW_PFC_PRIOS]; /* time paused in pauses already over */
 	uint64_t rx_frames[RSW_PFC_PRIOS]; /* PFC frames received with this priority enabled */
 	uint64_t pause_rx_frames;          /* 802.3x PAUSE frames */
-	uint8_t ignore_mask;               /* priorities whose received PFC is ignored (watchdog) */
-	uint64_t latest_until_ns;          /* >= every until_ns: after it nothing is paused, which
-					    * is what most looks at a port find */
 };
 
 /* A received PFC frame at now on a port of speed_mbps: each enabled priority is paused for its

@@ -5,11 +5,12 @@
 void rsw_sched_init(struct rsw_sched *s, const struct rsw_sched_cfg *cfg)
 {
 	memset(s, 0, sizeof(*s));
-	s->cfg = *cfg;
+	memcpy(s->type, cfg->type, sizeof(s->type));
+	memcpy(s->weight, cfg->weight, sizeof(s->weight));
 	for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
-		if (s->cfg.type[q] != RSW_SCHED_STRICT && s->cfg.weight[q] == 0)
-			s->cfg.weight[q] = 1;
-		if (s->cfg.type[q] == RSW_SCHED_STRICT) {
+		if (s->type[q] != RSW_SCHED_STRICT && s->weight[q] == 0)
+			s->weight[q] = 1;
+		if (s->type[q] == RSW_SCHED_STRICT) {
 			s->strict_order[s->n_strict++] = (uint8_t)q;
 			s->strict_mask |= (uint8_t)(1u << q);
 		}
@@ -20,8 +21,8 @@ void rsw_sched_init(struct rsw_sched *s, const struct rsw_sched_cfg *cfg)
 		unsigned j = i;
 		while (j > 0) {
 			uint8_t p = s->strict_order[j - 1];
-			if (s->cfg.priority[p] > s->cfg.priority[q] ||
-			    (s->cfg.priority[p] == s->cfg.priority[q] && p > q))
+			if (cfg->priority[p] > cfg->priority[q] ||
+			    (cfg->priority[p] == cfg->priority[q] && p > q))
 				break;
 			s->strict_order[j] = p;
 			j--;
@@ -32,7 +33,7 @@ void rsw_sched_init(struct rsw_sched *s, const struct rsw_sched_cfg *cfg)
 
 static inline int is_dwrr(const struct rsw_sched *s, unsigned q)
 {
-	return s->cfg.type[q] != RSW_SCHED_STRICT;
+	return s->type[q] != RSW_SCHED_STRICT;
 }
 
 int rsw_sched_pick(struct rsw_sched *s, const uint32_t head_len[RSW_TM_QUEUES], uint8_t ready_in)
@@ -55,7 +56,7 @@ int rsw_sched_pick(struct rsw_sched *s, const uint32_t head_len[RSW_TM_QUEUES], 
 			s->turn_open = 0;
 		}
 		if (!s->turn_open) {
-			s->deficit[q] += s->cfg.weight[q] * RSW_DWRR_QUANTUM;
+			s->deficit[q] += s->weight[q] * RSW_DWRR_QUANTUM;
 			s->turn_open = 1;
 		}
 		return (int)q;
@@ -66,7 +67,7 @@ int rsw_sched_pick(struct rsw_sched *s, const uint32_t head_len[RSW_TM_QUEUES], 
 		unsigned q = s->cur;
 		if (ready & (1u << q)) {
 			if (!s->turn_open) {
-				s->deficit[q] += s->cfg.weight[q] * RSW_DWRR_QUANTUM;
+				s->deficit[q] += s->weight[q] * RSW_DWRR_QUANTUM;
 				s->turn_open = 1;
 			}
 			if (head_len[q] <= s->deficit[q])

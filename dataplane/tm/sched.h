@@ -18,8 +18,10 @@ struct rsw_sched_cfg {
 	uint8_t weight[RSW_TM_QUEUES];   /* DWRR: 1..100 */
 };
 
+/* What a pick reads, in one cache line (60 bytes): the priorities only order strict_order. */
 struct rsw_sched {
-	struct rsw_sched_cfg cfg;
+	uint8_t type[RSW_TM_QUEUES];         /* cfg's */
+	uint8_t weight[RSW_TM_QUEUES];       /* cfg's, at least 1 for a DWRR queue */
 	uint8_t strict_order[RSW_TM_QUEUES]; /* strict queues, first served first */
 	uint8_t n_strict;
 	uint8_t strict_mask;

@@ -131,10 +131,10 @@ static struct rsw_tm *tm_alloc(const char *name, uint16_t n_ports, unsigned prod
 		for (unsigned q = 0; q < RSW_TM_QUEUES && !growing; q++) {
 			char rn[RTE_RING_NAMESIZE];
 			snprintf(rn, sizeof(rn), "%s-%u-%u", name, p, q);
-			tp->voq[q].ring = rte_ring_create(rn, rte_align32pow2(tm->voq_slots + 1),
+			tp->qt[q].voq.ring = rte_ring_create(rn, rte_align32pow2(tm->voq_slots + 1),
 							  SOCKET_ID_ANY,
 							  RING_F_SC_DEQ | (tm->mt ? 0 : RING_F_SP_ENQ));
-			if (!tp->voq[q].ring) {
+			if (!tp->qt[q].voq.ring) {
 				snprintf(err, errlen, "cannot create VOQ %s of %u packets: %s", rn,
 					 tm->voq_slots, rte_strerror(rte_errno));
 				rsw_tm_free(tm);
@@ -178,10 +178,10 @@ void rsw_tm_free(struct rsw_tm *tm)
 			for (unsigned i = tp->c_head[q]; i < tp->c_n[q]; i++)
 				rsw_mbuf_free(tp->cache[q][i]);
 			struct rte_mbuf *m;
-			while (voq_dequeue(&tp->voq[q], &m, 1) == 1)
+			while (voq_dequeue(&tp->qt[q].voq, &m, 1) == 1)
 				rsw_mbuf_free(m);
-			rte_ring_free(tp->voq[q].ring);
-			free(tp->voq[q].fifo);
+			rte_ring_free(tp->qt[q].voq.ring);
+			free(tp->qt[q].voq.fifo);
 		}
 	}
 	free(tm);
@@ -192,11 +192,12 @@ static void release_pg(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16
 		       uint32_t len, unsigned n)
 {
 	struct rsw_buf_use *u = &tm->port[in].pg[pg].use;
-	if (tc->pools.n_pools == 0) {
+	const struct rsw_tm_pg_hot_cfg *gh = &tc->pg_hot[in][pg];
+	if (!gh->pooled) {
 		__atomic_fetch_sub(&u->bytes, len, __ATOMIC_RELAXED);
 		return;
 	}
-	const struct rsw_buf_profile_cfg *p = &tc->pg_hot[in][pg].prof;
+	const struct rsw_buf_profile_cfg *p = &gh->prof;
 	uint32_t hdrm = rsw_buf_release(u, p, &tm->pool_used[p->pool], len, tm->mt);
 	if (hdrm && tc->pools.pool[p->pool].xoff)
 		__atomic_fetch_sub(&tm->pool_hdrm[p->pool], hdrm, __ATOMIC_RELAXED);
@@ -207,11 +208,12 @@ static void release_q(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_
 		      uint32_t len, unsigned n)
 {
 	struct rsw_buf_use *u = &tm->port[eport].q[q].use;
-	if (tc->pools.n_pools == 0) {
+	const struct rsw_tm_queue_hot_cfg *qh = &tc->queue_hot[eport][q];
+	if (!qh->pooled) {
 		__atomic_fetch_sub(&u->bytes, len, __ATOMIC_RELAXED);
 		return;
 	}
-	const struct rsw_buf_profile_cfg *p = &tc->queue_hot[eport][q].prof;
+	const struct rsw_buf_profile_cfg *p = &qh->prof;
 	rsw_buf_release(u, p, &tm->pool_used[p->pool], len, tm->mt);
 	rsw_buf_pkts_release(u, NULL, n, tm->mt); /* egress: counted, not a descriptor */
 }
@@ -299,7 +301,7 @@ unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_tm_config *tc, struct 
 	const struct rsw_tm_queue_hot_cfg *qh = &tc->queue_hot[e][q];
 
 	if (__atomic_load_n(&eq->storm, __ATOMIC_RELAXED) && qh->wd_drop) {
-		__atomic_fetch_add(&ep->qs[q].pfcwd_dropped, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&ep->qd[q].pfcwd_dropped, 1, __ATOMIC_RELAXED);
 		return RSW_DROP_PFCWD_DROP;
 	}
 	uint64_t qbytes = __atomic_load_n(&eq->use.bytes, __ATOMIC_RELAXED);
@@ -314,8 +316,8 @@ unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_tm_config *tc, struct 
 					  &tm->pool_hdrm[gp->pool]) == RSW_BUF_DROP)
 			reason = gp->lossless ? RSW_DROP_HEADROOM_OVERFLOW : RSW_DROP_PG_THRESHOLD;
 		if (reason) {
-			__atomic_fetch_add(&ep->qs[q].dropped_packets, 1, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&ep->qs[q].dropped_bytes, len, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&ep->qd[q].dropped_packets, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&ep->qd[q].dropped_bytes, len, __ATOMIC_RELAXED);
 			return reason;
 		}
 		rsw_buf_queue_charge(&eq->use, qp, &tm->pool_used[qp->pool], len, tm->mt);
@@ -346,7 +348,7 @@ unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_tm_config *tc,
 			      uint8_t queue, struct rte_mbuf **pkts, unsigned n)
 {
 	struct rsw_tm_port *ep = &tm->port[port];
-	unsigned k = voq_enqueue(&ep->voq[queue], pkts, n);
+	unsigned k = voq_enqueue(&ep->qt[queue].voq, pkts, n);
 	if (k) {
 		if (tm->mt)
 			__atomic_fetch_or(&ep->busy, (uint8_t)(1u << queue), __ATOMIC_SEQ_CST);
@@ -355,8 +357,9 @@ unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_tm_config *tc,
 	}
 	for (unsigned j = k; j < n; j++) {
 		release(tm, tc, port, pkts[j]);
-		__atomic_fetch_add(&ep->qs[queue].dropped_packets, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&ep->qs[queue].dropped_bytes, pkts[j]->pkt_len, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&ep->qd[queue].dropped_packets, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&ep->qd[queue].dropped_bytes, pkts[j]->pkt_len,
+				   __ATOMIC_RELAXED);
 	}
 	return k;
 }
@@ -377,7 +380,7 @@ static inline struct rte_mbuf *peek(struct rsw_tm *tm, struct rsw_tm_port *ep, u
 	ep->c_head[q] = ep->c_n[q] = 0;
 	if (!(__atomic_load_n(&ep->busy, __ATOMIC_RELAXED) & (1u << q)))
 		return NULL;
-	ep->c_n[q] = (uint8_t)voq_dequeue(&ep->voq[q], ep->cache[q], RSW_TM_DEQ_BURST);
+	ep->c_n[q] = (uint8_t)voq_dequeue(&ep->qt[q].voq, ep->cache[q], RSW_TM_DEQ_BURST);
 	if (ep->c_n[q] == 0) {
 		/* clear, then look again: a producer that enqueued meanwhile set the bit after its
 		 * enqueue, so either this second look or the next call sees its packets */
@@ -385,7 +388,7 @@ static inline struct rte_mbuf *peek(struct rsw_tm *tm, struct rsw_tm_port *ep, u
 			__atomic_fetch_and(&ep->busy, (uint8_t)~(1u << q), __ATOMIC_SEQ_CST);
 		else
 			ep->busy &= (uint8_t)~(1u << q);
-		ep->c_n[q] = (uint8_t)voq_dequeue(&ep->voq[q], ep->cache[q], RSW_TM_DEQ_BURST);
+		ep->c_n[q] = (uint8_t)voq_dequeue(&ep->qt[q].voq, ep->cache[q], RSW_TM_DEQ_BURST);
 		if (ep->c_n[q] == 0)
 			return NULL;
 		if (tm->mt)
@@ -457,14 +460,16 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint1
 			break;
 		struct rte_mbuf *m = ep->cache[q][ep->c_head[q]++];
 		struct rsw_tm_tag *t = rsw_tm_tag(m);
-		const struct rsw_wred *w = &tc->queue_hot[port][q].wred;
+		const struct rsw_tm_queue_hot_cfg *qh = &tc->queue_hot[port][q];
 		/* instantaneous queue bytes, this packet included */
 		uint64_t qbytes = __atomic_load_n(&ep->q[q].use.bytes, __ATOMIC_RELAXED) - q_rel[q];
-		if (!w->mark_on_enqueue && rsw_wred_mark(w, qbytes, &ep->rng))
+		/* at or below Kmin nothing is marked: the curve's line is not read */
+		if (!qh->mark_on_enqueue && qh->ecn && qbytes > qh->kmin &&
+		    rsw_wred_mark(&qh->wred, qbytes, &ep->rng))
 			t->marked = (uint8_t)rsw_rewrite_ecn_ce_at(rte_pktmbuf_mtod(m, uint8_t *), t->l3,
 								   t->l3_off);
 		if (t->marked)
-			RSW_CNT_ADD(ep->qs[q].ecn_marked_packets, 1);
+			RSW_CNT_ADD(ep->qt[q].ecn_marked_packets, 1);
 		uint32_t len = m->pkt_len;
 		if (run_len && (run_in != t->in_port || run_pg != t->pg)) {
 			release_pg(tm, tc, run_in, run_pg, run_len, run_n);
@@ -483,8 +488,8 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint1
 			nonempty &= (uint8_t)~(1u << q);
 		rsw_sched_charge(&ep->sched, q, len, next == NULL);
 		rsw_shaper_send(&ep->shaper, now_ns, len);
-		RSW_CNT_ADD(ep->qs[q].packets, 1);
-		RSW_CNT_ADD(ep->qs[q].bytes, len);
+		RSW_CNT_ADD(ep->qt[q].packets, 1);
+		RSW_CNT_ADD(ep->qt[q].bytes, len);
 		out[n++] = m;
 	}
 	if (run_len)
@@ -540,9 +545,15 @@ void rsw_tm_config_finish(struct rsw_tm_config *c)
 			h->wd_drop = c->port[p].wd[q].action == RSW_PFCWD_DROP;
 			h->wred = c->port[p].wred[q];
 			h->mark_on_enqueue = h->wred.mark_on_enqueue;
+			h->ecn = h->wred.ecn;
+			h->pooled = c->pools.n_pools != 0;
+			h->kmin = h->wred.kmin;
 		}
-		for (unsigned pg = 0; pg < RSW_TM_PGS; pg++)
+		for (unsigned pg = 0; pg < RSW_TM_PGS; pg++) {
 			c->pg_hot[p][pg].prof = c->port[p].pg[pg];
+			c->pg_hot[p][pg].pfc = (b->pfc_enable >> pg) & 1;
+			c->pg_hot[p][pg].pooled = c->pools.n_pools != 0;
+		}
 	}
 }
 
@@ -575,11 +586,12 @@ int rsw_tm_pfc_may_act(const struct rsw_tm *tm, const struct rsw_tm_config *tc, 
 		       unsigned pg)
 {
 	const struct rsw_tm_port *ip = &tm->port[port];
-	if (ip->xoff_pgs)
+	if (__atomic_load_n(&ip->pg[pg].port_xoff, __ATOMIC_RELAXED))
 		return 1;
-	if (!(tc->brief[port].pfc_enable & (1u << pg)) || tc->pools.n_pools == 0)
+	const struct rsw_tm_pg_hot_cfg *gh = &tc->pg_hot[port][pg];
+	if (!gh->pfc || tc->pools.n_pools == 0)
 		return 0;
-	const struct rsw_buf_profile_cfg *gp = &tc->pg_hot[port][pg].prof;
+	const struct rsw_buf_profile_cfg *gp = &gh->prof;
 	return rsw_buf_pg_over_xoff(&ip->pg[pg].use, gp, &tc->pools.pool[gp->pool],
 				    &tm->pool_used[gp->pool], &tm->desc);
 }
@@ -618,6 +630,10 @@ int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t p
 		/* only the owner writes it; the main lcore reads it (show deadlock, counters) */
 		uint8_t x = ip->gen[pg].xoff ? (uint8_t)(ip->xoff_pgs | 1u << pg)
 					     : (uint8_t)(ip->xoff_pgs & ~(1u << pg));
+		if (!x != !ip->xoff_pgs)
+			for (unsigned g = 0; g < RSW_TM_PGS; g++)
+				__atomic_store_n(&ip->pg[g].port_xoff, (uint8_t)(x != 0),
+						 __ATOMIC_RELAXED);
 		__atomic_store_n(&ip->xoff_pgs, x, __ATOMIC_RELAXED);
 		*class_enable |= (uint8_t)(1u << pg);
 		time[pg] = a == RSW_PFC_SEND_XOFF ? cfg->pfc_pause_quanta : 0;
@@ -648,9 +664,9 @@ static uint64_t flush_queue(struct rsw_tm *tm, const struct rsw_tm_config *tc, u
 	while ((m = peek(tm, ep, q)) != NULL) {
 		ep->c_head[q]++;
 		const struct rsw_tm_tag *t = rsw_tm_tag(m);
-		ep->qs[q].pfcwd_flushed_lossless += tc->pg_hot[t->in_port][t->pg].prof.lossless;
+		ep->qd[q].pfcwd_flushed_lossless += tc->pg_hot[t->in_port][t->pg].prof.lossless;
 		release(tm, tc, port, m);
-		RSW_CNT_ADD(ep->qs[q].pfcwd_flushed, 1);
+		RSW_CNT_ADD(ep->qd[q].pfcwd_flushed, 1);
 		if (tm->flushed)
 			tm->flushed(tm->log_arg, port, m);
 		else
@@ -699,7 +715,7 @@ void rsw_tm_pfcwd_stats(const struct rsw_tm *tm, uint16_t port, unsigned queue,
 			uint64_t out[RSW_PFCWD_STATS])
 {
 	const struct rsw_tm_port *tp = &tm->port[port];
-	const struct rsw_tm_queue_stats *s = &tp->qs[queue];
+	const struct rsw_tm_queue_drops *s = &tp->qd[queue];
 	out[RSW_PFCWD_STAT_DETECTED] = RSW_CNT_GET(tp->wd[queue].storms_detected);
 	out[RSW_PFCWD_STAT_RESTORED] = RSW_CNT_GET(tp->wd[queue].storms_restored);
 	out[RSW_PFCWD_STAT_TX_DROPPED] = RSW_CNT_GET(s->pfcwd_dropped) +
@@ -711,14 +727,15 @@ void rsw_tm_port_stats(const struct rsw_tm *tm, uint16_t port, uint64_t now_ns,
 {
 	const struct rsw_tm_port *tp = &tm->port[port];
 	for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
-		const struct rsw_tm_queue_stats *qs = &tp->qs[q];
+		const struct rsw_tm_queue_tx *qt = &tp->qt[q];
+		const struct rsw_tm_queue_drops *qd = &tp->qd[q];
 		s->qs[q] = (struct rsw_tm_queue_stats){
-			.packets = RSW_CNT_GET(qs->packets), .bytes = RSW_CNT_GET(qs->bytes),
-			.dropped_packets = RSW_CNT_GET(qs->dropped_packets),
-			.dropped_bytes = RSW_CNT_GET(qs->dropped_bytes),
-			.ecn_marked_packets = RSW_CNT_GET(qs->ecn_marked_packets),
-			.pfcwd_dropped = RSW_CNT_GET(qs->pfcwd_dropped),
-			.pfcwd_flushed = RSW_CNT_GET(qs->pfcwd_flushed)};
+			.packets = RSW_CNT_GET(qt->packets), .bytes = RSW_CNT_GET(qt->bytes),
+			.dropped_packets = RSW_CNT_GET(qd->dropped_packets),
+			.dropped_bytes = RSW_CNT_GET(qd->dropped_bytes),
+			.ecn_marked_packets = RSW_CNT_GET(qt->ecn_marked_packets),
+			.pfcwd_dropped = RSW_CNT_GET(qd->pfcwd_dropped),
+			.pfcwd_flushed = RSW_CNT_GET(qd->pfcwd_flushed)};
 		s->q_peak[q] = RSW_CNT_GET(tp->q[q].use.peak);
 		s->q_bytes[q] = RSW_CNT_GET(tp->q[q].use.bytes);
 		s->wd_detected[q] = RSW_CNT_GET(tp->wd[q].storms_detected);
@@ -749,7 +766,7 @@ uint64_t rsw_tm_queued(const struct rsw_tm *tm)
 	uint64_t n = 0;
 	for (uint16_t p = 0; p < tm->n_ports; p++)
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
-			n += voq_count(&tm->port[p].voq[q]);
+			n += voq_count(&tm->port[p].qt[q].voq);
 	for (uint16_t p = 0; p < tm->n_ports; p++)
 		n += RSW_CNT_GET(tm->port[p].cached);
 	return n;
@@ -764,7 +781,7 @@ void rsw_tm_port_bytes(const struct rsw_tm *tm, uint16_t port, uint64_t *sent, u
 {
 	uint64_t s = 0, q = 0;
 	for (unsigned i = 0; i < RSW_TM_QUEUES; i++) {
-		s += __atomic_load_n(&tm->port[port].qs[i].bytes, __ATOMIC_RELAXED);
+		s += __atomic_load_n(&tm->port[port].qt[i].bytes, __ATOMIC_RELAXED);
 		q += rsw_tm_queue_bytes(tm, port, i);
 	}
 	*sent = s;

@@ -10,6 +10,7 @@
 #ifndef RSW_TM_H
 #define RSW_TM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <rte_mbuf.h>
@@ -65,6 +66,9 @@ struct rsw_tm_pg_hot {
 	struct rsw_buf_use use;
 	/* packets its headroom may hold (live: fixed when the VOQs were sized) */
 	uint32_t hdrm_pkts_max;
+	/* the port's xoff_pgs is not 0 (set with it by the owner): the check after an admission
+	 * reads this line, which admission read, not the port's first */
+	uint8_t port_xoff;
 } __rte_cache_aligned;
 
 struct rsw_tm_queue_hot {
@@ -72,8 +76,26 @@ struct rsw_tm_queue_hot {
 	uint8_t storm; /* wd[q].storm, for admission, which reads this line anyway */
 } __rte_cache_aligned;
 
-/* A port's state, what every event of the port reads first (its first line), then per PG and per
- * queue, then what only some events read (sized by the switch's own ports, tm_alloc). */
+/* What enqueue and dequeue read and write of one egress queue besides its buffer counters: its
+ * VOQ and its transmit counters (SAI_QUEUE_STAT_*), in one line. */
+struct rsw_tm_queue_tx {
+	struct rsw_voq voq;
+	uint64_t packets, bytes;          /* transmitted */
+	uint64_t ecn_marked_packets;      /* WRED_ECN_MARKED_PACKETS */
+} __rte_cache_aligned;
+
+/* The rest of a queue's counters (struct rsw_tm_queue_stats), which only drops move. */
+struct rsw_tm_queue_drops {
+	uint64_t dropped_packets, dropped_bytes;
+	uint64_t pfcwd_dropped;
+	uint64_t pfcwd_flushed;
+	uint64_t pfcwd_flushed_lossless;
+};
+
+/* A port's state: what every event of the port reads first, in its first cache line (queues
+ * marked busy, the owner's cache indexes, the shaper, whether anything is paused), the scheduler
+ * in the next, then per PG and per queue, then what only some events read (sized by the
+ * switch's own ports, tm_alloc). At zone scale each line a hop touches is a cache miss. */
 struct rsw_tm_port {
 	/* queues that may hold packets: set by producers after enqueueing, cleared by the owner
 	 * only after it saw the ring empty, so the owner never polls empty rings */
@@ -84,21 +106,25 @@ struct rsw_tm_port {
 	uint32_t cached; /* how many in all, for other threads (rsw_tm_queued), set by the owner */
 	uint8_t c_head[RSW_TM_QUEUES], c_n[RSW_TM_QUEUES];
 	struct rsw_shaper shaper;
-	uint64_t rng;                         /* ECN on dequeue (egress owner) */
+	/* received pauses (owner): its latest_until_ns ends the first line, until_ns[] the next */
+	struct rsw_pause_state pause;
 	/* owner-only state */
-	struct rsw_sched sched;
+	struct rsw_sched sched __rte_cache_aligned;
+	uint64_t rng;                         /* ECN on dequeue (egress owner) */
 	uint64_t rng_in;                      /* ECN on enqueue (ingress owner) */
 	uint64_t next_wd_poll_ns;
 	struct rsw_tm_pg_hot pg[RSW_TM_PGS];      /* as ingress port */
 	struct rsw_tm_queue_hot q[RSW_TM_QUEUES]; /* as egress port */
-	struct rsw_tm_queue_stats qs[RSW_TM_QUEUES];
+	struct rsw_tm_queue_tx qt[RSW_TM_QUEUES];
 	/* packets taken off each ring in bursts, waiting for the scheduler (owner only) */
 	struct rte_mbuf *cache[RSW_TM_QUEUES][RSW_TM_DEQ_BURST];
-	struct rsw_voq voq[RSW_TM_QUEUES];
-	struct rsw_pause_state pause;
+	struct rsw_tm_queue_drops qd[RSW_TM_QUEUES];
 	struct rsw_pfc_gen gen[RSW_TM_PGS];
 	struct rsw_pfcwd wd[RSW_TM_QUEUES];
 } __rte_cache_aligned;
+_Static_assert(offsetof(struct rsw_tm_port, pause.latest_until_ns) < RTE_CACHE_LINE_SIZE,
+	       "a port's first line says whether anything is paused");
+_Static_assert(sizeof(struct rsw_sched) <= RTE_CACHE_LINE_SIZE, "the scheduler in one line");
 
 struct rsw_tm {
 	uint16_t n_ports;

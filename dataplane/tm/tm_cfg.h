@@ -76,13 +76,25 @@ struct rsw_tm_config {
 	struct rsw_tm_queue_hot_cfg {
 		struct rsw_buf_profile_cfg prof; /* port[p].queue[q] */
 		uint8_t wd_drop;                 /* port[p].wd[q].action is drop */
-		uint8_t mark_on_enqueue;         /* wred.mark_on_enqueue: admission reads one line */
-		struct rsw_wred wred;            /* port[p].wred[q] (second line: dequeue) */
+		/* wred's, so that admission, dequeue and release read this line alone, and the
+		 * curve's only above Kmin (where a mark is drawn) */
+		uint8_t mark_on_enqueue;
+		uint8_t ecn;
+		uint8_t pooled;                  /* pools.n_pools is not 0 (a release reads this) */
+		uint64_t kmin;
+		struct rsw_wred wred;            /* port[p].wred[q] (second line) */
 	} __attribute__((aligned(64))) queue_hot[RSW_TM_MAX_PORTS][RSW_TM_QUEUES];
 	struct rsw_tm_pg_hot_cfg {
 		struct rsw_buf_profile_cfg prof; /* port[p].pg[pg] */
+		/* brief[p].pfc_enable has this PG: the check after an arrival reads this line,
+		 * which admission read, not the port's brief */
+		uint8_t pfc;
+		uint8_t pooled; /* pools.n_pools is not 0: a release reads no other line of these */
 	} __attribute__((aligned(64))) pg_hot[RSW_TM_MAX_PORTS][RSW_TM_PGS];
 };
+
+_Static_assert(__builtin_offsetof(struct rsw_tm_queue_hot_cfg, wred) == 64,
+	       "what every packet reads of a queue's settings in its first line");
 
 /* Fills the derived fields of c (brief) from its settings: after compiling, before publishing. */
 void rsw_tm_config_finish(struct rsw_tm_config *c);

@@ -15,7 +15,7 @@
 static unsigned walk_ring(const struct rsw_tm_port *tp, unsigned q,
 			  int (*fn)(void *arg, struct rte_mbuf *m), void *arg)
 {
-	const struct rte_ring *r = tp->voq[q].ring;
+	const struct rte_ring *r = tp->qt[q].voq.ring;
 	unsigned seen = 0;
 	uint8_t h = __atomic_load_n(&tp->c_head[q], __ATOMIC_RELAXED),
 		n = __atomic_load_n(&tp->c_n[q], __ATOMIC_RELAXED);
@@ -41,7 +41,7 @@ unsigned rsw_tm_queue_walk(const struct rsw_tm *tm, uint16_t port, unsigned q,
 			   int (*fn)(void *arg, struct rte_mbuf *m), void *arg)
 {
 	const struct rsw_tm_port *tp = &tm->port[port];
-	const struct rsw_voq *v = &tp->voq[q];
+	const struct rsw_voq *v = &tp->qt[q].voq;
 	unsigned seen = 0;
 	if (v->ring)
 		return walk_ring(tp, q, fn, arg);
