@@ -42,14 +42,14 @@ void rp_write(struct rp_cap *c, uint64_t t, const uint8_t *data, uint32_t len)
 
 int rp_cap_read(struct cap_in *in, char *err, size_t errlen)
 {
-	if (in->walk) {
+	if (in->stable) {
 		int rc = rp_cap_map_next(&in->map, &in->t, &in->len, &in->data);
 		if (rc >= 0) {
 			in->eof = !rc;
 			return 0;
 		}
 		/* a record the walk does not take: libpcap reads on from it, and says what it is */
-		in->walk = in->stable = 0;
+		in->stable = 0;
 		if (fseek(pcap_file(in->p), (long)in->map.off, SEEK_SET) != 0) {
 			in->eof = 1;
 			if (err)
@@ -90,13 +90,13 @@ int rp_cap_open(struct cap_in *in, const char *path, char *err, size_t errlen)
 		return -1;
 	}
 	rp_cap_map(&in->map, fileno(pcap_file(in->p)), path);
-	in->walk = in->stable = in->map.base != NULL;
+	in->stable = in->map.base != NULL;
 	return 0;
 }
 
 void rp_cap_keep(struct cap_in *in, const uint8_t *oldest)
 {
-	if (in->walk)
+	if (in->stable)
 		rp_cap_map_drop(&in->map, oldest ? oldest : in->data);
 }
 

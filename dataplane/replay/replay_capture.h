@@ -12,12 +12,12 @@
 #include "capture_map.h"
 #include "replay.h"
 
-/* A capture being read: the frame held is valid until the next read, or with `stable` until the
- * capture is closed (read in place from its mapping, capture_map.h). */
+/* A capture being read: the frame held is valid until the next read, or with `stable` (read in
+ * place from its mapping, capture_map.h, until a record the walk does not take) until the
+ * capture is closed. */
 struct cap_in {
 	pcap_t *p;
 	struct cap_map map; /* base NULL: libpcap reads every record */
-	int walk;           /* records read from the mapping (until one it does not take) */
 	const char *path;
 	int eof;
 	int stable;

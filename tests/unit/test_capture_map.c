@@ -74,7 +74,7 @@ static unsigned same_as_libpcap(const char *path, int walked, char *err_out, siz
 	assert_non_null(p);
 	struct cap_in in = {0};
 	assert_int_equal(rp_cap_open(&in, path, err, sizeof(err)), 0);
-	assert_int_equal(in.walk, walked);
+	assert_int_equal(in.stable, walked);
 	unsigned n = 0;
 	for (;;) {
 		struct pcap_pkthdr *h;
@@ -124,7 +124,7 @@ static void both_orders_and_precisions(void **state)
 			struct cap_in in = {0};
 			char err[256];
 			assert_int_equal(rp_cap_open(&in, path, err, sizeof(err)), 0);
-			assert_true(in.walk);
+			assert_true(in.stable);
 			for (unsigned i = 0; i < 3; i++) {
 				assert_int_equal(rp_cap_read(&in, err, sizeof(err)), 0);
 				assert_false(in.eof);
@@ -197,7 +197,7 @@ static void pages_given_back(void **state)
 	/* a capture of no frame: no frame held, nothing to give back */
 	path = write_pcap(0, 1, 65535, 1, many, 0, 0);
 	assert_int_equal(rp_cap_open(&in, path, err, sizeof(err)), 0);
-	assert_true(in.walk);
+	assert_true(in.stable);
 	assert_int_equal(rp_cap_read(&in, err, sizeof(err)), 0);
 	assert_true(in.eof);
 	rp_cap_keep(&in, NULL);
