@@ -28,15 +28,15 @@ static struct {
 
 static cpu_set_t g_cpus; /* the cores MPI gave this rank, before DPDK pinned it to one */
 
-/* message: dir u32, t u64, len u32, has_flow u8, [flow key], frame */
-static void send_frame(void *arg, unsigned dir, uint64_t t, const uint8_t *data, uint32_t len,
-		       const struct rsw_flow_key *flow)
+/* message: dir u32, t u64, len u32, has_flow u8, [flow key], the frame's first held bytes */
+static void send_frame(void *arg, unsigned dir, uint64_t t, const uint8_t *data, uint32_t held,
+		       uint32_t len, const struct rsw_flow_key *flow)
 {
 	(void)arg;
 	const struct rsw_topo_link *lk = &g.model->link[dir / 2];
 	const struct rsw_topo_end *to = dir % 2 ? &lk->a : &lk->b;
 	unsigned rank = to->sw == RSW_TOPO_HOST ? g.host_rank[to->idx] : g.sw_rank[to->sw];
-	uint8_t *p = rsw_ns3_frame(rank, t, 17 + (flow ? sizeof(*flow) : 0) + len);
+	uint8_t *p = rsw_ns3_frame(rank, t, 17 + (flow ? sizeof(*flow) : 0) + held);
 	uint32_t d = dir;
 	memcpy(p, &d, 4);
 	memcpy(p + 4, &t, 8);
@@ -47,7 +47,7 @@ static void send_frame(void *arg, unsigned dir, uint64_t t, const uint8_t *data,
 		memcpy(p, flow, sizeof(*flow));
 		p += sizeof(*flow);
 	}
-	memcpy(p, data, len);
+	memcpy(p, data, held);
 }
 
 void rsw_mpi_receive(const void *msg, size_t len)
@@ -65,7 +65,8 @@ void rsw_mpi_receive(const void *msg, size_t len)
 		memcpy(&key, p, sizeof(key));
 		p += sizeof(key);
 	}
-	if ((size_t)(p - (const uint8_t *)msg) + flen != len) {
+	size_t at = (size_t)(p - (const uint8_t *)msg);
+	if (at > len || len - at > flen) {
 		fprintf(stderr, "rocesw-replay-mpi: a malformed message from another rank\n");
 		rsw_ns3_abort();
 	}
@@ -75,7 +76,7 @@ void rsw_mpi_receive(const void *msg, size_t len)
 			(unsigned long long)t, (unsigned long long)(g.ran_to - 1));
 		rsw_ns3_abort();
 	}
-	rsw_replay_part_deliver(g.r, dir, t, p, flen, has ? &key : NULL);
+	rsw_replay_part_deliver(g.r, dir, t, p, (uint32_t)(len - at), flen, has ? &key : NULL);
 }
 
 uint64_t rsw_mpi_next(void)

@@ -46,6 +46,7 @@ uint64_t g_step_t = UINT64_MAX;
 uint64_t g_stop = 0;
 bool g_null = false;
 uint64_t g_sent = 0, g_received = 0;        // frames crossing ranks
+uint64_t g_sent_bytes = 0;                  // their records in the messages
 uint64_t g_msg_sent = 0, g_msg_received = 0; // the messages that carried them
 uint64_t g_split = 0;                        // batches that left in several messages
 // ns-3 receives a message into a buffer of MAX_MPI_MSG_SIZE bytes (16 KiB in the build of
@@ -266,6 +267,8 @@ void PrintStats(double wall)
 		(unsigned long long)g_msg_sent, (unsigned long long)g_msg_received,
 		(unsigned long long)g_split, g_msg_s.wall,
 		g_msg_s.cpu, us(g_msg_s.cpu, msgs), us(g_msg_s.cpu, frames));
+	fprintf(stderr, "rank %u: frame records sent %llu bytes (%.1f a frame)\n", r,
+		(unsigned long long)g_sent_bytes, g_sent ? (double)g_sent_bytes / (double)g_sent : 0.0);
 	fprintf(stderr, "rank %u: synchronisation and waiting %.3f s, on a core %.3f s (%s: "
 		"%.1f us each, %.1f us on a core)\n", r, sync.wall, sync.cpu, what,
 		us(sync.wall, n_sync), us(sync.cpu, n_sync));
@@ -326,6 +329,7 @@ void *rsw_ns3_frame(unsigned to, uint64_t rx_ns, size_t len)
 		rsw_ns3_abort();
 	}
 	g_sent++;
+	g_sent_bytes += len;
 	if (p.chunk.empty() || p.chunk.back().size() + 4 + len > CHUNK) {
 		p.chunk.emplace_back();
 		p.chunk.back().reserve(CHUNK);

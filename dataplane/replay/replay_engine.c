@@ -175,7 +175,7 @@ void rp_link_send(struct replay *r, int dir, uint64_t t_start, struct rte_mbuf *
 	if (!rp_end_here(r, &l->to)) { /* its receiver is held by another part */
 		uint32_t fi = *frame_flow(r, m);
 		r->part->send(r->part->arg, (unsigned)dir, t, rte_pktmbuf_mtod(m, uint8_t *),
-			      m->pkt_len, fi != NO_FLOW ? &r->flows.key[fi] : NULL);
+			      m->data_len, m->pkt_len, fi != NO_FLOW ? &r->flows.key[fi] : NULL);
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -281,7 +281,7 @@ int rsw_replay_part_run_at(struct replay *r, uint64_t t)
 }
 
 void rsw_replay_part_deliver(struct replay *r, unsigned dir, uint64_t t, const uint8_t *data,
-			     uint32_t len, const struct rsw_flow_key *flow)
+			     uint32_t held, uint32_t len, const struct rsw_flow_key *flow)
 {
 	uint32_t fi = NO_FLOW;
 	if (flow) {
@@ -291,7 +291,7 @@ void rsw_replay_part_deliver(struct replay *r, unsigned dir, uint64_t t, const u
 		else
 			fi = (uint32_t)f;
 	}
-	struct rte_mbuf *m = rp_mbuf(&r->mem, data, len, len, fi, 0);
+	struct rte_mbuf *m = rp_mbuf(&r->mem, data, len, held, fi, 0);
 	if (!m) {
 		rp_link_lost(r, (int)dir, t, len);
 		return;

@@ -8,6 +8,7 @@
 #include "dataplane/hash/hash_policy.h"
 #include "dataplane/pkt/drop_reason.h"
 #include "dataplane/pkt/parse.h"
+#include "dataplane/pkt/roce_build.h"
 #include "dataplane/tables/ingress.h"
 #include "replay_engine.h"
 #include "replay_host.h"
@@ -78,10 +79,16 @@ uint32_t rp_host_flow(struct replay *r, unsigned h, const uint8_t *data, uint32_
 	return flow;
 }
 
+/* What anyone may read of a frame the hosts built (rsw_roce_build: Ethernet, IPv4, UDP) when its
+ * bytes are unread: rp_frame_head's bound, its L4 header being at 34 */
+#define RP_BUILT_HEAD (14 + 20 + RSW_UDF_OFFSET_MAX + RSW_UDF_MAX_LEN)
+_Static_assert(RP_BUILT_HEAD >= RSW_ROCE_HDR_MAX, "a built frame's headers are held whole");
+
 void rp_host_send(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint32_t len,
 		  uint32_t flow, int lost, int roce_sparse)
 {
-	rp_host_send_frame(r, &r->host[h], t, data, len, len, flow, lost, roce_sparse);
+	uint32_t head = r->bytes_unread && len > RP_BUILT_HEAD ? RP_BUILT_HEAD : len;
+	rp_host_send_frame(r, &r->host[h], t, data, len, head, flow, lost, roce_sparse);
 }
 
 void rp_host_rx(struct replay *r, unsigned h, uint64_t t, struct rte_mbuf *mb)

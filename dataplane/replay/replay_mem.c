@@ -224,8 +224,10 @@ struct rte_mbuf *rp_mbuf(struct rp_mem *mem, const uint8_t *data, uint32_t len, 
 			 uint32_t flow, int roce_sparse)
 {
 	struct rte_mbuf *m = NULL;
+	/* what the buffer holds: a frame nobody reads past head takes a buffer of head's size */
+	uint32_t held = head < len ? head : len;
 	unsigned c = 0;
-	while (c < REPLAY_MEM_CLASSES && len > mem_room[c])
+	while (c < REPLAY_MEM_CLASSES && held > mem_room[c])
 		c++;
 	if (c < REPLAY_MEM_CLASSES) {
 		/* the newest pool first: older ones are full while queues grow */
@@ -247,16 +249,17 @@ struct rte_mbuf *rp_mbuf(struct rp_mem *mem, const uint8_t *data, uint32_t len, 
 			mem->cls[c].skip = 65536;
 	}
 	uint32_t room = m ? rte_pktmbuf_tailroom(m) : 0;
-	uint8_t *buf = m ? (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len) : NULL;
+	uint8_t *buf = m ? (uint8_t *)rte_pktmbuf_append(m, (uint16_t)held) : NULL;
 	if (!buf) {
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
+	m->pkt_len = len; /* a frame held in part is still this long on the wire */
 	struct rp_room *k = rte_mbuf_to_priv(m);
-	if (roce_sparse)
-		copy_sparse(k, buf, room, data, len);
-	else if (head < len)
-		copy_head(k, buf, data, head);
+	if (roce_sparse) /* data[0, held) is headers and zeros, but for an ICRC at its end */
+		copy_sparse(k, buf, room, data, held);
+	else if (held < len)
+		copy_head(k, buf, data, held);
 	else
 		copy_whole(k, buf, data, len);
 	*rp_mbuf_tag(mem, m) = (struct rp_frame_tag){.flow = flow};

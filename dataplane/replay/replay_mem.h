@@ -44,8 +44,8 @@ void rp_mem_free(struct rp_mem *mem);
 /* A frame of flow in new packet memory (NULL when there is none): a copy of data, or with
  * roce_sparse, of a frame known to be zero outside its first RSW_ROCE_HDR_MAX bytes and its
  * ICRC (as the closed-loop hosts build them): only those bytes are written. head < len: no one
- * will read the frame's bytes past its first head (rp_frame_head), which alone are written; the
- * rest of the buffer keeps what it held. */
+ * will read the frame's bytes past its first head (rp_frame_head), so the buffer, of head's size
+ * class, holds only those: data_len is head, pkt_len the frame's length on the wire. */
 struct rte_mbuf *rp_mbuf(struct rp_mem *mem, const uint8_t *data, uint32_t len, uint32_t head,
 			 uint32_t flow, int roce_sparse);
 

@@ -16,10 +16,11 @@ struct rsw_replay_part {
 	unsigned rank;            /* this part */
 	const uint32_t *sw_rank;  /* the part holding each switch */
 	const uint32_t *host_rank; /* and each host */
-	/* a frame put on link direction dir arrives whole at t at a receiver held by another part
-	 * (flow: its flow's key, or NULL) */
-	void (*send)(void *arg, unsigned dir, uint64_t t, const uint8_t *data, uint32_t len,
-		     const struct rsw_flow_key *flow);
+	/* a frame of len bytes put on link direction dir arrives whole at t at a receiver held by
+	 * another part (flow: its flow's key, or NULL); data holds its first held bytes, all that
+	 * anyone reads of it (rp_mbuf) */
+	void (*send)(void *arg, unsigned dir, uint64_t t, const uint8_t *data, uint32_t held,
+		     uint32_t len, const struct rsw_flow_key *flow);
 	void *arg;
 };
 
@@ -35,9 +36,10 @@ struct replay *rsw_replay_part_open(const struct rsw_replay_model *model, const 
 uint64_t rsw_replay_part_next(const struct replay *r);
 /* Runs every wake-up due at t (t: rsw_replay_part_next). Returns 0, or -1 when the run failed. */
 int rsw_replay_part_run_at(struct replay *r, uint64_t t);
-/* A frame from another part reaches the end of link direction dir whole at t. */
+/* A frame of len bytes, its first held in data, from another part reaches the end of link
+ * direction dir whole at t. */
 void rsw_replay_part_deliver(struct replay *r, unsigned dir, uint64_t t, const uint8_t *data,
-			     uint32_t len, const struct rsw_flow_key *flow);
+			     uint32_t held, uint32_t len, const struct rsw_flow_key *flow);
 /* Ends the run (cut at until_ns if not 0): the part's results in res. Returns 0, or -1 with a
  * message (then res holds nothing). */
 int rsw_replay_part_close(struct replay *r, uint64_t cut_ns, int ok);

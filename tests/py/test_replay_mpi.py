@@ -274,6 +274,37 @@ class ReplayMpi(unittest.TestCase):
                     self.assertEqual(msgs_sent, stats[1 - me][3])
                     self.assertLess(msgs_sent, sent)
 
+    def test_unread_payload_stays_home(self):
+        """With no capture nor trace, a frame crossing ranks carries only what a switch or host
+        can read of it (docs/replay.md, "Limits"): its first 14 + 20 + 255 + 8 bytes, the
+        farthest a UDF reaches past an IPv4 L4 header; its record adds 17 bytes and a 44-byte
+        flow key. The outputs are still the sequential run's, and with captures the records
+        carry whole frames."""
+        runs = {}
+        for caps in ("all", "none"):
+            seq = os.path.join(self.dir, f"unread-{caps}-seq")
+            r = subprocess.run([ROCESW, "replay", "--config", ZONE, "--collective",
+                                "ring,size=2M", "--captures", caps, "--out", seq,
+                                "--sample-ns", "0"], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            out = os.path.join(self.dir, f"unread-{caps}-2")
+            m = subprocess.run(["mpirun", "-np", "2", MPI, "--sync", "window", "--config", ZONE,
+                                "--collective", "ring,size=2M", "--captures", caps, "--out",
+                                out, "--sample-ns", "0"], capture_output=True, text=True,
+                               env=dict(ENV, ROCESW_MPI_STATS="1"), timeout=600)
+            self.assertEqual(m.returncode, 0, m.stderr)
+            with self.subTest(captures=caps):
+                same_tree(self, seq, out)
+            per = [float(x) for x in re.findall(r"frame records sent \d+ bytes \(([\d.]+) a",
+                                                  m.stderr)]
+            self.assertEqual(len(per), 2, m.stderr)
+            runs[caps] = per
+        reach = 14 + 20 + 255 + 8
+        for per in runs["none"]:
+            self.assertLessEqual(per, 17 + 44 + reach)
+        for per in runs["all"]:  # 2 MiB of 4 KiB frames and their ACKs
+            self.assertGreater(per, 1000)
+
     def test_pfc_crossing_ranks_arrives_on_time(self):
         """Every PFC frame sw2 sends to sw1 (another rank) is received at its departure plus
         its wire time (60 + 12 bytes at the link's speed) plus the link's propagation."""
