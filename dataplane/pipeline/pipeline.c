@@ -22,6 +22,11 @@ static inline int is_arp_nd(const uint8_t *d, uint32_t len, const struct rsw_pkt
 	       d[m->l4_off] >= 133 && d[m->l4_off] <= 137;
 }
 
+static inline const struct rsw_tm_config *pipe_tc(const struct rsw_pipeline *p)
+{
+	return p->tc ? p->tc : &p->fib->tm;
+}
+
 static inline struct rsw_verdict verdict(unsigned kind, unsigned stage, unsigned drop)
 {
 	return (struct rsw_verdict){.kind = (uint8_t)kind, .stage = (uint8_t)stage,
@@ -107,7 +112,7 @@ static inline void tm_drop(const struct rsw_pipeline *p, const struct rsw_pkt_me
 {
 	v->kind = RSW_VERDICT_DROP;
 	v->drop = (uint8_t)reason;
-	v->lossless = (uint8_t)rsw_tm_lossless(&p->fib->tm, m);
+	v->lossless = (uint8_t)rsw_tm_lossless(pipe_tc(p), m);
 }
 
 struct rsw_verdict rsw_pipeline_frame(const struct rsw_pipeline *p, uint16_t in_port,
@@ -130,9 +135,9 @@ struct rsw_verdict rsw_pipeline_frame(const struct rsw_pipeline *p, uint16_t in_
 		goto out;
 	const struct rsw_pkt_meta *mp = m;
 	uint8_t why;
-	if (rsw_tm_admit_bin(p->tm, &p->fib->tm, &mb, &mp, 1, &why) != 1)
+	if (rsw_tm_admit_bin(p->tm, pipe_tc(p), &mb, &mp, 1, &why) != 1)
 		tm_drop(p, m, &v, why);
-	else if (rsw_tm_enqueue_burst(p->tm, &p->fib->tm, v.port, v.queue, &mb, 1) != 1)
+	else if (rsw_tm_enqueue_burst(p->tm, pipe_tc(p), v.port, v.queue, &mb, 1) != 1)
 		tm_drop(p, m, &v, RSW_DROP_VOQ_FULL);
 out:
 	if (tr)
@@ -165,7 +170,7 @@ uint64_t rsw_pipeline_burst(const struct rsw_pipeline *p, uint16_t in_port,
 	rsw_ingress_burst(p->fib, frame, meta, keep, n_keep, p->ictx);
 	for (unsigned k = 0; k < n_keep; k++)
 		if (!meta[keep[k]].drop)
-			rsw_tm_prefetch(p->tm, &p->fib->tm, &meta[keep[k]]);
+			rsw_tm_prefetch(p->tm, pipe_tc(p), &meta[keep[k]]);
 
 	/* routed packets binned by VOQ (egress port, queue): few distinct ones per burst. All come
 	 * from this port, and the PG follows the TC, so a bin is one (PG, VOQ) for admission. */
@@ -195,7 +200,7 @@ uint64_t rsw_pipeline_burst(const struct rsw_pipeline *p, uint16_t in_port,
 		uint8_t q = (uint8_t)(bin_key[b] % RSW_TM_QUEUES);
 		uint8_t why[RSW_INGRESS_BURST_MAX];
 		unsigned n_in = bin_n[b];
-		if (rsw_tm_admit_bin(p->tm, &p->fib->tm, bin[b], bin_meta[b], n_in, why) != n_in) {
+		if (rsw_tm_admit_bin(p->tm, pipe_tc(p), bin[b], bin_meta[b], n_in, why) != n_in) {
 			unsigned k = 0;
 			for (unsigned j = 0; j < n_in; j++) {
 				if (why[j]) {
@@ -208,7 +213,7 @@ uint64_t rsw_pipeline_burst(const struct rsw_pipeline *p, uint16_t in_port,
 			}
 			n_in = k;
 		}
-		unsigned k = rsw_tm_enqueue_burst(p->tm, &p->fib->tm, e, q, bin[b], n_in);
+		unsigned k = rsw_tm_enqueue_burst(p->tm, pipe_tc(p), e, q, bin[b], n_in);
 		for (unsigned j = k; j < n_in; j++)
 			tm_drop(p, bin_meta[b][j], &v[bin_idx[b][j]], RSW_DROP_VOQ_FULL);
 	}

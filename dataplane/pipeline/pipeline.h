@@ -21,6 +21,9 @@
 struct rsw_pipeline {
 	const struct rsw_fib *fib;    /* the switch's tables; NULL drops data frames: no_tables */
 	struct rsw_tm *tm;            /* NULL: the verdict stops before admission (offline views) */
+	/* the TM's settings: NULL, the tables' own (fib->tm); replay hands the switches whose
+	 * settings are the same one copy of them, which then stays in the caches */
+	const struct rsw_tm_config *tc;
 	struct rsw_ingress_ctx *ictx; /* RANDOM hash state and arrival time */
 	uint8_t punt;                 /* the switch has a CPU: ARP/ND and to_switch go to it */
 	uint8_t verify_icrc;          /* check the ICRC of RoCE data frames (rsw_verdict.icrc) */

@@ -91,6 +91,9 @@ struct replay {
 	unsigned next_fault, next_install;
 	struct cap_in *in;
 	struct sw_node *sw;
+	/* the distinct TM settings of the switches, each one copy (rp_sw_tables) */
+	struct rsw_tm_config **tm_cfg;
+	unsigned n_tm_cfg;
 	struct host_node *host;
 	struct link_dir *link;       /* 2 per link: a->b, b->a */
 	uint64_t sample_ns, next_sample;

@@ -5,6 +5,7 @@
  * wire arrive. Recovery brings the ports up again. A controller's table writes (--te-reinstall-ns)
  * are committed on the same agenda, after the faults of the same time. */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dataplane/tables/switch.h"
@@ -23,7 +24,11 @@ static int commit(struct replay *r, unsigned s, const struct rsw_txn *txn, uint6
 		return -1;
 	}
 	struct sw_node *n = &r->sw[s];
-	n->fib = rsw_switch_fib(sw);
+	if (rp_sw_tables(r, s, rsw_switch_fib(sw)) < 0) {
+		snprintf(r->err, r->errlen, "out of memory");
+		r->failed = 1;
+		return -1;
+	}
 	rsw_switch_reap(sw);
 	/* every port's queues and PFC decisions may read the new tables */
 	for (unsigned q = 0; q < n->fib->n_ports; q++)

@@ -47,6 +47,7 @@ static inline int rp_ports_pop(struct rp_ports *s)
 struct sw_node {
 	const char *name;
 	const struct rsw_fib *fib;
+	const struct rsw_tm_config *tc; /* fib->tm, or the same settings shared (rp_sw_tables) */
 	struct rsw_tm *tm;
 	int capturing;                /* some port's capture is open: out[] is there to read */
 	/* each port's capture (n_ports of them), only when one is open: the node's own fields,

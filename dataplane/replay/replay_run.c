@@ -130,7 +130,8 @@ static int alloc_nodes(struct replay *r)
 	for (unsigned s = 0; s < md->n_sw; s++) {
 		struct sw_node *n = &r->sw[s];
 		n->name = md->sw[s].name;
-		n->fib = rsw_switch_fib(md->sw[s].sw);
+		if (rp_sw_tables(r, s, rsw_switch_fib(md->sw[s].sw)) < 0)
+			return -1;
 		n->ictx.rnd = 0x9E3779B97F4A7C15ull;
 		n->ictx.cache = r->decided;
 		n->res = &r->res->sw[s];
@@ -303,6 +304,7 @@ static void cleanup(struct replay *r)
 	rp_engine_free(r);
 	free(r->in);
 	free(r->sw);
+	rp_sw_tables_free(r);
 	rsw_flow_cache_free(r->decided);
 	free(r->host);
 	/* the pools stay: the TMs handed back to the caller may still hold their packets */

@@ -1,6 +1,7 @@
 /* A switch in replay: frames arriving on its ports go through the live pipeline (parser, ingress
  * tables, traffic manager); each port sends when its shaper and scheduler let it; PFC frames it
  * owes its peers are sent between data frames. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "dataplane/pkt/drop_reason.h"
@@ -10,6 +11,41 @@
 #include "replay_engine.h"
 #include "replay_node.h"
 #include "replay_switch.h"
+
+int rp_sw_tables(struct replay *r, unsigned s, const struct rsw_fib *fib)
+{
+	struct sw_node *n = &r->sw[s];
+	const struct rsw_tm_config *tc = NULL;
+	for (unsigned i = 0; !tc && i < r->n_tm_cfg; i++)
+		if (rsw_tm_config_same(r->tm_cfg[i], &fib->tm))
+			tc = r->tm_cfg[i];
+	if (!tc) {
+		struct rsw_tm_config **grown =
+			realloc(r->tm_cfg, (r->n_tm_cfg + 1) * sizeof(*r->tm_cfg));
+		struct rsw_tm_config *c = aligned_alloc(64, sizeof(*c));
+		if (grown)
+			r->tm_cfg = grown;
+		if (!grown || !c) {
+			free(c);
+			return -1;
+		}
+		rsw_tm_config_copy(c, &fib->tm);
+		r->tm_cfg[r->n_tm_cfg++] = c;
+		tc = c;
+	}
+	n->fib = fib;
+	n->tc = tc;
+	return 0;
+}
+
+void rp_sw_tables_free(struct replay *r)
+{
+	for (unsigned i = 0; i < r->n_tm_cfg; i++)
+		free(r->tm_cfg[i]);
+	free(r->tm_cfg);
+	r->tm_cfg = NULL;
+	r->n_tm_cfg = 0;
+}
 
 static const char *port_name(const struct sw_node *n, uint16_t p)
 {
@@ -65,7 +101,7 @@ void rp_sw_flushed(void *arg, uint16_t port, struct rte_mbuf *m)
 	struct replay *r = arg;
 	struct sw_node *n = &r->sw[r->settle_sw];
 	const struct rsw_tm_tag *tg = rsw_tm_tag(m);
-	if (n->fib->tm.port[tg->in_port].pg[tg->pg].lossless)
+	if (n->tc->port[tg->in_port].pg[tg->pg].lossless)
 		n->res->lossless_drops[RSW_DROP_PFCWD_DROP]++;
 	drop(r, r->settle_sw, RSW_DROP_PFCWD_DROP, port, r->settle_t, m);
 }
@@ -92,7 +128,7 @@ static inline void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64
 	n->res->received++;
 	struct rsw_pkt_meta m;
 	n->ictx.now_ns = t;
-	struct rsw_pipeline p = {.fib = n->fib, .tm = n->tm, .ictx = &n->ictx};
+	struct rsw_pipeline p = {.fib = n->fib, .tm = n->tm, .tc = n->tc, .ictx = &n->ictx};
 	uint8_t *frame = rte_pktmbuf_mtod(mb, uint8_t *);
 	struct rsw_trace tr, *trp = NULL;
 	if (unlikely(r->trace != NULL) && r->trace->match(r->trace->arg, frame, len))
@@ -105,7 +141,7 @@ static inline void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64
 			ps->pfc_rx_frames++;
 		else
 			ps->pause_rx_frames++;
-		rsw_tm_pause_rx(n->tm, &n->fib->tm, port, &m, t, t); /* arrivals are exact */
+		rsw_tm_pause_rx(n->tm, n->tc, port, &m, t, t); /* arrivals are exact */
 		if (r->log.f)
 			rp_event_pfc(r, t, m.l2_kind == RSW_L2_PFC ? "pfc_rx" : "pause_rx",
 				     r->model->zone ? "switch" : NULL, n->name, port_name(n, port),
@@ -131,7 +167,7 @@ static inline void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64
 		return;
 	}
 	rp_ports_add(&n->dirty_tx, v.port);
-	if (rsw_tm_pfc_may_act(n->tm, &n->fib->tm, port, rsw_tm_tag(mb)->pg))
+	if (rsw_tm_pfc_may_act(n->tm, n->tc, port, rsw_tm_tag(mb)->pg))
 		rp_ports_add(&n->dirty_ctrl, port); /* its PG grew past XOFF */
 }
 
@@ -162,7 +198,7 @@ static void sw_service(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 	struct sw_node *n = &r->sw[s];
 	struct rte_mbuf *m;
 	rp_ports_add(&n->dirty_tx, p);
-	if (rsw_tm_dequeue(n->tm, &n->fib->tm, p, t, &m, 1) != 1) {
+	if (rsw_tm_dequeue(n->tm, n->tc, p, t, &m, 1) != 1) {
 		rp_ports_add(&n->stalled, p); /* never spin on a port that cannot send now */
 		return;
 	}
@@ -182,7 +218,7 @@ static void sw_service(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 		rp_link_send(r, n->tx_link[p], t, m);
 		return;
 	}
-	const struct rsw_tm_port_cfg *pc = &n->fib->tm.port[p];
+	const struct rsw_tm_port_cfg *pc = &n->tc->port[p];
 	rp_flow_leave(r, *frame_flow(r, m),
 		      t + rsw_frame_ns(len, pc->unshaped ? 0 : n->fib->ports[p].speed_mbps));
 	r->res->left++;
@@ -197,11 +233,11 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 	struct rsw_tm_port *tp = &n->tm->port[p];
 	uint8_t enable;
 	uint16_t times[8];
-	if (rsw_tm_watchdog(n->tm, &n->fib->tm, p, t)) {
+	if (rsw_tm_watchdog(n->tm, n->tc, p, t)) {
 		rp_ports_add(&n->dirty_tx, p);
 		rp_deadlock_check(r, t); /* a flush may have broken a cycle: when, exactly */
 	}
-	if (rsw_tm_pfc_due(n->tm, &n->fib->tm, p, t, &enable, times)) {
+	if (rsw_tm_pfc_due(n->tm, n->tc, p, t, &enable, times)) {
 		uint8_t f[RSW_PFC_FRAME_LEN];
 		unsigned len = rsw_pfc_build(f, n->fib->ports[p].mac, enable, times);
 		uint64_t start = rsw_shaper_free_ns(&tp->shaper);
@@ -229,7 +265,7 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 		rp_ports_add(&n->xoff_ports, p);
 	else
 		rp_ports_del(&n->xoff_ports, p);
-	uint64_t next = rsw_tm_ctrl_next(n->tm, &n->fib->tm, p, t);
+	uint64_t next = rsw_tm_ctrl_next(n->tm, n->tc, p, t);
 	uint32_t id = r->id_ctrl + s * RSW_MAX_PORTS + p;
 	if (next == NEVER)
 		rsw_event_cancel(&r->q, id);

@@ -19,6 +19,13 @@ void rp_sw_tx(struct replay *r, unsigned s, uint16_t port, uint64_t t);
 void rp_sw_ctrl(struct replay *r, unsigned s, uint16_t port, uint64_t t);
 void rp_sw_sample(struct replay *r, uint64_t t);
 
+/* Switch s runs on tables fib: its TM reads their settings from the copy of the run's switches
+ * that have the same (a zone's racks mostly do), one copy whichever switch reads it; when fib
+ * brings settings no switch had, a copy of them. Returns -1 when that copy cannot be had. */
+int rp_sw_tables(struct replay *r, unsigned s, const struct rsw_fib *fib);
+/* Frees the copies of settings. */
+void rp_sw_tables_free(struct replay *r);
+
 /* After an event at switch s: PFC decisions and new wake-ups for the ports it touched. */
 void rp_sw_settle(struct replay *r, unsigned s, uint64_t t);
 /* The TM's log and flushed callbacks (arg: the replay): a watchdog line, and a packet its

@@ -152,7 +152,9 @@ struct rsw_tm {
 struct rsw_tm *rsw_tm_new(const char *name, uint16_t n_ports, unsigned producers,
 			  const struct rsw_tm_config *tc, uint64_t shaper_burst_ns, char *err,
 			  size_t errlen);
-/* Replay's TM: one thread, VOQs that grow, packets limited by bytes only. */
+/* Replay's TM: one thread, VOQs that grow, packets limited by bytes only. Its WRED random source
+ * is seeded from tc's ECN seed, here; later calls may pass any settings rsw_tm_config_same as
+ * tc. */
 struct rsw_tm *rsw_tm_new_growing(uint16_t n_ports, const struct rsw_tm_config *tc,
 				  uint64_t shaper_burst_ns, char *err, size_t errlen);
 /* Live descriptor pool of n_ports ports: n_ports × RSW_TM_DESC_PER_PORT less the packet headroom

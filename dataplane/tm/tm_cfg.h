@@ -99,4 +99,12 @@ _Static_assert(__builtin_offsetof(struct rsw_tm_queue_hot_cfg, wred) == 64,
 /* Fills the derived fields of c (brief) from its settings: after compiling, before publishing. */
 void rsw_tm_config_finish(struct rsw_tm_config *c);
 
+/* Whether a and b hold the same settings (and derived records) for the same ports, but for the
+ * ECN random source's seed: a TM reads that when it is made, from its own switch's settings, and
+ * then runs on either. Padding is compared too: settings not copied whole may differ in it, and
+ * then are not the same. */
+int rsw_tm_config_same(const struct rsw_tm_config *a, const struct rsw_tm_config *b);
+/* dst (any contents) becomes src: the same for rsw_tm_config_same, zero past src's ports. */
+void rsw_tm_config_copy(struct rsw_tm_config *dst, const struct rsw_tm_config *src);
+
 #endif
