@@ -13,6 +13,7 @@
 #include "ars.h"
 #include "fib.h"
 #include "flow_cache.h"
+#include "sparse_mem.h"
 #include "state.h"
 
 /* rte_lpm names are global to the process: make each one unique. */
@@ -551,28 +552,17 @@ static int add_routes(struct rsw_fib *f, const struct rsw_state *s, uint32_t *nh
 	return 0;
 }
 
-/* Zeroed and on a cache line: the TM's records are a line each (tm_cfg.h), so the tables must
- * start on one. calloc of this size is a fresh mapping glibc does not write, so the records of
- * ports a switch does not have stay untouched zero pages; the block's own address is kept just
- * below the tables, for free. (Not mmap: a leak checker scans the heap for pointers, and the
- * tables hold the only pointers to what they allocate.) */
-#define FIB_ALIGN 64u
+/* Zeroed and on a cache line (the TM's records are a line each, tm_cfg.h): a page-aligned
+ * mapping of its own, where the records of ports a switch does not have stay untouched zero
+ * pages (sparse_mem.h). */
 static struct rsw_fib *fib_alloc(void)
 {
-	uint8_t *raw = calloc(1, sizeof(struct rsw_fib) + FIB_ALIGN + sizeof(void *));
-	if (!raw)
-		return NULL;
-	uintptr_t at = (uintptr_t)raw + sizeof(void *) + FIB_ALIGN - 1;
-	at &= ~(uintptr_t)(FIB_ALIGN - 1);
-	memcpy((void **)at - 1, &raw, sizeof(raw));
-	return (struct rsw_fib *)at;
+	return rsw_sparse_alloc(sizeof(struct rsw_fib));
 }
 
 static void fib_release(struct rsw_fib *f)
 {
-	void *raw;
-	memcpy(&raw, (void **)f - 1, sizeof(raw));
-	free(raw);
+	rsw_sparse_free(f, sizeof(*f));
 }
 
 /* Each compiled table in the order the next reads it. */

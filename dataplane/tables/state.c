@@ -1,10 +1,16 @@
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "errlist.h"
+#include "sparse_mem.h"
 #include "state.h"
+
+_Static_assert(offsetof(struct rsw_state, n_qos) - offsetof(struct rsw_state, ports) <
+		       sizeof(((struct rsw_state *)0)->ports) + 8,
+	       "a clone copies the fields before ports, the ports it has, then n_qos to the end");
 
 void rsw_qos_azure_dscp_to_tc(uint8_t map[64])
 {
@@ -50,7 +56,7 @@ static void *push(void *arr, size_t *n, size_t elem)
 
 struct rsw_state *rsw_state_new(void)
 {
-	struct rsw_state *s = calloc(1, sizeof(*s));
+	struct rsw_state *s = rsw_sparse_alloc(sizeof(*s));
 	if (!s)
 		return NULL;
 	s->sw.dmac_check = 1;
@@ -98,10 +104,13 @@ static void *dup_array(const void *src, size_t n, size_t elem)
 
 struct rsw_state *rsw_state_clone(const struct rsw_state *s)
 {
-	struct rsw_state *c = malloc(sizeof(*c));
+	/* the ports it has, not the 256 it may: the rest of the copy stays untouched zero pages */
+	struct rsw_state *c = rsw_sparse_alloc(sizeof(*c));
 	if (!c)
 		return NULL;
-	*c = *s;
+	memcpy(c, s, offsetof(struct rsw_state, ports));
+	memcpy(c->ports, s->ports, s->n_ports * sizeof(s->ports[0]));
+	memcpy(&c->n_qos, &s->n_qos, sizeof(*s) - offsetof(struct rsw_state, n_qos));
 	c->qos = dup_array(s->qos, s->n_qos, sizeof(*s->qos));
 	c->pol = dup_array(s->pol, s->n_pol, sizeof(*s->pol));
 	c->neigh = dup_array(s->neigh, s->n_neigh, sizeof(*s->neigh));
@@ -154,7 +163,7 @@ void rsw_state_free(struct rsw_state *s)
 	rsw_route_index_free(&s->route_ix);
 	free(s->cls);
 	free(s->intf);
-	free(s);
+	rsw_sparse_free(s, sizeof(*s));
 }
 
 int rsw_state_port_index(const struct rsw_state *s, const char *name)
