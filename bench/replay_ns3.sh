@@ -8,7 +8,8 @@
 # bench/ns3/replay_ns3 sends the same frames at the same times over ns-3 PointToPoint links of
 # the same speeds and delays, each switch forwarding a flow out of the port rocesw's replay sent
 # it by, and writes every device's departures to a pcap when captured. Per run: CPU time (user +
-# system, /usr/bin/time) less that of the same run stopped at 1 ns (set-up), and switch-hops per
+# system, /usr/bin/time) less its set-up's (the CPU time each program had spent when its first
+# event ran, which each says on stderr: rocesw under ROCESW_REPLAY_STATS=1), and switch-hops per
 # CPU second; every run's per-port frame counts must agree between the two. First, a small ring
 # checks one frame's departure times at every switch on its path in both against the link model.
 # ROUNDS rounds alternate the two; reported: per-round ratios rocesw/ns-3 and their medians.
@@ -18,7 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
-  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0
+  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0
 fi
 rounds=${1:-3}
 b=${BENCH_BUILD:-build}
@@ -56,8 +57,9 @@ rocesw_run() {
   local args=(replay --config "$1" --in-dir "$2" --out "$3" --sample-ns 0 --quiet)
   [[ $4 == none ]] && args+=(--captures none)
   rm -rf "$3"
-  /usr/bin/time -f '%U %S %M' -o "$3.time" ./"$b"/rocesw "${args[@]}" "${@:5}" </dev/null \
-    >"$3.log" 2>&1 || { echo "replay_ns3.sh: rocesw failed:" >&2; tail "$3.log" >&2; exit 1; }
+  ROCESW_REPLAY_STATS=1 /usr/bin/time -f '%U %S %M' -o "$3.time" ./"$b"/rocesw "${args[@]}" \
+    "${@:5}" </dev/null >"$3.log" 2>&1 ||
+    { echo "replay_ns3.sh: rocesw failed:" >&2; tail "$3.log" >&2; exit 1; }
 }
 # ns3_run TOPOLOGY OUT none|tx [ARGS...]: OUT.counts, OUT.time
 ns3_run() {
@@ -66,8 +68,15 @@ ns3_run() {
     --counts="$2.counts" "${ns3_args[@]}" "${@:4}" </dev/null >"$2.log" 2>&1 ||
     { echo "replay_ns3.sh: ns-3 failed, $2.log:" >&2; tail "$2.log" >&2; exit 1; }
 }
-# CPU seconds (user + system), system seconds, peak RSS in KB
+# CPU seconds (user + system), system seconds, peak RSS in KB; set-up's CPU seconds, as the run
+# said (rocesw's "replay: set-up S s of CPU", ns-3's "ns-3: set-up S s of CPU")
 cpu() { tail -1 "$1.time" | awk '{ printf "%.3f", $1 + $2 }'; }
+setup() {
+  local s
+  s=$(sed -n 's/^\(replay\|ns-3\): set-up \([0-9.]*\) s of CPU.*/\2/p' "$1.log")
+  [[ -n $s ]] || { echo "replay_ns3.sh: $1.log says no set-up time" >&2; exit 1; }
+  echo "$s"
+}
 sys() { tail -1 "$1.time" | awk '{ printf "%.3f %d", $2, $3 }'; }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs;" \
@@ -112,22 +121,20 @@ for z in ${ZONES:-4x16x16 4x16x4}; do
       (( r % 2 )) || order=(ns3 rocesw)
       for sim in "${order[@]}"; do
         if [[ $sim == rocesw ]]; then
-          rocesw_run "$zone" "$d/gen-run" "$d/rocesw-setup" "$cap" --until 1
           rocesw_run "$zone" "$d/gen-run" "$d/rocesw" "$cap"
         else
-          ns3_run "$d/topo-run.txt" "$d/ns3-setup" "$ncap" --stop-ns=1
           ns3_run "$d/topo-run.txt" "$d/ns3" "$ncap"
         fi
       done
       same=$($py bench/ns3/compare.py counts "$d/rocesw/summary.json" "$d/ns3.counts")
       hops=${same%% *}
       for sim in rocesw ns3; do
-        echo "$r $v $sim $hops $(cpu "$d/$sim-setup") $(cpu "$d/$sim") $(sys "$d/$sim")" \
+        echo "$r $v $sim $hops $(setup "$d/$sim") $(cpu "$d/$sim") $(sys "$d/$sim")" \
           >>"$results"
       done
       # the captures of a run are GBs: only the summary and the counts stay
       cp "$d/rocesw/summary.json" "$d/rocesw-$r-$v.json"
-      rm -rf "$d/rocesw" "$d/rocesw-setup" "$d/ns3" "$d/ns3-setup"
+      rm -rf "$d/rocesw" "$d/ns3"
     done
   done
   $py bench/ns3/compare.py report "$results"

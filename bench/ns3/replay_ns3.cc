@@ -27,11 +27,13 @@
 #include "ns3/version.h"
 
 #include <arpa/inet.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -394,6 +396,14 @@ main(int argc, char** argv)
     {
         Simulator::Stop(NanoSeconds(stopNs));
     }
+    // what set-up cost, measured in this run, for the bench to subtract (as rocesw's
+    // ROCESW_REPLAY_STATS=1 says it)
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    std::cerr << "ns-3: set-up " << std::fixed << std::setprecision(6)
+              << (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                     (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6
+              << " s of CPU (user + system)" << std::endl;
     Simulator::Run();
     uint64_t end = Simulator::Now().GetNanoSeconds();
 

@@ -522,6 +522,10 @@ static int run(struct replay_args *a, const struct rsw_zone *z, const struct rsw
 	struct rsw_replay_opts ro = {.until_ns = a->until, .progress = progress, .events = ev,
 				     .sample_ns = a->sample, .capture = &a->cap,
 				     .deadlock_ns = a->deadlock, .trace = tracer ? &hooks : NULL};
+	/* for benchmarks: what set-up cost, measured in the run itself (docs/performance.md) */
+	const char *stats = getenv("ROCESW_REPLAY_STATS");
+	if (stats && !strcmp(stats, "1"))
+		ro.setup_cpu = stderr;
 	struct rsw_replay_result res;
 	int rc = rsw_replay_runner ? rsw_replay_runner(m, a->out, &ro, &res, err, sizeof(err))
 				   : rsw_replay_run(m, a->out, &ro, &res, err, sizeof(err));

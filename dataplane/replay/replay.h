@@ -196,6 +196,9 @@ struct rsw_replay_opts {
 	uint64_t deadlock_ns; /* a cyclic buffer dependency held this long is reported (0:
 			       * RSW_REPLAY_DEADLOCK_NS) */
 	const struct rsw_replay_trace *trace; /* NULL: no frame traced */
+	/* where to say how much CPU time (user + system) the process had spent when the first
+	 * event ran: its set-up, which a benchmark subtracts from the whole run's; NULL: nowhere */
+	FILE *setup_cpu;
 };
 
 /* The default hold time of a PFC deadlock before it is reported: 500 us, about six pauses of a

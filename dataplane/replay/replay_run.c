@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -431,6 +432,13 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 	struct replay *r = rsw_replay_part_open(model, out_dir, opts, NULL, res, err, errlen);
 	if (!r)
 		return -1;
+	if (opts->setup_cpu) {
+		struct rusage ru;
+		getrusage(RUSAGE_SELF, &ru);
+		fprintf(opts->setup_cpu, "replay: set-up %.6f s of CPU (user + system)\n",
+			(double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+				(double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+	}
 	struct timespec t0, now_ts;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	time_t last_progress = 0; /* the first line after 4096 events, then once a second */
