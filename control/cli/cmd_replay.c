@@ -280,7 +280,7 @@ static int write_outputs(const char *out, const struct rsw_zone *z, int zone,
 	if (rc < 0)
 		fprintf(stderr, "rocesw replay: %s\n", err);
 	snprintf(path, sizeof(path), "%s/report.html", out);
-	if (rc == 0 && rsw_replay_report(out, path, err, sizeof(err)) < 0) {
+	if (rc == 0 && rsw_replay_report_of(out, sum, path, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rocesw replay: %s\n", err);
 		rc = -1;
 	}

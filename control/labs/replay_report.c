@@ -859,18 +859,26 @@ json_t *rsw_replay_view(const char *dir, char *err, size_t errlen)
 {
 	char p[4096];
 	json_error_t je;
+	snprintf(p, sizeof(p), "%s/summary.json", dir);
+	json_t *sum = json_load_file(p, 0, &je);
+	if (!sum) {
+		snprintf(err, errlen, "%s:%d: %s", p, je.line, je.text);
+		return NULL;
+	}
+	json_t *out = rsw_replay_view_of(dir, sum, err, errlen);
+	json_decref(sum);
+	return out;
+}
+
+json_t *rsw_replay_view_of(const char *dir, json_t *sum, char *err, size_t errlen)
+{
+	char p[4096];
 	struct view *v = calloc(1, sizeof(*v));
 	if (!v) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	snprintf(p, sizeof(p), "%s/summary.json", dir);
-	v->sum = json_load_file(p, 0, &je);
-	if (!v->sum) {
-		snprintf(err, errlen, "%s:%d: %s", p, je.line, je.text);
-		free(v);
-		return NULL;
-	}
+	v->sum = json_incref(sum);
 	v->zone = json_object_get(v->sum, "switches") != NULL;
 	if (rsw_digest_build(v->sum, &v->dg) < 0) {
 		snprintf(err, errlen, "out of memory");
@@ -938,11 +946,9 @@ static json_t *section_of(const char *title, const char *text, json_t *block)
 	return s;
 }
 
-int rsw_replay_report(const char *dir, const char *path, char *err, size_t errlen)
+/* The page of view v (rsw_replay_view), written to path. */
+static int report_of_view(json_t *v, const char *path, char *err, size_t errlen)
 {
-	json_t *v = rsw_replay_view(dir, err, errlen);
-	if (!v)
-		return -1;
 	json_t *sum = json_object_get(v, "summary");
 	char title[300];
 	snprintf(title, sizeof(title), "rocesw replay: %s",
@@ -1010,6 +1016,22 @@ int rsw_replay_report(const char *dir, const char *path, char *err, size_t errle
 	if (rc < 0)
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
 	json_decref(page);
+	return rc;
+}
+
+int rsw_replay_report(const char *dir, const char *path, char *err, size_t errlen)
+{
+	json_t *v = rsw_replay_view(dir, err, errlen);
+	int rc = v ? report_of_view(v, path, err, errlen) : -1;
+	json_decref(v);
+	return rc;
+}
+
+int rsw_replay_report_of(const char *dir, json_t *sum, const char *path, char *err,
+			 size_t errlen)
+{
+	json_t *v = rsw_replay_view_of(dir, sum, err, errlen);
+	int rc = v ? report_of_view(v, path, err, errlen) : -1;
 	json_decref(v);
 	return rc;
 }

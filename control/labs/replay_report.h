@@ -11,11 +11,17 @@
 
 /* Reads DIR/summary.json and DIR/events.jsonl, writes path. Returns -1 with a message. */
 int rsw_replay_report(const char *dir, const char *path, char *err, size_t errlen);
+/* The same from sum, the summary the run just wrote to DIR/summary.json (not read back: at zone
+ * scale it is tens of MB to parse). */
+int rsw_replay_report_of(const char *dir, json_t *sum, const char *path, char *err,
+			 size_t errlen);
 
 /* The page blocks of one run (new reference), or NULL with a message: "summary", "overview"
  * (table rows), "topology" (zones), "queue", "ecn", "pfc", "util" (array), "flows_uplink"
  * (chart) and "flow_collisions" (table) in zones with uplinks, "fct", "fct_stats",
  * "conservation", "closed_loop" (when summary.json has "collective"). */
 json_t *rsw_replay_view(const char *dir, char *err, size_t errlen);
+/* The same from sum (borrowed) instead of DIR/summary.json. */
+json_t *rsw_replay_view_of(const char *dir, json_t *sum, char *err, size_t errlen);
 
 #endif
