@@ -1,4 +1,5 @@
 #include <libgen.h>
+#include <search.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -213,13 +214,32 @@ static int parse_switches(struct ydoc *y, yaml_node_t *t, const char *path,
 	return 0;
 }
 
-static int parse_hosts(struct ydoc *y, yaml_node_t *t, const char *path, struct rsw_zone *z)
+/* The hosts by name, as they are read: a zone of 3,072 hosts is not searched host by host for
+ * each name and each link end. */
+struct host_names {
+	struct hsearch_data tab;
+	int made;
+};
+
+/* The host named name (the first of that name, as rsw_zone_host_index), or -1. */
+static int host_named(struct host_names *hn, const char *name)
+{
+	ENTRY e = {.key = (char *)name}, *got;
+	return hn->made && hsearch_r(e, FIND, &got, &hn->tab) ? (int)(uintptr_t)got->data - 1 : -1;
+}
+
+static int parse_hosts(struct ydoc *y, yaml_node_t *t, const char *path, struct rsw_zone *z,
+		       struct host_names *hn)
 {
 	static const char *const fields[] = {"pcap", "devargs", "description", NULL};
 	if (!t)
 		return 0;
 	if (t->type != YAML_MAPPING_NODE)
 		return ydoc_error(y, t, "HOST", "expected a mapping of host name to {pcap: FILE}");
+	size_t n = (size_t)(t->data.mapping.pairs.top - t->data.mapping.pairs.start);
+	if (!hcreate_r(2 * n + 1, &hn->tab))
+		return ydoc_error(y, t, "HOST", "out of memory");
+	hn->made = 1;
 	YDOC_FOREACH_PAIR(y, t, pr) {
 		yaml_node_t *k = ydoc_node(y, pr->key), *v = ydoc_node(y, pr->value);
 		const char *name = ydoc_str(k), *pcap, *devargs = NULL;
@@ -227,7 +247,7 @@ static int parse_hosts(struct ydoc *y, yaml_node_t *t, const char *path, struct 
 			return ydoc_error(y, k, "HOST", "expected a host name without '|' or '/'");
 		if (z->n_host == RSW_ZONE_MAX_HOSTS)
 			return ydoc_error(y, k, "HOST", "more than %d hosts", RSW_ZONE_MAX_HOSTS);
-		if (rsw_zone_host_index(z, name) >= 0 || switch_index(z, name, strlen(name)) >= 0)
+		if (host_named(hn, name) >= 0 || switch_index(z, name, strlen(name)) >= 0)
 			return ydoc_error(y, k, "HOST", "name '%s' is already used", name);
 		if (v->type == YAML_SCALAR_NODE && !*ydoc_str(v))
 			pcap = NULL; /* "h0:" with nothing */
@@ -241,17 +261,49 @@ static int parse_hosts(struct ydoc *y, yaml_node_t *t, const char *path, struct 
 		h->name = strdup(name);
 		h->pcap = pcap ? resolve(path, pcap) : NULL;
 		z->host_devargs[z->n_host++] = devargs ? strdup(devargs) : NULL;
-		if (!h->name || (pcap && !h->pcap) || (devargs && !z->host_devargs[z->n_host - 1]))
+		ENTRY e = {.key = (char *)h->name, .data = (void *)(uintptr_t)z->n_host}, *got;
+		if (!h->name || (pcap && !h->pcap) || (devargs && !z->host_devargs[z->n_host - 1]) ||
+		    !hsearch_r(e, ENTER, &got, &hn->tab))
 			return ydoc_error(y, v, "HOST", "out of memory");
 	}
 	return 0;
 }
 
-/* "HOST" or "SWITCH|PORT" as a link end. */
-static int parse_end(struct ydoc *y, yaml_node_t *at, const struct rsw_zone *z, const char *spec,
-		     struct rsw_topo_end *e)
+/* What the links are read with: the hosts by name, and the link that took each end first (1 +
+ * its index; 0: free), so that neither costs a pass over every host or link per link (a zone
+ * of 3,072 hosts has 6,144 links). */
+struct link_ctx {
+	struct host_names *hosts;
+	uint32_t *host_link;       /* by host */
+	uint32_t *port_link;       /* by switch * RSW_MAX_PORTS + port */
+};
+
+static int link_ctx_init(struct link_ctx *cx, const struct rsw_zone *z, struct host_names *hn)
 {
-	int h = rsw_zone_host_index(z, spec);
+	cx->hosts = hn;
+	cx->host_link = calloc(z->n_host ? z->n_host : 1, sizeof(*cx->host_link));
+	cx->port_link = calloc(z->n_sw ? (size_t)z->n_sw * RSW_MAX_PORTS : 1,
+			       sizeof(*cx->port_link));
+	return cx->host_link && cx->port_link ? 0 : -1;
+}
+
+static void link_ctx_free(struct link_ctx *cx)
+{
+	free(cx->host_link);
+	free(cx->port_link);
+}
+
+static uint32_t *end_link(struct link_ctx *cx, const struct rsw_topo_end *e)
+{
+	return e->sw == RSW_TOPO_HOST ? &cx->host_link[e->idx]
+				      : &cx->port_link[(size_t)e->sw * RSW_MAX_PORTS + e->idx];
+}
+
+/* "HOST" or "SWITCH|PORT" as a link end. */
+static int parse_end(struct ydoc *y, yaml_node_t *at, const struct rsw_zone *z,
+		     struct link_ctx *cx, const char *spec, struct rsw_topo_end *e)
+{
+	int h = host_named(cx->hosts, spec);
 	if (h >= 0) {
 		*e = (struct rsw_topo_end){.sw = RSW_TOPO_HOST, .idx = (uint16_t)h};
 		return 0;
@@ -263,11 +315,6 @@ static int parse_end(struct ydoc *y, yaml_node_t *at, const struct rsw_zone *z, 
 				  "in SWITCH", spec);
 	*e = (struct rsw_topo_end){.sw = (int)s, .idx = p};
 	return 0;
-}
-
-static int same_end(const struct rsw_topo_end *a, const struct rsw_topo_end *b)
-{
-	return a->sw == b->sw && a->idx == b->idx;
 }
 
 /* A LINK entry's fields as written: both ends named, the optional length (metres) and speed
@@ -314,18 +361,16 @@ static int link_numbers(struct ydoc *y, yaml_node_t *v, struct link_text *lt)
 	return 0;
 }
 
-/* Neither end of l is an end of an earlier link. */
-static int ends_free(struct ydoc *y, yaml_node_t *v, const struct rsw_zone *z,
+/* Neither end of l is an end of an earlier link; the one named is that of the earliest link
+ * taking either (a if it took both). */
+static int ends_free(struct ydoc *y, yaml_node_t *v, struct link_ctx *cx,
 		     const struct rsw_topo_link *l, const struct link_text *lt)
 {
-	for (unsigned i = 0; i < z->n_link; i++) {
-		const struct rsw_topo_link *o2 = &z->link[i];
-		const struct rsw_topo_end *used[2] = {&l->a, &l->b};
-		for (unsigned k = 0; k < 2; k++)
-			if (same_end(used[k], &o2->a) || same_end(used[k], &o2->b))
-				return ydoc_error(y, v, "LINK", "%s is already linked",
-						  k ? lt->b : lt->a);
-	}
+	uint32_t a = *end_link(cx, &l->a), b = *end_link(cx, &l->b);
+	if (a && (!b || a <= b))
+		return ydoc_error(y, v, "LINK", "%s is already linked", lt->a);
+	if (b)
+		return ydoc_error(y, v, "LINK", "%s is already linked", lt->b);
 	return 0;
 }
 
@@ -356,7 +401,7 @@ static int link_speed(struct ydoc *y, yaml_node_t *v, const struct rsw_zone_opts
 
 /* One LINK entry into z's links. */
 static int parse_link(struct ydoc *y, yaml_node_t *v, const struct rsw_zone_opts *o,
-		      struct rsw_zone *z)
+		      struct rsw_zone *z, struct link_ctx *cx)
 {
 	struct link_text lt;
 	if (link_fields(y, v, &lt) < 0)
@@ -364,12 +409,12 @@ static int parse_link(struct ydoc *y, yaml_node_t *v, const struct rsw_zone_opts
 	if (z->n_link == RSW_ZONE_MAX_LINKS)
 		return ydoc_error(y, v, "LINK", "more than %d links", RSW_ZONE_MAX_LINKS);
 	struct rsw_topo_link *l = &z->link[z->n_link];
-	if (parse_end(y, v, z, lt.a, &l->a) < 0 || parse_end(y, v, z, lt.b, &l->b) < 0)
+	if (parse_end(y, v, z, cx, lt.a, &l->a) < 0 || parse_end(y, v, z, cx, lt.b, &l->b) < 0)
 		return -1;
 	if (l->a.sw == RSW_TOPO_HOST && l->b.sw == RSW_TOPO_HOST)
 		return ydoc_error(y, v, "LINK", "%s - %s: a link needs a switch at one end", lt.a,
 				  lt.b);
-	if (ends_free(y, v, z, l, &lt) < 0 || link_numbers(y, v, &lt) < 0 ||
+	if (ends_free(y, v, cx, l, &lt) < 0 || link_numbers(y, v, &lt) < 0 ||
 	    link_speed(y, v, o, z, l, &lt) < 0)
 		return -1;
 	if (!lt.length) {
@@ -379,30 +424,35 @@ static int parse_link(struct ydoc *y, yaml_node_t *v, const struct rsw_zone_opts
 	}
 	l->delay_ns = (uint64_t)lt.m * NS_PER_M;
 	z->link_length_m[z->n_link++] = (uint32_t)lt.m;
+	uint32_t *ea = end_link(cx, &l->a), *eb = end_link(cx, &l->b);
+	if (!*ea)
+		*ea = z->n_link;
+	if (!*eb)
+		*eb = z->n_link;
 	return 0;
 }
 
 static int parse_links(struct ydoc *y, yaml_node_t *t, const struct rsw_zone_opts *o,
-		       struct rsw_zone *z)
+		       struct rsw_zone *z, struct host_names *hn)
 {
 	if (!t)
 		return 0;
 	if (t->type != YAML_SEQUENCE_NODE)
 		return ydoc_error(y, t, "LINK", "expected a list of {a: END, b: END, length: Nm}");
+	struct link_ctx cx;
+	int rc = link_ctx_init(&cx, z, hn);
+	if (rc < 0)
+		ydoc_error(y, t, "LINK", "out of memory");
 	YDOC_FOREACH_ITEM(y, t, it) {
-		if (parse_link(y, ydoc_node(y, *it), o, z) < 0)
-			return -1;
+		if (rc == 0 && parse_link(y, ydoc_node(y, *it), o, z, &cx) < 0)
+			rc = -1;
 	}
 	/* a host without a link is a mistake: it could never send or receive */
-	for (unsigned h = 0; h < z->n_host; h++) {
-		int linked = 0;
-		for (unsigned i = 0; i < z->n_link; i++)
-			linked |= (z->link[i].a.sw == RSW_TOPO_HOST && z->link[i].a.idx == h) ||
-				  (z->link[i].b.sw == RSW_TOPO_HOST && z->link[i].b.idx == h);
-		if (!linked)
-			return ydoc_error(y, t, "LINK", "host %s has no link", z->host[h].name);
-	}
-	return 0;
+	for (unsigned h = 0; rc == 0 && h < z->n_host; h++)
+		if (!cx.host_link[h])
+			rc = ydoc_error(y, t, "LINK", "host %s has no link", z->host[h].name);
+	link_ctx_free(&cx);
+	return rc;
 }
 
 int rsw_zone_switch_configs(const char *path, char ***out, unsigned *n, char *err, size_t errlen)
@@ -444,6 +494,7 @@ int rsw_zone_load(const char *path, const struct rsw_zone_opts *o, struct rsw_zo
 	/* ROCESWD: how roceswd --zone runs the zone (docs/roceswd.md), ignored here */
 	static const char *const known[] = {"ZONE", "SWITCH", "HOST", "LINK", "ROCESWD", NULL};
 	struct ydoc y;
+	struct host_names hn = {.made = 0};
 	memset(z, 0, sizeof(*z));
 	if (ydoc_load(&y, path, err, errlen) < 0)
 		return -1;
@@ -478,11 +529,13 @@ int rsw_zone_load(const char *path, const struct rsw_zone_opts *o, struct rsw_zo
 		goto out;
 	}
 	if (parse_switches(&y, table(&y, "SWITCH"), path, o, z) < 0 ||
-	    parse_hosts(&y, table(&y, "HOST"), path, z) < 0 ||
-	    parse_links(&y, table(&y, "LINK"), o, z) < 0)
+	    parse_hosts(&y, table(&y, "HOST"), path, z, &hn) < 0 ||
+	    parse_links(&y, table(&y, "LINK"), o, z, &hn) < 0)
 		goto out;
 	rc = 0;
 out:
+	if (hn.made)
+		hdestroy_r(&hn.tab);
 	ydoc_free(&y);
 	if (rc < 0)
 		rsw_zone_free(z);

@@ -187,6 +187,12 @@ class Zone(unittest.TestCase):
             (good.replace("length: 40m}", "length: 40m, speed: 400000}"), "runs at 100000 Mb/s"),
             (good.replace('b: "sw1|Ethernet8"', 'b: "sw1|Ethernet0"'), "already linked"),
             (good.replace('  - {a: "sw2|Ethernet8", b: h2, length: 3m}\n', ""), "host h2 has no link"),
+            # both ends taken, by different links: the one the earliest link took is named
+            (good.replace('  - {a: "sw2|Ethernet8", b: h2, length: 3m}\n',
+                          '  - {a: "sw2|Ethernet8", b: h2, length: 3m}\n'
+                          '  - {a: "sw1|Ethernet8", b: h0, length: 3m}\n'), "h0 is already linked"),
+            (good.replace("  h1: {}", "  h1: {}\n  h1: {}"), "name 'h1' is already used"),
+            (good.replace("  h1: {}", "  h1: {}\n  sw2: {}"), "name 'sw2' is already used"),
             (good.replace("config: sw2.yaml", "config: nowhere.yaml"), "sw2: "),
             (good.replace("length: 3m}", "length: 3km}", 1), "expected metres"),
             (good.replace("  h1: {}", "  h1: {nic: x}"), "unknown field 'nic'"),
