@@ -53,23 +53,23 @@ static void send_frame(void *arg, unsigned dir, uint64_t t, const uint8_t *data,
 void rsw_mpi_receive(const void *msg, size_t len)
 {
 	const uint8_t *p = msg;
-	uint32_t dir, flen;
+	uint32_t dir, flen = 0;
 	uint64_t t;
 	struct rsw_flow_key key;
-	memcpy(&dir, p, 4);
-	memcpy(&t, p + 4, 8);
-	memcpy(&flen, p + 12, 4);
-	int has = p[16];
-	p += 17;
-	if (has) {
-		memcpy(&key, p, sizeof(key));
-		p += sizeof(key);
-	}
-	size_t at = (size_t)(p - (const uint8_t *)msg);
-	if (at > len || len - at > flen) {
+	/* its fixed fields, the flow key it says it has, then no more than the frame's length */
+	int has = len >= 17 && p[16];
+	size_t at = 17 + (has ? sizeof(key) : 0);
+	if (len >= 16)
+		memcpy(&flen, p + 12, 4);
+	if (len < at || len - at > flen) {
 		fprintf(stderr, "rocesw-replay-mpi: a malformed message from another rank\n");
 		rsw_ns3_abort();
 	}
+	memcpy(&dir, p, 4);
+	memcpy(&t, p + 4, 8);
+	if (has)
+		memcpy(&key, p + 17, sizeof(key));
+	p += at;
 	if (t < g.ran_to) { /* its time was run without it: outputs would depend on timing */
 		fprintf(stderr, "rocesw-replay-mpi: rank %u: a frame from another rank arrives at "
 			"%llu ns, after this rank ran %llu ns\n", rsw_ns3_rank(),

@@ -178,7 +178,7 @@ void Receive(Ptr<Packet> p)
 	std::vector<uint8_t> buf(n);
 	p->CopyData(buf.data(), n);
 	for (size_t at = 0; at < n;) {
-		uint32_t len;
+		uint32_t len = 0;
 		if (n - at < sizeof(len) || (memcpy(&len, &buf[at], sizeof(len)), len > n - at - 4)) {
 			fprintf(stderr, "rocesw-replay-mpi: a malformed batch from another rank\n");
 			rsw_ns3_abort();

@@ -146,9 +146,15 @@ static void dataplane_path(struct roceswd *d, const char *dp_arg, const char *ar
 static int config_copies(struct roceswd *d, const char *rundir, const char *copies, int launcher)
 {
 	char err[2048];
-	snprintf(d->running, sizeof(d->running), "%s/running-config.yaml", copies);
-	snprintf(d->next, sizeof(d->next), "%s/running-config.yaml.next", copies);
-	snprintf(d->boot, sizeof(d->boot), "%s/boot-config.yaml", rundir);
+	int n[] = {snprintf(d->running, sizeof(d->running), "%s/running-config.yaml", copies),
+		   snprintf(d->next, sizeof(d->next), "%s/running-config.yaml.next", copies),
+		   snprintf(d->boot, sizeof(d->boot), "%s/boot-config.yaml", rundir)};
+	if (n[0] >= (int)sizeof(d->running) || n[1] >= (int)sizeof(d->next) ||
+	    n[2] >= (int)sizeof(d->boot)) {
+		fprintf(stderr, "roceswd: %s or %s: path too long for the config's copies\n",
+			copies, rundir);
+		return -1;
+	}
 	if (launcher && rsw_file_copy_whole(d->config, d->boot, 0600, err, sizeof(err)) < 0) {
 		fprintf(stderr, "roceswd: %s\n", err);
 		return -1;
