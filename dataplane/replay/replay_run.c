@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -433,11 +432,10 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 	if (!r)
 		return -1;
 	if (opts->setup_cpu) {
-		struct rusage ru;
-		getrusage(RUSAGE_SELF, &ru);
+		struct timespec cpu;
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
 		fprintf(opts->setup_cpu, "replay: set-up %.6f s of CPU (user + system)\n",
-			(double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-				(double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+			(double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9);
 	}
 	struct timespec t0, now_ts;
 	clock_gettime(CLOCK_MONOTONIC, &t0);

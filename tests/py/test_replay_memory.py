@@ -10,10 +10,13 @@ packet memory than DPDK was started with, so before the growth they were no_mbuf
 """
 import json
 import os
+import re
 import subprocess
 import unittest
 
-from common import ROCESW, tmpdir
+from common import ROCESW, ROOT, tmpdir
+
+ZONE = os.path.join(ROOT, "config", "zone-2stage.yaml")
 
 SWITCH = """
 DEVICE_METADATA:
@@ -138,3 +141,31 @@ class HugeHeap(unittest.TestCase):
                             for e in environ))
         hg, _, _, _, _ = self.run_held({"GLIBC_TUNABLES": "glibc.malloc.hugetlb=0"})
         self.assertFalse(hg, "the user's choice of huge pages stands")
+
+
+class SetupCpu(unittest.TestCase):
+    """ROCESW_REPLAY_STATS=1 says on stderr how much CPU time the run had spent when its first
+    event ran (docs/replay.md): more than nothing (loading the zone takes some), no more than the
+    kernel's count of the whole process (wait4's rusage, user + system, which the re-exec onto
+    huge pages keeps), and only when asked."""
+
+    def run_zone(self, env):
+        out = os.path.join(tmpdir(), "o")
+        p = subprocess.Popen([ROCESW, "replay", "--config", ZONE, "--collective", "ring,size=1M",
+                              "--captures", "none", "--quiet", "--out", out],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        err = p.stderr.read().decode()
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        self.assertEqual(p.returncode, 0, err)
+        return err, ru.ru_utime + ru.ru_stime
+
+    def test_setup_cpu_within_the_process_cpu(self):
+        err, total = self.run_zone(dict(os.environ, ROCESW_REPLAY_STATS="1"))
+        got = [float(x) for x in re.findall(r"^replay: set-up ([\d.]+) s of CPU", err, re.M)]
+        self.assertEqual(len(got), 1, err)
+        self.assertGreater(got[0], 0)
+        self.assertLessEqual(got[0], total + 0.001)  # rusage counts in microseconds
+        err, _ = self.run_zone({k: v for k, v in os.environ.items()
+                                if k != "ROCESW_REPLAY_STATS"})
+        self.assertNotIn("set-up", err)
