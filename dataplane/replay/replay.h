@@ -59,7 +59,8 @@ struct rsw_replay_model {
 	unsigned n_install;
 };
 
-struct rsw_replay_port_stats {
+/* A line each: a switch hop counts on two ports, a line each at zone scale. */
+struct __attribute__((aligned(64))) rsw_replay_port_stats {
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
 	uint64_t pfc_rx_frames, pause_rx_frames, pfc_tx_frames;
 };

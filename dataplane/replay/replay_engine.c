@@ -20,6 +20,13 @@ static int flow_room(struct replay *r, long fi)
 		return -1;
 	r->fl = p;
 	memset(r->fl + r->fl_cap, 0, (cap - r->fl_cap) * sizeof(*r->fl));
+	struct rp_flow_hot *h = rp_zalloc_lines(cap * sizeof(*h));
+	if (!h)
+		return -1;
+	if (r->fl_cap)
+		memcpy(h, r->fl_hot, r->fl_cap * sizeof(*h));
+	free(r->fl_hot);
+	r->fl_hot = h;
 	r->fl_cap = cap;
 	return 0;
 }
@@ -64,20 +71,32 @@ void rp_flow_leave(struct replay *r, uint32_t flow, uint64_t done_ns)
 }
 
 /* A frame of the flow (its tag) put on link direction dir: its path. A flow's frames mostly
- * keep to one path, so the frame's count of links so far is the place to look first (one line
- * of the path, not the several a search reads: at zone scale each is a cache miss); else a
- * search from the end (paths are a few hops: a short array beats a hash). */
+ * keep to one path, so the frame's count of links so far is the place to look first. The first
+ * RP_HOT_HOPS links of a path are counted in the flow's line of r->fl_hot, which a hop reads
+ * alone (at zone scale each line a hop reads is a cache miss); the path's record (f->hop, with
+ * each link's first frame) is read only when a flow takes a link it had not taken, or a path is
+ * longer. A direction is in the path once, so any search finds the same place. */
 static void flow_hop(struct replay *r, struct rp_frame_tag *tag, uint32_t dir, uint32_t len)
 {
 	if (tag->flow == NO_FLOW)
 		return;
-	struct rsw_replay_order o = rp_order(r);
-	struct rsw_replay_flow *f = &r->fl[tag->flow];
+	struct rsw_replay_order o = rp_order(r); /* counts every hop of the wake-up */
+	struct rp_flow_hot *h = &r->fl_hot[tag->flow];
 	uint32_t k = tag->hops;
-	if (k >= f->n_hop || f->hop[k].dir != dir)
-		for (k = f->n_hop; k-- > 0 && f->hop[k].dir != dir;)
+	if (k >= RP_HOT_HOPS || h->hop[k].dir1 != dir + 1)
+		for (k = 0; k < RP_HOT_HOPS && h->hop[k].dir1 != dir + 1; k++)
 			;
-	if (k < f->n_hop) {
+	if (k < RP_HOT_HOPS) {
+		if (!++h->hop[k].packets) /* the count's carry, into the path's record */
+			r->fl[tag->flow].hop[k].packets += 1ull << 32;
+		h->hop[k].bytes += len;
+		tag->hops = k + 1;
+		return;
+	}
+	struct rsw_replay_flow *f = &r->fl[tag->flow];
+	for (k = f->n_hop; k-- > RP_HOT_HOPS && f->hop[k].dir != dir;)
+		;
+	if (k >= RP_HOT_HOPS && k < f->n_hop) {
 		f->hop[k].packets++;
 		f->hop[k].bytes += len;
 		tag->hops = k + 1;
@@ -85,16 +104,32 @@ static void flow_hop(struct replay *r, struct rp_frame_tag *tag, uint32_t dir, u
 	}
 	uint32_t n = f->n_hop;
 	if (n == 0 || (n >= 4 && !(n & (n - 1)))) { /* capacity 4, 8, 16...: full at those */
-		void *h = realloc(f->hop, (n ? 2 * n : 4) * sizeof(*f->hop));
-		if (!h) {
+		void *p = realloc(f->hop, (n ? 2 * n : 4) * sizeof(*f->hop));
+		if (!p) {
 			r->oom = 1;
 			return;
 		}
-		f->hop = h;
+		f->hop = p;
 	}
-	f->hop[f->n_hop++] =
-		(struct rsw_replay_hop){.dir = dir, .packets = 1, .bytes = len, .first = o};
-	tag->hops = f->n_hop;
+	int hot = n < RP_HOT_HOPS; /* its counts go in the flow's line */
+	f->hop[n] = (struct rsw_replay_hop){
+		.dir = dir, .packets = !hot, .bytes = hot ? 0 : len, .first = o};
+	if (hot)
+		h->hop[n] = (struct rp_hot_hop){.dir1 = dir + 1, .packets = 1, .bytes = len};
+	tag->hops = f->n_hop = n + 1;
+}
+
+void rp_flows_fold(struct replay *r)
+{
+	for (size_t i = 0; r->fl_hot && i < r->flows.n; i++) {
+		struct rsw_replay_flow *f = &r->fl[i];
+		for (uint32_t k = 0; k < f->n_hop && k < RP_HOT_HOPS; k++) {
+			f->hop[k].packets += r->fl_hot[i].hop[k].packets;
+			f->hop[k].bytes += r->fl_hot[i].hop[k].bytes;
+		}
+	}
+	free(r->fl_hot);
+	r->fl_hot = NULL;
 }
 
 /* ---- the agenda ---- */
@@ -317,4 +352,6 @@ void rp_engine_free(struct replay *r)
 	rsw_flow_table_free(&r->flows);
 	free(r->fl);
 	r->fl = NULL;
+	free(r->fl_hot);
+	r->fl_hot = NULL;
 }

@@ -76,6 +76,17 @@ struct rp_host_ops {
 		   const struct rsw_pkt_meta *m);
 };
 
+/* The first links of a flow's path and what it put on each, in one cache line a flow: what a
+ * switch hop reads of the flow (flow_hop). Folded into the path's record at the end. */
+#define RP_HOT_HOPS 4
+struct __attribute__((aligned(64))) rp_flow_hot {
+	struct rp_hot_hop {
+		uint32_t dir1;     /* link direction + 1, 0: not yet */
+		uint32_t packets;  /* its carry goes into the path's record */
+		uint64_t bytes;
+	} hop[RP_HOT_HOPS];
+};
+
 struct replay {
 	const struct rsw_replay_model *model;
 	struct rsw_replay_result *res;
@@ -103,6 +114,7 @@ struct replay {
 	int bytes_unread;
 	struct rsw_flow_table flows;
 	struct rsw_replay_flow *fl;
+	struct rp_flow_hot *fl_hot;  /* by flow, as fl: the first links' counts (flow_hop) */
 	size_t fl_cap;
 	uint32_t last_flow;          /* index of the flow rp_flow_index found last */
 	int oom;
@@ -162,6 +174,8 @@ void rp_link_lost(struct replay *r, int dir, uint64_t t_start, uint32_t len);
 uint32_t rp_flow_index(struct replay *r, const struct rsw_pkt_meta *m);
 void rp_flow_enter(struct replay *r, uint32_t flow, uint64_t t, uint32_t len);
 void rp_flow_leave(struct replay *r, uint32_t flow, uint64_t done_ns);
+/* The first links' counts into the flows' path records (at the end of the run). */
+void rp_flows_fold(struct replay *r);
 
 /* ---- the run's services ---- */
 

@@ -161,6 +161,15 @@ int rp_mem_init(struct rp_mem *mem)
 	return mem->flow_field < 0 || !add_pool(mem, 0) ? -1 : 0;
 }
 
+void *rp_zalloc_lines(size_t bytes)
+{
+	bytes = (bytes + 63) & ~(size_t)63; /* aligned_alloc takes whole alignments */
+	void *p = aligned_alloc(64, bytes ? bytes : 64);
+	if (p)
+		memset(p, 0, bytes);
+	return p;
+}
+
 void rp_mem_free(struct rp_mem *mem)
 {
 	for (unsigned c = 0; c < REPLAY_MEM_CLASSES; c++)

@@ -40,6 +40,9 @@ int rp_pool_grow(struct rte_mempool *mp, struct rp_pool_growth *g);
 int rp_mem_init(struct rp_mem *mem);
 /* Frees the lists of pools; the pools stay (the TMs handed to the caller may hold packets). */
 void rp_mem_free(struct rp_mem *mem);
+/* bytes of zeroed memory that begin a cache line, for records laid out a line each (so one
+ * record a hop reads is one line); freed with free(). NULL: no memory. */
+void *rp_zalloc_lines(size_t bytes);
 
 /* A frame of flow in new packet memory (NULL when there is none): a copy of data, or with
  * roce_sparse, of a frame known to be zero outside its first RSW_ROCE_HDR_MAX bytes and its

@@ -790,9 +790,7 @@ struct rp_rc *rp_rc_new(struct replay *r, const struct rsw_coll *c, const struct
 		rc->icrc_unread &= r->host[h].out.d == NULL;
 	rc->h = calloc(rc->n_host ? rc->n_host : 1, sizeof(*rc->h));
 	size_t qp_bytes = (rc->n_qp ? rc->n_qp : 1) * sizeof(*rc->qp);
-	rc->qp = aligned_alloc(_Alignof(struct qp), qp_bytes); /* a QP's first line is its own */
-	if (rc->qp)
-		memset(rc->qp, 0, qp_bytes);
+	rc->qp = rp_zalloc_lines(qp_bytes); /* a QP's first line is its own */
 	rc->granted = calloc(n_conn ? n_conn : 1, sizeof(*rc->granted));
 	if (!rc->h || !rc->qp || !rc->granted || build_qps(rc, conn, st) < 0) {
 		rp_rc_free(rc);

@@ -116,11 +116,10 @@ static int alloc_nodes(struct replay *r)
 	r->sw = calloc(md->n_sw ? md->n_sw : 1, sizeof(*r->sw));
 	r->host = calloc(md->n_host ? md->n_host : 1, sizeof(*r->host));
 	size_t link_bytes = (md->n_link ? 2 * md->n_link : 1) * sizeof(*r->link);
-	r->link = aligned_alloc(_Alignof(struct link_dir), link_bytes); /* a line each */
-	if (r->link)
-		memset(r->link, 0, link_bytes);
+	r->link = rp_zalloc_lines(link_bytes); /* a line each */
 	r->in = calloc(md->n_in ? md->n_in : 1, sizeof(*r->in));
-	r->res->sw = calloc(md->n_sw ? md->n_sw : 1, sizeof(*r->res->sw));
+	/* a port's counters in one line */
+	r->res->sw = rp_zalloc_lines((md->n_sw ? md->n_sw : 1) * sizeof(*r->res->sw));
 	r->res->host = calloc(md->n_host ? md->n_host : 1, sizeof(*r->res->host));
 	/* the switches' flow cache: one for all (the tables' identity is in its key) */
 	r->decided = rsw_flow_cache_wanted() ? rsw_flow_cache_new(REPLAY_FLOW_CACHE) : NULL;
@@ -276,6 +275,7 @@ static void finish(struct replay *r)
 		rp_host_finish(r, h, res->cut_ns ? res->cut_ns : res->end_ns);
 	if (r->coll)
 		rp_coll_finish(r);
+	rp_flows_fold(r);
 	res->n_flows = r->flows.n;
 	res->flow_key = r->flows.key;
 	res->flow = r->fl;
