@@ -101,7 +101,8 @@ static void usage(FILE *f)
 		"environment:\n"
 		"  ROCESW_HUGE_HEAP=0  keep the heap on 4 KiB pages (by default replay starts itself\n"
 		"                   again with GLIBC_TUNABLES=glibc.malloc.hugetlb=1: docs/replay.md)\n"
-		"  ROCESW_REPLAY_STATS=1  say on stderr the CPU time set-up took (for benchmarks)\n");
+		"  ROCESW_REPLAY_STATS=1  say on stderr the CPU time set-up took (for benchmarks)\n"
+		"                   and the most rounds of a collective's transfers held at once\n");
 }
 
 /* The one policy of --hash-policy FILE[:NAME]. */

@@ -386,27 +386,34 @@ static double host_speed(const struct te *t, unsigned h)
  * each host's rate shared over its peers in proportion to the bytes, on both ends. */
 static int matrix(struct te *t, const struct rsw_coll *c)
 {
-	struct rsw_coll_xfer *x;
-	uint32_t n;
-	if (rsw_coll_xfers(c, &x, &n) < 0)
-		return -1;
+	/* a round has one transfer on each of the collective's connections: the flows are its
+	 * slots, their bytes summed over the rounds */
+	struct rsw_coll_plan p;
+	rsw_coll_plan(c, &p);
+	size_t n = p.per_round;
+	struct rsw_coll_xfer *x = malloc((n ? n : 1) * sizeof(*x));
 	struct rsw_te_result *res = t->res;
 	res->flow = calloc(n ? n : 1, sizeof(*res->flow));
 	double *out = calloc(t->z->n_host, sizeof(*out)), *in = calloc(t->z->n_host, sizeof(*in));
-	if (!res->flow || !out || !in) {
+	if (!x || !res->flow || !out || !in) {
 		free(x);
 		free(out);
 		free(in);
 		return -1;
 	}
-	for (uint32_t i = 0; i < n; i++)
-		res->flow[i] = (struct rsw_te_flow){.src = c->rank_host[x[i].src],
-						    .dst = c->rank_host[x[i].dst],
-						    .bytes = x[i].bytes};
+	for (uint64_t r = 0; r < p.rounds; r++) {
+		rsw_coll_round(c, &p, r, x);
+		for (size_t i = 0; i < n; i++)
+			res->flow[i] = (struct rsw_te_flow){.src = c->rank_host[x[i].src],
+							    .dst = c->rank_host[x[i].dst],
+							    .bytes = res->flow[i].bytes + x[i].bytes};
+	}
 	free(x);
+	if (!p.rounds)
+		n = 0;
 	qsort(res->flow, n, sizeof(*res->flow), by_pair);
 	unsigned m = 0;
-	for (uint32_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (m && !by_pair(&res->flow[m - 1], &res->flow[i]))
 			res->flow[m - 1].bytes += res->flow[i].bytes;
 		else

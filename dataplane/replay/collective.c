@@ -54,36 +54,6 @@ const char *rsw_coll_pattern_name(unsigned pattern)
 
 /* ---- the transfers of a collective ---- */
 
-struct xset {
-	const struct rsw_coll *c;
-	struct rsw_coll_xfer *x;
-	uint32_t n_x;
-};
-
-static int add_xfer(struct xset *L, unsigned src, unsigned dst, uint64_t bytes, uint32_t step,
-		    int32_t dep0, int32_t dep1, uint32_t *cap)
-{
-	if (!bytes)
-		return -2;
-	if (L->n_x == *cap) {
-		uint32_t nc = *cap ? *cap * 2 : 256;
-		void *p = realloc(L->x, nc * sizeof(*L->x));
-		if (!p)
-			return -1;
-		L->x = p;
-		*cap = nc;
-	}
-	struct rsw_coll_xfer *x = &L->x[L->n_x];
-	memset(x, 0, sizeof(*x));
-	x->src = (uint16_t)src;
-	x->dst = (uint16_t)dst;
-	x->bytes = bytes;
-	x->step = step;
-	x->dep[0] = dep0;
-	x->dep[1] = dep1;
-	return (int)L->n_x++;
-}
-
 /* Depth of rank i in the binary tree (root 0 at depth 0). */
 static unsigned level(unsigned i)
 {
@@ -93,107 +63,144 @@ static unsigned level(unsigned i)
 	return l;
 }
 
+/* The unit each round moves: the chunk (or the whole of per when there is no chunk or it is
+ * larger), and how many rounds (loops) cut per into it; 0 rounds when there is nothing. */
+static uint64_t cut(const struct rsw_coll *c, uint64_t per, uint64_t *rounds)
+{
+	uint64_t chunk = c->chunk && c->chunk < per ? c->chunk : per;
+	*rounds = chunk ? (per + chunk - 1) / chunk : 0;
+	return chunk;
+}
+
+/* What each rank moves in all, as the pattern cuts the message: a ring moves a rank's share. */
+static uint64_t per_rank(const struct rsw_coll *c)
+{
+	switch (c->pattern) {
+	case RSW_COLL_RING:
+	case RSW_COLL_REDUCE_SCATTER:
+	case RSW_COLL_ALLGATHER:
+	case RSW_COLL_ALL_TO_ALL: return c->message / c->n_ranks;
+	default: return c->message;
+	}
+}
+
+/* Ring steps a loop has. */
+static unsigned ring_steps(const struct rsw_coll *c)
+{
+	return c->pattern == RSW_COLL_RING ? 2 * (c->n_ranks - 1) : c->n_ranks - 1;
+}
+
+static int ring_like(const struct rsw_coll *c)
+{
+	return c->pattern == RSW_COLL_RING || c->pattern == RSW_COLL_REDUCE_SCATTER ||
+	       c->pattern == RSW_COLL_ALLGATHER;
+}
+
+void rsw_coll_plan(const struct rsw_coll *c, struct rsw_coll_plan *p)
+{
+	unsigned n = c->n_ranks;
+	uint64_t loops = 0;
+	*p = (struct rsw_coll_plan){0};
+	if (!n)
+		return;
+	p->chunk = cut(c, per_rank(c), &loops);
+	p->loops = loops;
+	if (ring_like(c)) {
+		p->per_round = n > 1 ? n : 0;
+		p->rounds = loops * ring_steps(c);
+	} else if (c->pattern == RSW_COLL_TREE) {
+		p->per_round = 2 * (n - 1);
+		p->rounds = loops;
+	} else if (c->pattern == RSW_COLL_ALL_TO_ALL) {
+		p->per_round = n * (n - 1);
+		p->rounds = loops;
+	} else { /* incast: every rank but the root */
+		p->per_round = c->root < n ? n - 1 : 0;
+		p->rounds = loops;
+	}
+	if (!p->per_round)
+		p->rounds = 0;
+}
+
+/* Bytes of loop l: the chunk, or what is left of per in the last. */
+static uint64_t loop_bytes(const struct rsw_coll_plan *p, uint64_t per, uint64_t l)
+{
+	return l + 1 < p->loops ? p->chunk : per - l * p->chunk;
+}
+
 /* Ring collectives as NCCL runs them: the buffer is cut into loops of N chunks; in each loop,
  * step s of rank i sends to rank i + 1 the chunk it received at step s - 1 (reduced or copied).
  * Loops run one after the other on each connection, and a loop's step waits only for its own
- * previous step, so loops pipeline. */
-static int build_ring(struct xset *L, unsigned first, unsigned steps, uint64_t per_rank,
-		      uint32_t *cap)
+ * previous step, so loops pipeline. A round is one step of one loop. */
+static void ring_round(const struct rsw_coll *c, const struct rsw_coll_plan *p, uint64_t r,
+		       struct rsw_coll_xfer *out)
 {
-	const struct rsw_coll *c = L->c;
-	unsigned n = c->n_ranks;
-	uint64_t chunk = c->chunk && c->chunk < per_rank ? c->chunk : per_rank;
-	uint64_t loops = (per_rank + chunk - 1) / chunk;
-	for (uint64_t l = 0; l < loops; l++) {
-		uint64_t b = l + 1 < loops ? chunk : per_rank - l * chunk;
-		uint32_t base = L->n_x;
-		for (unsigned s = 0; s < steps; s++)
-			for (unsigned i = 0; i < n; i++) {
-				/* rank i's step s needs rank i-1's step s-1 of this loop */
-				int32_t dep = s ? (int32_t)(base + (s - 1) * n + (i + n - 1) % n) : -1;
-				if (add_xfer(L, i, (i + 1) % n, b, first + s, dep, -1, cap) < 0)
-					return -1;
-			}
-	}
-	return 0;
+	unsigned n = c->n_ranks, steps = ring_steps(c);
+	uint64_t l = r / steps, s = r % steps, b = loop_bytes(p, per_rank(c), l);
+	for (unsigned i = 0; i < n; i++) /* rank i's step s needs rank i-1's step s-1 */
+		out[i] = (struct rsw_coll_xfer){
+			.src = (uint16_t)i, .dst = (uint16_t)((i + 1) % n), .step = (uint32_t)s,
+			.bytes = b, .dep = {s ? (int64_t)((r - 1) * n + (i + n - 1) % n) : -1, -1}};
 }
 
 /* Binary-tree AllReduce (parent of rank i is (i - 1) / 2), pipelined by chunks: a rank sends a
  * chunk up once both children's copies of it arrived, the root sends it down once reduced, and a
  * rank forwards it down once it came from its parent. Steps: reduce of level d is step depth - d,
- * broadcast to level d is step depth + d - 1. */
-static int build_tree(struct xset *L, uint32_t *cap)
+ * broadcast to level d is step depth + d - 1. A round is a loop: first the reduce, deepest ranks
+ * first (rank k's at n - 1 - k), then the broadcast (to rank k at n - 2 + k). */
+static void tree_round(const struct rsw_coll *c, const struct rsw_coll_plan *p, uint64_t r,
+		       struct rsw_coll_xfer *out)
 {
-	const struct rsw_coll *c = L->c;
 	unsigned n = c->n_ranks, depth = level(n - 1);
-	uint64_t chunk = c->chunk && c->chunk < c->message ? c->chunk : c->message;
-	uint64_t loops = (c->message + chunk - 1) / chunk;
-	int32_t *up = malloc(n * sizeof(*up)), *down = malloc(n * sizeof(*down));
-	if (!up || !down) {
-		free(up);
-		free(down);
-		return -1;
+	int64_t base = (int64_t)(r * p->per_round);
+	uint64_t b = loop_bytes(p, c->message, r);
+#define UP(k) (base + (int64_t)(n - 1 - (k)))
+#define DOWN(k) (base + (int64_t)(n - 2 + (k)))
+	for (unsigned k = n - 1; k >= 1; k--) {
+		unsigned a = 2 * k + 1, bb = 2 * k + 2;
+		out[n - 1 - k] = (struct rsw_coll_xfer){
+			.src = (uint16_t)k, .dst = (uint16_t)((k - 1) / 2),
+			.step = depth - level(k), .bytes = b,
+			.dep = {a < n ? UP(a) : -1, bb < n ? UP(bb) : -1}};
 	}
-	int rc = 0;
-	for (uint64_t l = 0; l < loops && rc == 0; l++) {
-		uint64_t b = l + 1 < loops ? chunk : c->message - l * chunk;
-		/* reduce, deepest ranks first so children come before parents */
-		for (unsigned k = n; k-- > 1 && rc == 0;) {
-			unsigned a = 2 * k + 1, bb = 2 * k + 2;
-			int32_t d0 = a < n ? up[a] : -1, d1 = bb < n ? up[bb] : -1;
-			up[k] = add_xfer(L, k, (k - 1) / 2, b, depth - level(k), d0, d1, cap);
-			rc = up[k] < 0 ? -1 : 0;
-		}
-		for (unsigned k = 1; k < n && rc == 0; k++) {
-			unsigned p = (k - 1) / 2;
-			int32_t d0, d1 = -1;
-			if (p == 0) { /* the root has both children's reductions */
-				d0 = up[1];
-				d1 = n > 2 ? up[2] : -1;
-			} else {
-				d0 = down[p];
-			}
-			down[k] = add_xfer(L, p, k, b, depth + level(k) - 1, d0, d1, cap);
-			rc = down[k] < 0 ? -1 : 0;
-		}
+	for (unsigned k = 1; k < n; k++) {
+		unsigned pa = (k - 1) / 2;
+		/* the root has both children's reductions */
+		int64_t d0 = pa == 0 ? UP(1) : DOWN(pa), d1 = pa == 0 && n > 2 ? UP(2) : -1;
+		out[n - 2 + k] = (struct rsw_coll_xfer){
+			.src = (uint16_t)pa, .dst = (uint16_t)k, .step = depth + level(k) - 1,
+			.bytes = b, .dep = {d0, d1}};
 	}
-	free(up);
-	free(down);
-	return rc;
+#undef UP
+#undef DOWN
 }
 
-static int build_all(struct xset *L)
+/* All-to-all and incast, chunk by chunk: a round is one chunk from every sender to each of
+ * its receivers, nothing to wait for. */
+static void spread_round(const struct rsw_coll *c, const struct rsw_coll_plan *p, uint64_t r,
+			 struct rsw_coll_xfer *out)
 {
-	const struct rsw_coll *c = L->c;
-	unsigned n = c->n_ranks;
-	uint32_t cap = 0;
-	switch (c->pattern) {
-	case RSW_COLL_RING:
-		return build_ring(L, 0, 2 * (n - 1), c->message / n, &cap);
-	case RSW_COLL_REDUCE_SCATTER:
-	case RSW_COLL_ALLGATHER:
-		return build_ring(L, 0, n - 1, c->message / n, &cap);
-	case RSW_COLL_TREE:
-		return build_tree(L, &cap);
-	case RSW_COLL_ALL_TO_ALL:
-	case RSW_COLL_INCAST: {
-		uint64_t per = c->pattern == RSW_COLL_ALL_TO_ALL ? c->message / n : c->message;
-		uint64_t chunk = c->chunk && c->chunk < per ? c->chunk : per;
-		for (uint64_t off = 0; off < per; off += chunk)
-			for (unsigned i = 0; i < n; i++)
-				for (unsigned k = 1; k < n; k++) {
-					unsigned dst = (i + k) % n;
-					if (c->pattern == RSW_COLL_INCAST &&
-					    (dst != c->root || i == c->root))
-						continue;
-					uint64_t b = per - off < chunk ? per - off : chunk;
-					if (add_xfer(L, i, dst, b, 0, -1, -1, &cap) == -1)
-						return -1;
-				}
-		return 0;
-	}
-	}
-	return -1;
+	unsigned n = c->n_ranks, j = 0;
+	uint64_t b = loop_bytes(p, per_rank(c), r);
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned k = 1; k < n; k++) {
+			unsigned dst = (i + k) % n;
+			if (c->pattern == RSW_COLL_INCAST && (dst != c->root || i == c->root))
+				continue;
+			out[j++] = (struct rsw_coll_xfer){.src = (uint16_t)i, .dst = (uint16_t)dst,
+							  .bytes = b, .dep = {-1, -1}};
+		}
+}
+
+void rsw_coll_round(const struct rsw_coll *c, const struct rsw_coll_plan *p, uint64_t r,
+		    struct rsw_coll_xfer *out)
+{
+	if (ring_like(c))
+		ring_round(c, p, r, out);
+	else if (c->pattern == RSW_COLL_TREE)
+		tree_round(c, p, r, out);
+	else
+		spread_round(c, p, r, out);
 }
 
 unsigned rsw_coll_n_steps(const struct rsw_coll *c)
@@ -206,18 +213,4 @@ unsigned rsw_coll_n_steps(const struct rsw_coll *c)
 	case RSW_COLL_TREE: return 2 * level(n - 1);
 	default: return 1;
 	}
-}
-
-int rsw_coll_xfers(const struct rsw_coll *c, struct rsw_coll_xfer **out, uint32_t *n)
-{
-	struct xset L = {.c = c};
-	*out = NULL;
-	*n = 0;
-	if (build_all(&L) < 0) {
-		free(L.x);
-		return -1;
-	}
-	*out = L.x;
-	*n = L.n_x;
-	return 0;
 }

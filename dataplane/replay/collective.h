@@ -112,13 +112,24 @@ struct rsw_coll_xfer {
 	uint16_t src, dst;     /* ranks */
 	uint32_t step;
 	uint64_t bytes;
-	int32_t dep[2];        /* indexes of earlier transfers, -1: none */
+	int64_t dep[2];        /* indexes of earlier transfers, -1: none */
 };
 
-/* Every transfer of c in the algorithm's order (ring and tree as NCCL runs them, pipelined by
- * chunks; all-to-all and incast chunk by chunk): *n of them in *out, to be freed. The closed-loop
- * hosts run these; `rocesw te` sums them into a traffic matrix. Returns 0, or -1 (memory). */
-int rsw_coll_xfers(const struct rsw_coll *c, struct rsw_coll_xfer **out, uint32_t *n);
+/* A collective's transfers come in rounds: round r holds one transfer on each of per_round
+ * connections, the same connections (slots) every round, and transfer r * per_round + slot is
+ * the algorithm's order (ring and tree as NCCL runs them, pipelined by chunks; all-to-all and
+ * incast chunk by chunk). A ring's round is a step of a loop, a tree's a loop, all-to-all's and
+ * incast's a chunk. A transfer depends only on transfers of its own or earlier rounds, so a
+ * run can make rounds as it reaches them. */
+struct rsw_coll_plan {
+	uint64_t rounds;
+	uint32_t per_round;
+	uint64_t loops, chunk; /* the buffer cut into loops of chunk bytes (the last may be less) */
+};
+void rsw_coll_plan(const struct rsw_coll *c, struct rsw_coll_plan *p);
+/* The per_round transfers of round r into out[]; their dep[] index the whole order. */
+void rsw_coll_round(const struct rsw_coll *c, const struct rsw_coll_plan *p, uint64_t r,
+		    struct rsw_coll_xfer *out);
 /* Steps of the pattern: 2(n-1) ring, n-1 allgather/reducescatter, 2 x depth tree, else 1. */
 unsigned rsw_coll_n_steps(const struct rsw_coll *c);
 

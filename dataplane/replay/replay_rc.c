@@ -60,6 +60,7 @@ struct __attribute__((aligned(64))) qp {
 	uint32_t src_qpn, dst_qpn;
 	uint16_t sport;
 	size_t cap_msg;
+	size_t msg_base;                  /* msg[0] is message msg_base: those before were let go */
 	size_t una_msg;                   /* the message holding snd_una */
 	uint64_t snd_una, snd_max;
 	unsigned retries;
@@ -78,6 +79,12 @@ struct __attribute__((aligned(64))) qp {
 	uint32_t flow[2];
 };
 _Static_assert(__builtin_offsetof(struct qp, error) < 64, "a wake-up's fields in one line");
+
+/* Message i of qp (one it still holds). */
+static inline struct msg *msg_at(const struct qp *qp, size_t i)
+{
+	return &qp->msg[i - qp->msg_base];
+}
 
 struct ctl {
 	struct ctl *next;
@@ -248,7 +255,14 @@ int rp_rc_post(struct rp_rc *rc, uint32_t qi, uint32_t xfer, uint32_t seq, uint6
 {
 	struct qp *qp = &rc->qp[qi];
 	unsigned mtu = rc->c->mtu;
-	if (qp->n_msg == qp->cap_msg) {
+	/* messages both ends are done with (acknowledged, and completed at the responder) are let
+	 * go when they are half the list: a QP holds what is in flight, not all it ever sent */
+	size_t done = qp->una_msg < qp->msn ? qp->una_msg : (size_t)qp->msn;
+	if (qp->n_msg - qp->msg_base == qp->cap_msg && done - qp->msg_base >= qp->cap_msg / 2) {
+		memmove(qp->msg, msg_at(qp, done), (qp->n_msg - done) * sizeof(*qp->msg));
+		qp->msg_base = done;
+	}
+	if (qp->n_msg - qp->msg_base == qp->cap_msg) {
 		size_t nc = qp->cap_msg ? qp->cap_msg * 2 : 16;
 		void *p = realloc(qp->msg, nc * sizeof(*qp->msg));
 		if (!p) {
@@ -259,7 +273,7 @@ int rp_rc_post(struct rp_rc *rc, uint32_t qi, uint32_t xfer, uint32_t seq, uint6
 		qp->cap_msg = nc;
 	}
 	uint32_t npkts = (uint32_t)((bytes + mtu - 1) / mtu);
-	qp->msg[qp->n_msg++] = (struct msg){.xfer = xfer, .seq = seq, .bytes = bytes,
+	*msg_at(qp, qp->n_msg++) = (struct msg){.xfer = xfer, .seq = seq, .bytes = bytes,
 					    .psn0 = qp->posted_psn, .npkts = npkts};
 	qp->posted_psn += npkts;
 	return 0;
@@ -294,19 +308,19 @@ static int sendable(const struct rp_rc *rc, struct qp *qp, uint64_t t)
 	if (qp->error || qp->snd_nxt >= qp->posted_psn || qp->next_tx > t)
 		return 0;
 	/* messages posted after the QP ran dry start where the last one ended */
-	while (qp->cur_msg + 1 < qp->n_msg && qp->msg[qp->cur_msg + 1].psn0 <= qp->snd_nxt)
+	while (qp->cur_msg + 1 < qp->n_msg && msg_at(qp, qp->cur_msg + 1)->psn0 <= qp->snd_nxt)
 		qp->cur_msg++;
 	if (!rc->c->cts_window)
 		return 1;
-	return qp->msg[qp->cur_msg].seq < rc->granted[qp->conn];
+	return msg_at(qp, qp->cur_msg)->seq < rc->granted[qp->conn];
 }
 
 static void go_back(struct qp *qp, uint64_t psn)
 {
 	qp->snd_nxt = psn;
-	while (qp->cur_msg > 0 && qp->msg[qp->cur_msg].psn0 > psn)
+	while (qp->cur_msg > qp->msg_base && msg_at(qp, qp->cur_msg)->psn0 > psn)
 		qp->cur_msg--;
-	while (qp->cur_msg + 1 < qp->n_msg && qp->msg[qp->cur_msg + 1].psn0 <= psn)
+	while (qp->cur_msg + 1 < qp->n_msg && msg_at(qp, qp->cur_msg + 1)->psn0 <= psn)
 		qp->cur_msg++;
 }
 
@@ -351,7 +365,7 @@ static void acked(struct rp_rc *rc, struct qp *qp, uint64_t upto, uint64_t t)
 	qp->snd_una = upto;
 	qp->retries = 0;
 	while (qp->una_msg < qp->n_msg &&
-	       qp->msg[qp->una_msg].psn0 + qp->msg[qp->una_msg].npkts <= upto)
+	       msg_at(qp, qp->una_msg)->psn0 + msg_at(qp, qp->una_msg)->npkts <= upto)
 		qp->una_msg++;
 	if (qp->snd_nxt < upto)
 		go_back(qp, upto);
@@ -410,7 +424,7 @@ static void drain(struct rp_rc *rc, struct qp *qp, uint64_t t)
 {
 	int ack = 0;
 	while (rsw_ooo_take(&qp->ooo, qp->epsn)) {
-		const struct msg *mg = &qp->msg[qp->msn];
+		const struct msg *mg = msg_at(qp, qp->msn);
 		uint32_t xi = NO_FLOW;
 		if (qp->epsn == mg->psn0 + mg->npkts - 1) {
 			xi = mg->xfer;
@@ -481,7 +495,7 @@ static void rx_data(struct rp_rc *rc, struct qp *qp, const uint8_t *data,
 	struct qp *req = qp; /* both ends share the struct: the message list is the requester's */
 	uint32_t xi = NO_FLOW;
 	if (last) {
-		xi = req->msg[qp->msn].xfer;
+		xi = msg_at(req, qp->msn)->xfer;
 		qp->msn++;
 	}
 	if (last || (c->ack_every && qp->unacked >= c->ack_every)) {
@@ -583,7 +597,7 @@ static uint32_t next_ctl(struct rp_rc *rc, struct rc_host *lh, uint8_t paused, u
 static uint32_t send_data(struct rp_rc *rc, struct qp *qp, uint64_t t)
 {
 	const struct rsw_coll *c = rc->c;
-	const struct msg *mg = &qp->msg[qp->cur_msg];
+	const struct msg *mg = msg_at(qp, qp->cur_msg);
 	uint32_t len = build_data(rc, qp, mg, qp->snd_nxt);
 	qp->st->data_packets++;
 	qp->st->data_bytes += len;

@@ -169,3 +169,38 @@ class SetupCpu(unittest.TestCase):
         err, _ = self.run_zone({k: v for k, v in os.environ.items()
                                 if k != "ROCESW_REPLAY_STATS"})
         self.assertNotIn("set-up", err)
+
+
+class HeldRounds(unittest.TestCase):
+    """A collective's transfers are made round by round as its connections reach them and let
+    go once arrived (dataplane/replay/replay_coll.c): a ring AllReduce over N ranks has 2(N-1)
+    rounds a loop of chunks, and its ranks keep within a few rounds of each other, so what the
+    run holds follows the ranks, not the message. Over the 8 hosts of zone-2stage, 16 KiB
+    chunks: 8 MiB is 64 loops of 14 steps (896 rounds), 32 MiB four times that; what is held
+    must not grow with it, and stays within two loops' steps (a connection starts the next
+    loop's first step as soon as it posted the last of this one)."""
+
+    def held(self, size):
+        out = os.path.join(tmpdir(), "o")
+        p = subprocess.run([ROCESW, "replay", "--config", ZONE, "--collective",
+                            f"ring,size={size},chunk=16K", "--captures", "none", "--quiet",
+                            "--out", out], capture_output=True, text=True,
+                           env=dict(os.environ, ROCESW_REPLAY_STATS="1"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        m = re.search(r"^replay: collective: at most (\d+) of (\d+) rounds held "
+                      r"\((\d+) transfers a round\)", p.stderr, re.M)
+        self.assertIsNotNone(m, p.stderr)
+        with open(os.path.join(out, "summary.json")) as f:
+            coll = json.load(f)["collective"]
+        self.assertTrue(coll["complete"], coll)
+        return int(m[1]), int(m[2]), int(m[3])
+
+    def test_held_rounds_do_not_grow_with_the_message(self):
+        steps = 2 * (8 - 1)
+        small, rounds_small, per = self.held("8M")
+        large, rounds_large, _ = self.held("32M")
+        self.assertEqual(per, 8)  # one connection a rank
+        self.assertEqual(rounds_small, (8 << 20) // 8 // (16 << 10) * steps)
+        self.assertEqual(rounds_large, 4 * rounds_small)
+        self.assertLessEqual(small, 2 * steps)
+        self.assertLessEqual(large, small + 2)
