@@ -30,6 +30,8 @@ static const struct rp_node_ops node_ops = {
 	.host_rx = rp_host_rx,
 	.host_lost = rp_host_lost,
 	.due = rp_fault_due,
+	.sw_rx_ahead = rp_sw_rx_ahead,
+	.sw_tx_ahead = rp_sw_tx_ahead,
 };
 
 /* ---- outputs ---- */

@@ -1,6 +1,7 @@
 /* A switch in replay: frames arriving on its ports go through the live pipeline (parser, ingress
  * tables, traffic manager); each port sends when its shaper and scheduler let it; PFC frames it
  * owes its peers are sent between data frames. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -346,6 +347,60 @@ void rp_sw_ctrl(struct replay *r, unsigned s, uint16_t port, uint64_t t)
 {
 	rp_ports_add(&r->sw[s].dirty_ctrl, port);
 	rp_sw_settle(r, s, t);
+}
+
+/* The lines of a switch's node every event of it reads (ahead of its pointers). */
+static void node_ahead(const struct sw_node *n)
+{
+	for (unsigned k = 0; k < offsetof(struct sw_node, tx_link); k += 64)
+		__builtin_prefetch((const char *)n + k);
+}
+
+/* What the TM's admission and sending read of the whole switch: its pools. */
+static void tm_ahead(const struct sw_node *n)
+{
+	__builtin_prefetch(n->tm);
+	__builtin_prefetch((const char *)n->tm + 64);
+	__builtin_prefetch(n->fib);
+}
+
+void rp_sw_rx_ahead(const struct replay *r, unsigned s, uint16_t port, unsigned stage)
+{
+	const struct sw_node *n = &r->sw[s];
+	if (stage == 1) {
+		node_ahead(n);
+		return;
+	}
+	__builtin_prefetch(&n->res->port[port]);
+	if (!n->fib || !n->tm)
+		return;
+	tm_ahead(n);
+	__builtin_prefetch(&n->fib->ports[port].dscp_to_tc);
+	__builtin_prefetch(&n->tm->port[port]);
+}
+
+void rp_sw_tx_ahead(const struct replay *r, unsigned s, uint16_t port, unsigned stage)
+{
+	const struct sw_node *n = &r->sw[s];
+	if (stage == 3) {
+		node_ahead(n);
+		return;
+	}
+	if (!n->fib || !n->tm)
+		return;
+	const struct rsw_tm_port *tp = &n->tm->port[port];
+	if (stage == 2) {
+		__builtin_prefetch(tp);
+		__builtin_prefetch(&tp->sched);
+		__builtin_prefetch(&n->tx_link[port]);
+		tm_ahead(n);
+		return;
+	}
+	if (stage == 1) {
+		__builtin_prefetch(&n->res->port[port]);
+		if (n->tx_link[port] >= 0)
+			__builtin_prefetch(&r->link[n->tx_link[port]]);
+	}
 }
 
 void rp_sw_sample(struct replay *r, uint64_t t)

@@ -18,6 +18,10 @@ void rp_sw_lost(struct replay *r, unsigned s, uint16_t port, uint64_t t, uint32_
 void rp_sw_tx(struct replay *r, unsigned s, uint16_t port, uint64_t t);
 void rp_sw_ctrl(struct replay *r, unsigned s, uint16_t port, uint64_t t);
 void rp_sw_sample(struct replay *r, uint64_t t);
+/* What a frame's arrival at s's port, or port's sending, will read, asked for ahead (struct
+ * rp_node_ops) */
+void rp_sw_rx_ahead(const struct replay *r, unsigned s, uint16_t port, unsigned stage);
+void rp_sw_tx_ahead(const struct replay *r, unsigned s, uint16_t port, unsigned stage);
 
 /* Switch s runs on tables fib: its TM reads their settings from the copy of the run's switches
  * that have the same (a zone's racks mostly do), one copy whichever switch reads it; when fib
