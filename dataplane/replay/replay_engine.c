@@ -352,7 +352,8 @@ void rp_engine_run_one(struct replay *r)
 	r->log.t = w.t;
 	r->log.id = w.id;
 	r->log.lines = 0;
-	read_ahead(r);
+	if (r->read_ahead)
+		read_ahead(r);
 	dispatch(r, &w);
 	if (r->log.f && r->sample_ns && w.t >= r->next_sample) {
 		r->ops->sw_sample_all(r, w.t);

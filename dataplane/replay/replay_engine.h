@@ -139,6 +139,7 @@ struct replay {
 	uint32_t fault_steps;        /* steps of the failure agenda's wake-up (replay_fault.c) */
 	const struct rsw_replay_opts *opts;
 	uint64_t n_events;
+	int read_ahead;              /* ask for the next wake-ups' records ahead (replay_run.c) */
 };
 
 /* Whether this process holds switch s / host h (always, unless the zone is run in parts). */

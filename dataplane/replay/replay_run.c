@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dataplane/tm/tm.h"
 #include "replay_coll.h"
@@ -195,6 +196,24 @@ static int open_inputs(struct replay *r, char *err, size_t errlen)
 	return 0;
 }
 
+/* Whether the run reads ahead (replay_engine.c): when the records the zone's ports are read
+ * by (their TM's, a few KB a port) are more than the core's L2 holds, so that a switch's are
+ * gone by its next wake-up; a small zone's stay near the core and reading ahead would be
+ * instructions for nothing. ROCESW_READ_AHEAD=on or off decides instead (to compare). */
+static int read_ahead_pays(const struct replay *r)
+{
+	const char *v = getenv("ROCESW_READ_AHEAD");
+	if (v && (!strcmp(v, "on") || !strcmp(v, "1")))
+		return 1;
+	if (v && (!strcmp(v, "off") || !strcmp(v, "0")))
+		return 0;
+	size_t ports = 0;
+	for (unsigned s = 0; s < r->model->n_sw; s++)
+		ports += r->sw[s].fib->n_ports;
+	long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+	return ports * sizeof(struct rsw_tm_port) > (size_t)(l2 > 0 ? l2 : 1 << 20);
+}
+
 /* Nodes, links, the agenda and packet memory. */
 static int build(struct replay *r, char *err, size_t errlen)
 {
@@ -220,6 +239,7 @@ static int build(struct replay *r, char *err, size_t errlen)
 		n->tm->log = rp_sw_tm_log;
 		n->tm->flushed = rp_sw_flushed;
 	}
+	r->read_ahead = read_ahead_pays(r);
 	r->ops = &node_ops;
 	r->host_ops = md->coll ? &rp_coll_ops : &rp_player_ops;
 	return 0;
@@ -438,6 +458,7 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
 		fprintf(opts->setup_cpu, "replay: set-up %.6f s of CPU (user + system)\n",
 			(double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9);
+		fprintf(opts->setup_cpu, "replay: reading ahead %s\n", r->read_ahead ? "on" : "off");
 	}
 	struct timespec t0, now_ts;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
