@@ -258,7 +258,8 @@ int rp_rc_post(struct rp_rc *rc, uint32_t qi, uint32_t xfer, uint32_t seq, uint6
 	/* messages both ends are done with (acknowledged, and completed at the responder) are let
 	 * go when they are half the list: a QP holds what is in flight, not all it ever sent */
 	size_t done = qp->una_msg < qp->msn ? qp->una_msg : (size_t)qp->msn;
-	if (qp->n_msg - qp->msg_base == qp->cap_msg && done - qp->msg_base >= qp->cap_msg / 2) {
+	if (qp->cap_msg && qp->n_msg - qp->msg_base == qp->cap_msg &&
+	    done - qp->msg_base >= qp->cap_msg / 2) {
 		memmove(qp->msg, msg_at(qp, done), (qp->n_msg - done) * sizeof(*qp->msg));
 		qp->msg_base = done;
 	}
