@@ -55,7 +55,7 @@ struct rp_coll {
 	struct rsw_coll_xfer *made; /* a round as the plan makes it */
 	struct conn *conn;
 	uint32_t n_conn;
-	int32_t *conn_of;      /* by src host * n_host + dst host: connection, -1 */
+	struct rp_conn_map conns; /* which connection joins two hosts */
 	struct coll_host *h;
 	unsigned n_host;
 	uint32_t arrived;
@@ -151,31 +151,31 @@ static void retire_rounds(struct rp_coll *L)
 static int build_conns(struct rp_coll *L, char *err, size_t errlen)
 {
 	const struct rsw_coll *c = L->c;
-	unsigned nh = L->n_host;
 	uint32_t per = L->plan.per_round;
-	L->conn_of = malloc((size_t)nh * nh * sizeof(*L->conn_of));
 	L->conn = calloc(per ? per : 1, sizeof(*L->conn));
 	L->made = malloc((per ? per : 1) * sizeof(*L->made));
-	if (!L->conn_of || !L->conn || !L->made)
+	struct rp_rc_conn *ends = malloc((per ? per : 1) * sizeof(*ends));
+	if (!L->conn || !L->made || !ends) {
+		free(ends);
 		return -1;
-	for (size_t i = 0; i < (size_t)nh * nh; i++)
-		L->conn_of[i] = -1;
-	if (!L->plan.rounds)
-		return 0;
-	rsw_coll_round(c, &L->plan, 0, L->made);
-	for (uint32_t k = 0; k < per; k++) {
-		unsigned sh = c->rank_host[L->made[k].src], dh = c->rank_host[L->made[k].dst];
-		int32_t *ci = &L->conn_of[(size_t)sh * nh + dh];
-		if (*ci >= 0) { /* the plan gives each connection one slot */
-			snprintf(err, errlen, "collective: ranks %u and %u have two connections",
-				 L->made[k].src, L->made[k].dst);
-			return -2;
-		}
-		*ci = (int32_t)k;
-		L->conn[k] = (struct conn){.src = (uint16_t)sh, .dst = (uint16_t)dh, .qp0 = k * c->qps};
 	}
-	L->n_conn = per;
-	return 0;
+	if (L->plan.rounds) {
+		rsw_coll_round(c, &L->plan, 0, L->made);
+		for (uint32_t k = 0; k < per; k++) {
+			unsigned sh = c->rank_host[L->made[k].src], dh = c->rank_host[L->made[k].dst];
+			L->conn[k] = (struct conn){
+				.src = (uint16_t)sh, .dst = (uint16_t)dh, .qp0 = k * c->qps};
+			ends[k] = (struct rp_rc_conn){.src = (uint16_t)sh, .dst = (uint16_t)dh};
+		}
+		L->n_conn = per;
+	}
+	uint32_t dup = 0;
+	int rc = rp_conn_map_build(&L->conns, ends, L->n_conn, &dup);
+	free(ends);
+	if (rc == -2) /* the plan gives each connection one slot */
+		snprintf(err, errlen, "collective: ranks %u and %u have two connections",
+			 L->made[dup].src, L->made[dup].dst);
+	return rc;
 }
 
 /* ---- the collective's progress ---- */
@@ -299,7 +299,7 @@ static int build_rc(struct replay *r, struct rp_coll *L, struct rsw_coll_result 
 	cr->n_qps = n_qp;
 	for (uint32_t k = 0; k < L->n_conn; k++)
 		ends[k] = (struct rp_rc_conn){.src = L->conn[k].src, .dst = L->conn[k].dst};
-	L->rc = rp_rc_new(r, L->c, ends, L->n_conn, L->conn_of, cr->qp, message_done);
+	L->rc = rp_rc_new(r, L->c, ends, L->n_conn, &L->conns, cr->qp, message_done);
 	free(ends);
 	return L->rc ? 0 : -1;
 }
@@ -443,7 +443,7 @@ void rp_coll_free(struct replay *r)
 		return;
 	rp_rc_free(L->rc);
 	free(L->conn);
-	free(L->conn_of);
+	free(L->conns.k);
 	free(L->made);
 	free(L->round_arrived);
 	free(L->x);

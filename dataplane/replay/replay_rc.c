@@ -111,7 +111,7 @@ struct rp_rc {
 	struct qp *qp;
 	uint32_t n_qp;
 	uint32_t *granted;     /* by connection: chunks the sender may send (CTS frames received) */
-	const int32_t *conn_of; /* by src host * n_host + dst host: connection, -1 */
+	const struct rp_conn_map *conns; /* which connection joins two hosts */
 	struct rc_host *h;
 	unsigned n_host;
 	uint8_t frame[RSW_ROCE_BUILD_OVERHEAD + 9216];
@@ -554,8 +554,8 @@ int rp_rc_rx(struct rp_rc *rc, unsigned h, uint64_t t, const uint8_t *data,
 	unsigned peer = n / c->qps, q = n % c->qps;
 	uint8_t op = m->bth_opcode;
 	int to_requester = op == OP_ACK || op == OP_SEND_ONLY || op == RSW_OP_CNP;
-	int32_t ci = to_requester ? rc->conn_of[(size_t)h * rc->n_host + peer]
-				  : rc->conn_of[(size_t)peer * rc->n_host + h];
+	int32_t ci = to_requester ? rp_conn_find(rc->conns, h, peer)
+				  : rp_conn_find(rc->conns, peer, h);
 	if (ci < 0)
 		return 0;
 	struct qp *qp = &rc->qp[(uint32_t)ci * c->qps + q];
@@ -724,6 +724,44 @@ void rp_rc_wake(struct rp_rc *rc, unsigned h, uint64_t t)
 
 /* ---- set-up and results ---- */
 
+static int by_hosts(const void *a, const void *b)
+{
+	uint32_t x = ((const struct rp_conn_key *)a)->hosts, y = ((const struct rp_conn_key *)b)->hosts;
+	return x < y ? -1 : x > y;
+}
+
+int rp_conn_map_build(struct rp_conn_map *m, const struct rp_rc_conn *conn, uint32_t n_conn,
+		      uint32_t *dup)
+{
+	m->n = n_conn;
+	m->k = malloc((n_conn ? n_conn : 1) * sizeof(*m->k));
+	if (!m->k)
+		return -1;
+	for (uint32_t i = 0; i < n_conn; i++)
+		m->k[i] = (struct rp_conn_key){.hosts = (uint32_t)conn[i].src << 16 | conn[i].dst,
+					       .conn = i};
+	qsort(m->k, n_conn, sizeof(*m->k), by_hosts);
+	for (uint32_t i = 1; i < n_conn; i++)
+		if (m->k[i].hosts == m->k[i - 1].hosts) {
+			*dup = m->k[i].conn < m->k[i - 1].conn ? m->k[i].conn : m->k[i - 1].conn;
+			return -2;
+		}
+	return 0;
+}
+
+int32_t rp_conn_find(const struct rp_conn_map *m, unsigned src, unsigned dst)
+{
+	uint32_t key = (uint32_t)src << 16 | dst, lo = 0, hi = m->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (m->k[mid].hosts < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->n && m->k[lo].hosts == key ? (int32_t)m->k[lo].conn : -1;
+}
+
 static int add_host_qp(struct rc_host *h, uint32_t qp)
 {
 	void *p = realloc(h->qps, (h->n_qps + 1) * sizeof(*h->qps));
@@ -789,13 +827,13 @@ static void classify_kinds(struct rp_rc *rc)
 }
 
 struct rp_rc *rp_rc_new(struct replay *r, const struct rsw_coll *c, const struct rp_rc_conn *conn,
-			uint32_t n_conn, const int32_t *conn_of, struct rsw_coll_qp_stats *st,
-			rp_rc_done_fn *done)
+			uint32_t n_conn, const struct rp_conn_map *map,
+			struct rsw_coll_qp_stats *st, rp_rc_done_fn *done)
 {
 	struct rp_rc *rc = calloc(1, sizeof(*rc));
 	if (!rc)
 		return NULL;
-	*rc = (struct rp_rc){.r = r, .c = c, .done = done, .conn_of = conn_of,
+	*rc = (struct rp_rc){.r = r, .c = c, .done = done, .conns = map,
 			     .n_host = r->model->n_host, .n_qp = n_conn * c->qps};
 	/* replay's switches and hosts do not check ICRCs: only captures show them */
 	rc->icrc_unread = 1;

@@ -18,15 +18,32 @@ struct rp_rc_conn {
 	uint16_t src, dst;
 };
 
+/* Which connection joins two hosts: a key (src << 16 | dst) per connection, sorted, so that a
+ * lookup costs a search over the connections, not a hosts x hosts table (16,384 hosts: 1 GB). */
+struct rp_conn_key {
+	uint32_t hosts;
+	uint32_t conn;
+};
+struct rp_conn_map {
+	struct rp_conn_key *k;
+	uint32_t n;
+};
+/* The map of n_conn connections. Returns 0, -1 out of memory, or -2 when two join the same
+ * hosts (*dup: the first of them). */
+int rp_conn_map_build(struct rp_conn_map *m, const struct rp_rc_conn *conn, uint32_t n_conn,
+		      uint32_t *dup);
+/* The connection from host src to host dst, or -1. */
+int32_t rp_conn_find(const struct rp_conn_map *m, unsigned src, unsigned dst);
+
 /* A message of transfer xfer arrived whole at its receiver at t. */
 typedef void rp_rc_done_fn(struct replay *r, uint32_t xfer, uint64_t t);
 
 /* The QPs of n_conn connections (QP k * qps + q is QP q of connection k), their counters in st
- * (n_conn * qps of them); conn_of[src * n_host + dst]: the connection from src to dst or -1
- * (kept, not copied). NULL out of memory. */
+ * (n_conn * qps of them); map: which connection joins two hosts (kept, not copied). NULL out of
+ * memory. */
 struct rp_rc *rp_rc_new(struct replay *r, const struct rsw_coll *c, const struct rp_rc_conn *conn,
-			uint32_t n_conn, const int32_t *conn_of, struct rsw_coll_qp_stats *st,
-			rp_rc_done_fn *done);
+			uint32_t n_conn, const struct rp_conn_map *map,
+			struct rsw_coll_qp_stats *st, rp_rc_done_fn *done);
 void rp_rc_free(struct rp_rc *rc);
 
 /* Posts bytes of transfer xfer on QP qp as one message; seq: the transfer's place among its
