@@ -205,12 +205,7 @@ void rsw_coll_round(const struct rsw_coll *c, const struct rsw_coll_plan *p, uin
 
 unsigned rsw_coll_n_steps(const struct rsw_coll *c)
 {
-	unsigned n = c->n_ranks;
-	switch (c->pattern) {
-	case RSW_COLL_RING: return 2 * (n - 1);
-	case RSW_COLL_REDUCE_SCATTER:
-	case RSW_COLL_ALLGATHER: return n - 1;
-	case RSW_COLL_TREE: return 2 * level(n - 1);
-	default: return 1;
-	}
+	if (ring_like(c))
+		return ring_steps(c);
+	return c->pattern == RSW_COLL_TREE ? 2 * level(c->n_ranks - 1) : 1;
 }

@@ -148,34 +148,23 @@ static void retire_rounds(struct rp_coll *L)
 }
 
 /* Connections in slot order: the slots of round 0 (the same in every round). */
-static int build_conns(struct rp_coll *L, char *err, size_t errlen)
+static int build_conns(struct rp_coll *L)
 {
 	const struct rsw_coll *c = L->c;
 	uint32_t per = L->plan.per_round;
 	L->conn = calloc(per ? per : 1, sizeof(*L->conn));
 	L->made = malloc((per ? per : 1) * sizeof(*L->made));
-	struct rp_rc_conn *ends = malloc((per ? per : 1) * sizeof(*ends));
-	if (!L->conn || !L->made || !ends) {
-		free(ends);
+	if (!L->conn || !L->made)
 		return -1;
-	}
-	if (L->plan.rounds) {
-		rsw_coll_round(c, &L->plan, 0, L->made);
-		for (uint32_t k = 0; k < per; k++) {
-			unsigned sh = c->rank_host[L->made[k].src], dh = c->rank_host[L->made[k].dst];
-			L->conn[k] = (struct conn){
-				.src = (uint16_t)sh, .dst = (uint16_t)dh, .qp0 = k * c->qps};
-			ends[k] = (struct rp_rc_conn){.src = (uint16_t)sh, .dst = (uint16_t)dh};
-		}
-		L->n_conn = per;
-	}
-	uint32_t dup = 0;
-	int rc = rp_conn_map_build(&L->conns, ends, L->n_conn, &dup);
-	free(ends);
-	if (rc == -2) /* the plan gives each connection one slot */
-		snprintf(err, errlen, "collective: ranks %u and %u have two connections",
-			 L->made[dup].src, L->made[dup].dst);
-	return rc;
+	if (!L->plan.rounds)
+		return 0;
+	rsw_coll_round(c, &L->plan, 0, L->made);
+	for (uint32_t k = 0; k < per; k++)
+		L->conn[k] = (struct conn){.src = c->rank_host[L->made[k].src],
+					   .dst = c->rank_host[L->made[k].dst],
+					   .qp0 = k * c->qps};
+	L->n_conn = per;
+	return 0;
 }
 
 /* ---- the collective's progress ---- */
@@ -286,8 +275,10 @@ const struct rp_host_ops rp_coll_ops = {.wake = coll_wake, .rx = coll_rx};
 
 /* ---- set-up and results ---- */
 
-/* The transport of the connections: their QPs and the results' counters of them. */
-static int build_rc(struct replay *r, struct rp_coll *L, struct rsw_coll_result *cr)
+/* The transport of the connections: which joins which hosts, their QPs and the results'
+ * counters of them. Returns 0, -1 out of memory, or -2 (err says why). */
+static int build_rc(struct replay *r, struct rp_coll *L, struct rsw_coll_result *cr, char *err,
+		    size_t errlen)
 {
 	struct rp_rc_conn *ends = malloc((L->n_conn ? L->n_conn : 1) * sizeof(*ends));
 	uint32_t n_qp = L->n_conn * L->c->qps;
@@ -299,9 +290,17 @@ static int build_rc(struct replay *r, struct rp_coll *L, struct rsw_coll_result 
 	cr->n_qps = n_qp;
 	for (uint32_t k = 0; k < L->n_conn; k++)
 		ends[k] = (struct rp_rc_conn){.src = L->conn[k].src, .dst = L->conn[k].dst};
-	L->rc = rp_rc_new(r, L->c, ends, L->n_conn, &L->conns, cr->qp, message_done);
+	uint32_t dup = 0;
+	int rc = rp_conn_map_build(&L->conns, ends, L->n_conn, &dup);
+	if (rc == -2) /* the plan gives each connection one slot */
+		snprintf(err, errlen, "collective: ranks %u and %u have two connections",
+			 L->made[dup].src, L->made[dup].dst);
+	if (rc == 0) {
+		L->rc = rp_rc_new(r, L->c, ends, L->n_conn, &L->conns, cr->qp, message_done);
+		rc = L->rc ? 0 : -1;
+	}
 	free(ends);
-	return L->rc ? 0 : -1;
+	return rc;
 }
 
 /* Each rank's host: one rank a host, every rank's host with a link. */
@@ -353,10 +352,10 @@ int rp_coll_init(struct replay *r, char *err, size_t errlen)
 		return -1;
 	}
 	L->n_x = (uint32_t)(L->plan.rounds * L->plan.per_round);
-	int bc = build_conns(L, err, errlen);
+	int bc = build_conns(L) < 0 ? -1 : build_rc(r, L, cr, err, errlen);
 	if (bc == -2)
 		return -1;
-	if (bc < 0 || build_rc(r, L, cr) < 0)
+	if (bc < 0)
 		goto oom;
 	switch (c->pattern) {
 	case RSW_COLL_ALL_TO_ALL: cr->bytes = c->message; break;
