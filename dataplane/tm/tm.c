@@ -373,23 +373,53 @@ static void publish_cached(struct rsw_tm_port *ep)
 	RSW_CNT_SET(ep->cached, n);
 }
 
+/* The owner's cache of a live VOQ is also read by another thread (tm_walk.c, the deadlock
+ * detector), so the owner stores its indexes and slots whole (relaxed atomics: plain stores on
+ * the CPUs DPDK runs on); the owner's own reads need nothing. */
+static inline void cache_index_set(uint8_t *at, unsigned v)
+{
+	__atomic_store_n(at, (uint8_t)v, __ATOMIC_RELAXED);
+}
+
+static inline struct rte_mbuf *cache_take(struct rsw_tm_port *ep, unsigned q)
+{
+	uint8_t h = ep->c_head[q];
+	cache_index_set(&ep->c_head[q], h + 1u);
+	return ep->cache[q][h];
+}
+
+static unsigned cache_fill(struct rsw_tm_port *ep, unsigned q)
+{
+	struct rsw_voq *v = &ep->qt[q].voq;
+	unsigned n;
+	if (v->ring) {
+		struct rte_mbuf *got[RSW_TM_DEQ_BURST];
+		n = voq_dequeue(v, got, RSW_TM_DEQ_BURST);
+		for (unsigned i = 0; i < n; i++)
+			__atomic_store_n(&ep->cache[q][i], got[i], __ATOMIC_RELAXED);
+	} else {
+		n = voq_dequeue(v, ep->cache[q], RSW_TM_DEQ_BURST);
+	}
+	cache_index_set(&ep->c_n[q], n);
+	return n;
+}
+
 static inline struct rte_mbuf *peek(struct rsw_tm *tm, struct rsw_tm_port *ep, unsigned q)
 {
 	if (ep->c_head[q] != ep->c_n[q])
 		return ep->cache[q][ep->c_head[q]];
-	ep->c_head[q] = ep->c_n[q] = 0;
+	cache_index_set(&ep->c_head[q], 0);
+	cache_index_set(&ep->c_n[q], 0);
 	if (!(__atomic_load_n(&ep->busy, __ATOMIC_RELAXED) & (1u << q)))
 		return NULL;
-	ep->c_n[q] = (uint8_t)voq_dequeue(&ep->qt[q].voq, ep->cache[q], RSW_TM_DEQ_BURST);
-	if (ep->c_n[q] == 0) {
+	if (cache_fill(ep, q) == 0) {
 		/* clear, then look again: a producer that enqueued meanwhile set the bit after its
 		 * enqueue, so either this second look or the next call sees its packets */
 		if (tm->mt)
 			__atomic_fetch_and(&ep->busy, (uint8_t)~(1u << q), __ATOMIC_SEQ_CST);
 		else
 			ep->busy &= (uint8_t)~(1u << q);
-		ep->c_n[q] = (uint8_t)voq_dequeue(&ep->qt[q].voq, ep->cache[q], RSW_TM_DEQ_BURST);
-		if (ep->c_n[q] == 0)
+		if (cache_fill(ep, q) == 0)
 			return NULL;
 		if (tm->mt)
 			__atomic_fetch_or(&ep->busy, (uint8_t)(1u << q), __ATOMIC_SEQ_CST);
@@ -458,7 +488,7 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint1
 		int q = rsw_sched_pick(&ep->sched, head_len, nonempty & eligible);
 		if (q < 0)
 			break;
-		struct rte_mbuf *m = ep->cache[q][ep->c_head[q]++];
+		struct rte_mbuf *m = cache_take(ep, (unsigned)q);
 		struct rsw_tm_tag *t = rsw_tm_tag(m);
 		const struct rsw_tm_queue_hot_cfg *qh = &tc->queue_hot[port][q];
 		/* instantaneous queue bytes, this packet included */
@@ -662,7 +692,7 @@ static uint64_t flush_queue(struct rsw_tm *tm, const struct rsw_tm_config *tc, u
 	struct rte_mbuf *m;
 	uint64_t n = 0;
 	while ((m = peek(tm, ep, q)) != NULL) {
-		ep->c_head[q]++;
+		cache_take(ep, q);
 		const struct rsw_tm_tag *t = rsw_tm_tag(m);
 		ep->qd[q].pfcwd_flushed_lossless += tc->pg_hot[t->in_port][t->pg].prof.lossless;
 		release(tm, tc, port, m);

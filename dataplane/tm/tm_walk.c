@@ -6,8 +6,9 @@
  * slots between the consumer's and the producers' tails, without moving either. For the queues
  * this is asked about, paused ones, the owner takes nothing off, so what is read is what is
  * queued; a queue that resumes meanwhile may give a stale packet, which is still packet memory
- * (the pool is never unmapped) and at worst names a source that has just left: its tag's source
- * fields are stored and loaded whole (relaxed atomics), so never torn. */
+ * (the pool is never unmapped) and at worst names a source that has just left. What is read from
+ * another thread is stored and loaded whole (relaxed atomics), so never torn: the owner's cache
+ * indexes and slots (tm.c, cache_fill) and the tag's source fields. */
 #include <rte_ring.h>
 
 #include "tm.h"
