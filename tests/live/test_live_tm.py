@@ -128,18 +128,23 @@ class LiveTm(unittest.TestCase):
         cls.dir = tmpdir()
 
     def run_lab(self, name, scenario, captures, rx_speed=RX_SPEED, lcores=("-l", "0-1"),
-                extra_config=""):
+                extra_config="", watchdog=True):
         """scenario(run) sends through run.send / run.flood and waits on run.ctl as it needs;
         then the switch is awaited until it has sent on (or dropped) every frame it took in,
         and each capture until it holds what the counters say went over its link. captures:
         namespace key → (tcpdump filter, counters → frames expected in the capture). Returns
-        the capture paths and the switch's final counters (--stats-json at exit)."""
+        the capture paths and the switch's final counters (--stats-json at exit). watchdog=False
+        turns SONiC's default PFC watchdog (drop after 200 ms of a paused TC 3) off on the
+        receiver's port, for a scenario that holds it paused for as long as it needs."""
         d = os.path.join(self.dir, name)
         os.makedirs(d, exist_ok=True)
         cfg = os.path.join(d, "switch.yaml")
         with open(cfg, "w") as f:
-            f.write(CONFIG.replace(f"speed: {RX_SPEED}, role", f"speed: {rx_speed}, role") +
-                    extra_config)
+            config = CONFIG.replace(f"speed: {RX_SPEED}, role", f"speed: {rx_speed}, role")
+            if not watchdog:
+                config = config.replace('Ethernet16: {pfc_enable: "3"}',
+                                        'Ethernet16: {pfc_enable: "3", pfcwd_sw_enable: ""}')
+            f.write(config + extra_config)
         lab = Lab("rswt")
         try:
             ns = {h: lab.host(h, f"rswt-{h}", MACS[h]) for h in ("h0", "h1", "r0")}
@@ -176,9 +181,11 @@ class LiveTm(unittest.TestCase):
 
         def scenario(run):
             # TC 3 of the receiver's port is held (an injected storm: XOFF refreshed by the switch
-            # itself, no watchdog in this config) until both senders' frames are all queued, so
-            # the marks depend on the queue alone, not on how the senders were scheduled; then
-            # the storm stops and the receiver's XON releases the queue at once
+            # itself) until both senders' frames are all queued, so the marks depend on the queue
+            # alone, not on how the senders were scheduled; then the storm stops and the
+            # receiver's XON releases the queue at once. The watchdog is off: with SONiC's default
+            # (200 ms) a loaded machine that took longer to queue the frames saw all 600 dropped
+            # as pfcwd_drop
             rx3 = "SAI_PORT_STAT_PFC_3_RX_PKTS"
             storm = {"v": 1, "op": "pfc_storm", "port": "Ethernet16", "priority": 3, "on": True}
             self.assertTrue(run.ctl.request(storm)["ok"])
@@ -195,7 +202,7 @@ class LiveTm(unittest.TestCase):
             "incast", scenario,
             {"r0": ("udp port 4791", tx("Ethernet16")),
              "h0": ("ether proto 0x8808", pfc_tx("Ethernet0")),
-             "h1": ("ether proto 0x8808", pfc_tx("Ethernet8"))})
+             "h1": ("ether proto 0x8808", pfc_tx("Ethernet8"))}, watchdog=False)
         # lossless: every packet arrives, none dropped
         got = rdpcap(caps["r0"])
         self.assertEqual(len(got), 2 * n)
