@@ -142,8 +142,9 @@ class LiveTm(unittest.TestCase):
         with open(cfg, "w") as f:
             config = CONFIG.replace(f"speed: {RX_SPEED}, role", f"speed: {rx_speed}, role")
             if not watchdog:
-                config = config.replace('Ethernet16: {pfc_enable: "3"}',
-                                        'Ethernet16: {pfc_enable: "3", pfcwd_sw_enable: ""}')
+                qos = 'Ethernet16: {pfc_enable: "3"}'
+                self.assertIn(qos, config, "the receiver's PORT_QOS_MAP entry to extend")
+                config = config.replace(qos, 'Ethernet16: {pfc_enable: "3", pfcwd_sw_enable: ""}')
             f.write(config + extra_config)
         lab = Lab("rswt")
         try:
