@@ -153,40 +153,20 @@ int rp_engine_init(struct replay *r)
 
 /* ---- links ---- */
 
-/* Room on link direction l's in-flight queue for one more frame: doubled when full. 0 when
- * memory ran out (m freed, the run marked out of memory). */
-static int link_room(struct replay *r, struct link_dir *l, struct rte_mbuf *m)
-{
-	if (l->n < l->cap)
-		return 1;
-	if (l->cap > UINT32_MAX / 2) {
-		r->oom = 1;
-		rte_pktmbuf_free(m);
-		return 0;
-	}
-	uint32_t cap = l->cap ? l->cap * 2 : 64;
-	struct in_flight *q = malloc(cap * sizeof(*q));
-	if (!q) {
-		r->oom = 1;
-		rte_pktmbuf_free(m);
-		return 0;
-	}
-	for (uint32_t i = 0; i < l->n; i++)
-		q[i] = l->q[(l->head + i) % l->cap];
-	free(l->q);
-	l->q = q;
-	l->head = 0;
-	l->cap = cap;
-	return 1;
-}
-
-/* m joins link direction dir's frames on the wire (link_room made room), to arrive whole at t. */
+/* m joins link direction dir's frames on the wire, to arrive whole at t. */
 static inline void link_enqueue(struct replay *r, unsigned dir, uint64_t t, struct rte_mbuf *m)
 {
 	struct link_dir *l = &r->link[dir];
-	l->q[(l->head + l->n) % l->cap] = (struct in_flight){.t = t, .m = m};
-	if (l->n++ == 0)
+	struct rp_frame_tag *tag = rp_mbuf_tag(&r->mem, m);
+	tag->wire_t = t;
+	tag->wire_next = NULL;
+	if (l->n++)
+		rp_mbuf_tag(&r->mem, l->last)->wire_next = m;
+	else {
+		l->first = m;
 		rp_schedule(r, r->id_link + dir, t);
+	}
+	l->last = m;
 }
 
 void rp_link_send(struct replay *r, int dir, uint64_t t_start, struct rte_mbuf *m)
@@ -198,8 +178,6 @@ void rp_link_send(struct replay *r, int dir, uint64_t t_start, struct rte_mbuf *
 		rte_pktmbuf_free(m);
 		return;
 	}
-	if (!link_room(r, l, m))
-		return;
 	/* received whole after its serialization and the propagation; never before the frame
 	 * ahead of it (captures replayed as captured may overlap on the wire) */
 	flow_hop(r, rp_mbuf_tag(&r->mem, m), (uint32_t)dir, m->pkt_len);
@@ -236,10 +214,10 @@ void rp_link_lost(struct replay *r, int dir, uint64_t t_start, uint32_t len)
 static void link_arrive(struct replay *r, unsigned dir, uint64_t t)
 {
 	struct link_dir *l = &r->link[dir];
-	struct rte_mbuf *m = l->q[l->head].m;
-	l->head = (l->head + 1) % l->cap;
+	struct rte_mbuf *m = l->first;
+	l->first = rp_mbuf_tag(&r->mem, m)->wire_next;
 	if (--l->n)
-		rp_schedule(r, r->id_link + dir, l->q[l->head].t);
+		rp_schedule(r, r->id_link + dir, rp_mbuf_tag(&r->mem, l->first)->wire_t);
 	if (l->to.sw == RSW_TOPO_HOST)
 		r->ops->host_rx(r, l->to.idx, t, m);
 	else
@@ -268,9 +246,9 @@ static void input_arrive(struct replay *r, uint32_t id, uint64_t t)
  * so which records they read is known before they run. At zone scale each is a miss (what a few
  * thousand flows touch over hundreds of switches is past the L2; past the L3 at thousands of
  * hosts), so the loop asks for them ahead, in stages as each record's pointers to the next
- * become readable: for a link's arrival, three wake-ups ahead the link, then its frame's slot,
- * the frame's buffer and its receiver's records, and last the frame's headers and its flow's
- * line. Nothing it reads changes what the run does. */
+ * become readable: for a link's arrival, three wake-ups ahead the link, then the frame's buffer
+ * and its receiver's node, then the frame's headers and the receiver's records, and last its
+ * flow's line. Nothing it reads changes what the run does. */
 #define AHEAD 4
 
 static void ahead(const struct replay *r, uint32_t id, unsigned stage)
@@ -283,24 +261,22 @@ static void ahead(const struct replay *r, uint32_t id, unsigned stage)
 		}
 		if (!l->n)
 			return;
-		const struct in_flight *f = &l->q[l->head];
+		struct rte_mbuf *m = l->first;
 		if (stage == 2) {
-			__builtin_prefetch(f);
+			__builtin_prefetch(m);
+			__builtin_prefetch((const char *)m + 64);
 			if (l->to.sw != RSW_TOPO_HOST)
 				r->ops->sw_rx_ahead(r, (unsigned)l->to.sw, l->to.idx, 1);
 			return;
 		}
-		struct rte_mbuf *m = f->m;
 		if (stage == 1) {
-			__builtin_prefetch(m);
-			__builtin_prefetch((const char *)m + 64);
+			const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+			__builtin_prefetch(d);
+			__builtin_prefetch(d + 64);
 			if (l->to.sw != RSW_TOPO_HOST)
 				r->ops->sw_rx_ahead(r, (unsigned)l->to.sw, l->to.idx, 0);
 			return;
 		}
-		const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
-		__builtin_prefetch(d);
-		__builtin_prefetch(d + 64);
 		uint32_t fi = rp_mbuf_tag(&r->mem, m)->flow;
 		if (fi != NO_FLOW)
 			__builtin_prefetch(&r->fl_hot[fi]);
@@ -390,17 +366,17 @@ void rsw_replay_part_deliver(struct replay *r, unsigned dir, uint64_t t, const u
 		rp_link_lost(r, (int)dir, t, len);
 		return;
 	}
-	if (link_room(r, &r->link[dir], m))
-		link_enqueue(r, dir, t, m);
+	link_enqueue(r, dir, t, m);
 }
 
 void rp_engine_free(struct replay *r)
 {
 	for (unsigned i = 0; r->link && i < 2 * r->model->n_link; i++) {
 		struct link_dir *l = &r->link[i];
-		for (uint32_t k = 0; k < l->n; k++)
-			rte_pktmbuf_free(l->q[(l->head + k) % l->cap].m);
-		free(l->q);
+		for (struct rte_mbuf *m = l->first, *next; l->n; m = next, l->n--) {
+			next = rp_mbuf_tag(&r->mem, m)->wire_next;
+			rte_pktmbuf_free(m);
+		}
 	}
 	free(r->link);
 	r->link = NULL;

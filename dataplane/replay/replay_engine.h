@@ -22,20 +22,18 @@
 #define NEVER UINT64_MAX
 #define NO_FLOW UINT32_MAX
 
-struct in_flight {
-	uint64_t t; /* its last bit reaches the far end */
-	struct rte_mbuf *m;
-};
-
 /* One direction of a link: a FIFO of frames on the wire, in one cache line (the array is
- * line-aligned): sending and arriving frames read all of it, at zone scale a miss per line. */
+ * line-aligned): sending and arriving frames read all of it, at zone scale a miss per line.
+ * The FIFO runs through the frames' own tags (rp_frame_tag's wire_next and wire_t), which a hop
+ * reads anyway, rather than through an array of its own: a slot of that would be one more line
+ * a hop, written at sending and read at arriving. */
 struct link_dir {
 	struct rsw_topo_end to;
 	uint32_t speed_mbps;
 	int down;                    /* failed: what is put on it is lost */
 	uint64_t delay_ns;
-	struct in_flight *q;
-	uint32_t head, n, cap;
+	struct rte_mbuf *first, *last; /* the frames on the wire, first to arrive first */
+	uint32_t n;
 	uint64_t last_t;
 	uint64_t lost;
 } __attribute__((aligned(64)));

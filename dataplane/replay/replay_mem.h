@@ -28,10 +28,16 @@ struct rp_mem {
 };
 
 /* What replay keeps with a frame: its flow (an index in the run's flow table) and the links it
- * was put on so far, the index of its next link in the flow's path when it keeps to it. */
+ * was put on so far, the index of its next link in the flow's path when it keeps to it; and its
+ * place on the wire. In the mbuf's second line, 24 of the 32 bytes DPDK keeps there for dynamic
+ * fields. */
 struct rp_frame_tag {
 	uint32_t flow;
 	uint32_t hops;
+	/* while on a link's wire (struct link_dir): when its last bit reaches the far end, and the
+	 * frame sent after it on the same link direction */
+	uint64_t wire_t;
+	struct rte_mbuf *wire_next;
 };
 
 /* Gives pool mp the next chunk of its mapping; returns the buffers added (0: it has all). */
