@@ -131,7 +131,7 @@ struct rsw_verdict rsw_pipeline_frame(const struct rsw_pipeline *p, uint16_t in_
 	if (tr && p->ictx)
 		p->ictx->ars_why = NULL;
 	decide(p, frame, m, &v, tr);
-	if (v.kind != RSW_VERDICT_ENQUEUED || !p->tm)
+	if (v.kind != RSW_VERDICT_ENQUEUED || !p->tm || !mb) /* no buffer: the decision alone */
 		goto out;
 	const struct rsw_pkt_meta *mp = m;
 	uint8_t why;

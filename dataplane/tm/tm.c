@@ -20,25 +20,13 @@ static unsigned voq_enqueue(struct rsw_voq *v, struct rte_mbuf **pkts, unsigned 
 		RSW_TSAN_RELEASE(v->ring); /* the packets' contents, for voq_dequeue (tsan.h) */
 		return rte_ring_enqueue_burst(v->ring, (void **)pkts, n, NULL);
 	}
-	if (v->n + n > v->cap) {
-		uint32_t cap = v->cap ? v->cap : 64;
-		while (cap < v->n + n)
-			cap *= 2;
-		struct rte_mbuf **f = malloc(cap * sizeof(*f));
-		if (f) {
-			for (uint32_t i = 0; i < v->n; i++)
-				f[i] = v->fifo[(v->head + i) & (v->cap - 1)];
-			free(v->fifo);
-			v->fifo = f;
-			v->head = 0;
-			v->cap = cap;
-		} else if (v->n + n > v->cap) {
-			n = v->cap - v->n; /* out of memory: what fits; the rest is voq_full */
-		}
+	for (unsigned i = 0; i < n; i++) { /* (one segment each: next is NULL) */
+		if (v->n++)
+			v->last->next = pkts[i];
+		else
+			v->first = pkts[i];
+		v->last = pkts[i];
 	}
-	for (unsigned i = 0; i < n; i++)
-		v->fifo[(v->head + v->n + i) & (v->cap - 1)] = pkts[i];
-	v->n += n;
 	return n;
 }
 
@@ -50,9 +38,12 @@ static unsigned voq_dequeue(struct rsw_voq *v, struct rte_mbuf **out, unsigned m
 		return n;
 	}
 	unsigned n = v->n < max ? v->n : max;
-	for (unsigned i = 0; i < n; i++)
-		out[i] = v->fifo[(v->head + i) & (v->cap - 1)];
-	v->head = (v->head + n) & (v->cap ? v->cap - 1 : 0);
+	for (unsigned i = 0; i < n; i++) {
+		struct rte_mbuf *m = v->first;
+		v->first = m->next;
+		m->next = NULL;
+		out[i] = m;
+	}
 	v->n -= n;
 	return n;
 }
@@ -181,7 +172,6 @@ void rsw_tm_free(struct rsw_tm *tm)
 			while (voq_dequeue(&tp->qt[q].voq, &m, 1) == 1)
 				rsw_mbuf_free(m);
 			rte_ring_free(tp->qt[q].voq.ring);
-			free(tp->qt[q].voq.fifo);
 		}
 	}
 	free(tm);
