@@ -68,11 +68,13 @@ static void put_u64(struct line *l, uint64_t v)
 static void put_str(struct line *l, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
+	/* the characters that end a run written as is: NUL, the control characters, '"', '\\' */
+	static const uint8_t stop[256] = {[0 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1};
 	put(l, "\"", 1);
 	for (const char *run = s;; s++) {
+		while (!stop[(unsigned char)*s])
+			s++;
 		unsigned char c = (unsigned char)*s;
-		if (c && c != '"' && c != '\\' && c >= 0x20)
-			continue;
 		put(l, run, (size_t)(s - run));
 		if (!c)
 			break;

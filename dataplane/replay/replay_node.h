@@ -32,18 +32,6 @@ static inline int rp_ports_has(const struct rp_ports *s, unsigned p)
 	return (s->w[p / 64] >> (p % 64)) & 1;
 }
 
-/* Removes and returns the lowest port of s, or -1 when s is empty. */
-static inline int rp_ports_pop(struct rp_ports *s)
-{
-	for (unsigned i = 0; i < RP_PORT_WORDS; i++)
-		if (s->w[i]) {
-			unsigned b = (unsigned)__builtin_ctzll(s->w[i]);
-			s->w[i] &= s->w[i] - 1;
-			return (int)(i * 64 + b);
-		}
-	return -1;
-}
-
 struct sw_node {
 	const char *name;
 	const struct rsw_fib *fib;

@@ -286,20 +286,24 @@ void rp_sw_settle(struct replay *r, unsigned s, uint64_t t)
 	r->settle_sw = s;
 	r->settle_t = t;
 	memset(&n->dirty_ctrl, 0, sizeof(n->dirty_ctrl));
-	for (int p; (p = rp_ports_pop(&ctrl)) >= 0;)
-		control(r, s, (uint16_t)p, t);
+	/* each set in port order, from copies: what control adds to dirty_tx is in tx below */
+	for (unsigned i = 0; i < RP_PORT_WORDS; i++)
+		for (uint64_t w = ctrl.w[i]; w; w &= w - 1)
+			control(r, s, (uint16_t)(i * 64 + (unsigned)__builtin_ctzll(w)), t);
 	struct rp_ports tx = n->dirty_tx;
 	memset(&n->dirty_tx, 0, sizeof(n->dirty_tx));
-	for (int p; (p = rp_ports_pop(&tx)) >= 0;) {
-		uint64_t next = next_tx(n, (uint16_t)p, t);
-		if (next == t && rp_ports_has(&n->stalled, (unsigned)p))
-			next = t + 1;
-		uint32_t id = r->id_port + s * RSW_MAX_PORTS + (unsigned)p;
-		if (next == NEVER)
-			rsw_event_cancel(&r->q, id);
-		else
-			rp_schedule(r, id, next);
-	}
+	for (unsigned i = 0; i < RP_PORT_WORDS; i++)
+		for (uint64_t w = tx.w[i]; w; w &= w - 1) {
+			unsigned p = i * 64 + (unsigned)__builtin_ctzll(w);
+			uint64_t next = next_tx(n, (uint16_t)p, t);
+			if (next == t && rp_ports_has(&n->stalled, p))
+				next = t + 1;
+			uint32_t id = r->id_port + s * RSW_MAX_PORTS + p;
+			if (next == NEVER)
+				rsw_event_cancel(&r->q, id);
+			else
+				rp_schedule(r, id, next);
+		}
 	memset(&n->stalled, 0, sizeof(n->stalled));
 }
 

@@ -388,7 +388,9 @@ static unsigned cache_fill(struct rsw_tm_port *ep, unsigned q)
 		for (unsigned i = 0; i < n; i++)
 			__atomic_store_n(&ep->cache[q][i], got[i], __ATOMIC_RELAXED);
 	} else {
-		n = voq_dequeue(v, ep->cache[q], RSW_TM_DEQ_BURST);
+		/* a list: the packet about to go, not a burst, whose links (each packet's second
+		 * line) would be read long before each is sent, and again then */
+		n = voq_dequeue(v, ep->cache[q], 1);
 	}
 	cache_index_set(&ep->c_n[q], n);
 	return n;
@@ -417,16 +419,6 @@ static inline struct rte_mbuf *peek(struct rsw_tm *tm, struct rsw_tm_port *ep, u
 			ep->busy |= (uint8_t)(1u << q);
 	}
 	return ep->cache[q][0];
-}
-
-/* Bit q set when byte q of d (eight queues' cache head ^ count) is non-zero. */
-static inline uint8_t cached_mask(uint64_t d)
-{
-	d |= d >> 4;
-	d |= d >> 2;
-	d |= d >> 1;
-	d &= 0x0101010101010101ull;
-	return (uint8_t)((d * 0x0102040810204080ull) >> 56);
 }
 
 /* The heads of the queues that can have one (packets cached or a VOQ marked busy): their lengths
@@ -466,7 +458,7 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint1
 	unsigned n = 0;
 	/* heads are looked at once per call; a queue that fills meanwhile waits for the next */
 	uint32_t head_len[RSW_TM_QUEUES] = {0};
-	uint8_t nonempty = look_heads(tm, ep, cached_mask(c_head ^ c_n), head_len);
+	uint8_t nonempty = look_heads(tm, ep, rsw_tm_byte_mask(c_head ^ c_n), head_len);
 	/* Buffer releases are summed over the call (per queue, and per run of packets from one
 	 * ingress PG) and applied once; the ECN check subtracts what is not applied yet. */
 	uint32_t q_rel[RSW_TM_QUEUES] = {0}, run_len = 0;

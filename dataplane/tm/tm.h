@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
@@ -241,14 +242,24 @@ uint64_t rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint
 
 /* Queues of port that may hold packets (a superset of those that do): marked busy by producers,
  * or with packets taken into the owner's cache. Owner only. */
+/* Bit q set when byte q of d (eight queues' cache head ^ count) is not zero. */
+static inline uint8_t rsw_tm_byte_mask(uint64_t d)
+{
+	d |= d >> 4;
+	d |= d >> 2;
+	d |= d >> 1;
+	d &= 0x0101010101010101ull;
+	return (uint8_t)((d * 0x0102040810204080ull) >> 56);
+}
+
 static inline uint8_t rsw_tm_maybe_queued(const struct rsw_tm *tm, uint16_t port)
 {
 	const struct rsw_tm_port *tp = &tm->port[port];
-	uint8_t m = __atomic_load_n(&tp->busy, __ATOMIC_RELAXED);
-	for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
-		if (tp->c_head[q] != tp->c_n[q])
-			m |= (uint8_t)(1u << q);
-	return m;
+	_Static_assert(sizeof(tp->c_head) == sizeof(uint64_t), "eight queues' cache indexes");
+	uint64_t c_head, c_n;
+	memcpy(&c_head, tp->c_head, sizeof(c_head));
+	memcpy(&c_n, tp->c_n, sizeof(c_n));
+	return __atomic_load_n(&tp->busy, __ATOMIC_RELAXED) | rsw_tm_byte_mask(c_head ^ c_n);
 }
 
 /* Is the packet's class lossless (its ingress PG takes part in PFC)? */
