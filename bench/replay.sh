@@ -10,7 +10,8 @@
 # one host per rack (ZONE_RING_SIZE bytes, default 384M, 96M and 24M: a few million hops each),
 # captures off: set-up CPU time (a run stopped at 1 ns), switch-hops per CPU second after set-up,
 # CPU ns per hop and its ratio to the smallest zone's, peak RSS (/usr/bin/time -v); the median of
-# ZONE_ROUNDS runs (default 3), and the largest zone again with the heap on 4 KiB pages.
+# ZONE_ROUNDS runs (default 3); the largest zone again with the heap on 4 KiB pages, and again
+# with the smallest zone's traffic (its ring: as many ranks and bytes), the zone's own cost.
 # Last, the comparison with ns-3.37 (bench/replay_ns3.sh with ROUNDS; its ZONES are NS3_ZONES),
 # when Debian's libns3-dev is installed (scripts/setup-bench-ns3.sh), else a line saying so; and
 # the MPI replay's 2-rank speed-up (bench/replay_ranks.sh) when rocesw-replay-mpi is built.
@@ -19,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
-  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0
+  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0
 fi
 zones_only=0
 if [[ ${1:-} == --zones-only ]]; then zones_only=1; shift; fi
@@ -37,33 +38,36 @@ zone_series() {
   echo "zone-size series (closed-loop ring over one host per rack, captures off; CPU time of the"
   echo "process, set-up's subtracted, so a busy machine's other work is not counted; median of"
   echo "$rounds runs, the range in brackets; the heap on transparent huge pages unless marked 4K):"
-  printf '%-10s %8s %6s %7s %12s %9s %9s %11s %16s %8s\n' zone switches hosts size setup_cpu_s \
+  printf '%-10s %8s %6s %7s %12s %9s %9s %11s %16s %8s\n' zone switches ranks size setup_cpu_s \
     switch_hops run_cpu_s Mhops_per_s ns_per_hop peak_MB
   local first_ns="" zs=(${ZONES:-4x2x2 32x16x16 192x16x16})
   local last=${zs[${#zs[@]}-1]}
-  for z in "${zs[@]}" "$last/4K"; do
-    local heap=1 zz=${z%/4K}
+  # last, the largest zone under the smallest zone's traffic (its ring: as many ranks, as many
+  # bytes), which tells what the zone's size costs a hop apart from its traffic's
+  for z in "${zs[@]}" "$last/4K" "$last@${zs[0]}"; do
+    local heap=1 zz=${z%/4K} tz key
     [[ $z == */4K ]] && heap=0
+    zz=${zz%@*} tz=${z#*@} tz=${tz%/4K} key=$heap.${tz}
     IFS=x read -r racks hosts ctsws <<<"$zz"
     d=$work/zone-$zz
     [[ -d $d ]] || /usr/bin/python3 scripts/gen_zone.py --racks "$racks" --hosts "$hosts" \
       --ctsws "$ctsws" --out "$d" >/dev/null
     # enough traffic for a few million hops in every zone: the ring's bytes per rank shrink as
     # ranks grow (ZONE_RING_SIZE overrides)
-    case $zz in 4x2x2) size=384M ;; 32x16x16) size=96M ;; *) size=24M ;; esac
+    case $tz in 4x2x2) size=384M ;; 32x16x16) size=96M ;; *) size=24M ;; esac
     size=${ZONE_RING_SIZE:-$size}
-    spec="ring,size=$size,ranks=$racks"
+    spec="ring,size=$size,ranks=${tz%%x*}"
     args=(replay --config "$d/zone.yaml" --collective "$spec" --captures none --sample-ns 0 --quiet)
     for k in $(seq "$rounds"); do
-      ROCESW_HUGE_HEAP=$heap /usr/bin/time -f '%e %U %S' -o "$d/setup.$heap.$k" ./"$b"/rocesw \
+      ROCESW_HUGE_HEAP=$heap /usr/bin/time -f '%e %U %S' -o "$d/setup.$key.$k" ./"$b"/rocesw \
         "${args[@]}" --out "$d/setup" --until 1 </dev/null >/dev/null 2>&1
-      ROCESW_HUGE_HEAP=$heap /usr/bin/time -v -o "$d/time.$heap.$k" ./"$b"/rocesw "${args[@]}" \
-        --out "$d/run" </dev/null >/dev/null 2>&1
+      ROCESW_HUGE_HEAP=$heap /usr/bin/time -v -o "$d/time.$key.$k" ./"$b"/rocesw "${args[@]}" \
+        --out "$d/run.$key" </dev/null >/dev/null 2>&1
     done
-    line=$(/usr/bin/python3 - "$d" "$heap" "$rounds" "$z" "$size" <<'PY'
+    line=$(/usr/bin/python3 - "$d" "$key" "$rounds" "${z%@*}" "$size" "${tz%%x*}" <<'PY'
 import json, re, statistics, sys
 d, heap, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
-s = json.load(open(d + "/run/summary.json"))
+s = json.load(open(f"{d}/run.{heap}/summary.json"))
 assert s["conservation"]["holds"] and s["collective"]["complete"], d
 hops = sum(p["rx_packets"] for sw in s["switches"] for p in sw["ports"])
 runs, setups, rss = [], [], 0
@@ -76,7 +80,7 @@ for k in range(1, rounds + 1):
     setups.append(su + ss)
 run = statistics.median(runs)
 ns = f"{run / hops * 1e9:.0f} [{min(runs) / hops * 1e9:.0f}-{max(runs) / hops * 1e9:.0f}]"
-print(f"{sys.argv[4]:<10} {len(s['switches']):8} {len(s['hosts']):6} {sys.argv[5]:>7} "
+print(f"{sys.argv[4]:<10} {len(s['switches']):8} {sys.argv[6]:>6} {sys.argv[5]:>7} "
       f"{statistics.median(setups):12.2f} {hops:9} {run:9.2f} {hops / run / 1e6:11.3f} {ns:>16} "
       f"{rss / 1024:8.0f}")
 PY
@@ -84,6 +88,9 @@ PY
     echo "$line"
     ns=$(awk '{print $9}' <<<"$line")
     if [[ -z $first_ns ]]; then first_ns=$ns; first=$z
+    elif [[ $z == *@* ]]; then awk -v a="$ns" -v b="$first_ns" -v z="$zz" -v f="$first" \
+      -v r="${tz%%x*}" 'BEGIN { printf "  %s with the traffic of %s (a ring over %s ranks): " \
+      "%.2fx the cost per hop of %s\n", z, f, r, a / b, f }'
     elif (( heap )); then awk -v a="$ns" -v b="$first_ns" -v z="$z" -v f="$first" \
       'BEGIN { printf "  cost per hop %s / %s: %.2fx (goal: within 1.5x)\n", z, f, a / b }'
     else awk -v a="$ns" -v b="$prev_ns" -v z="$zz" \
