@@ -58,8 +58,8 @@ struct rsw_verdict {
 };
 
 /* One frame of len bytes entering in_port: frame is writable (the rewrite edits it) and, with a
- * TM, the data of mb (mb NULL: the decisions only, the TM not asked). *m gets the parsed fields and the ingress decisions; tr, when not NULL,
- * what each stage decided (trace.h). */
+ * TM, the data of mb (mb NULL: the decisions only, the TM not asked). *m gets the parsed fields
+ * and the ingress decisions; tr, when not NULL, what each stage decided (trace.h). */
 struct rsw_verdict rsw_pipeline_frame(const struct rsw_pipeline *p, uint16_t in_port,
 				      uint8_t *frame, uint32_t len, struct rte_mbuf *mb,
 				      struct rsw_pkt_meta *m, struct rsw_trace *tr);
