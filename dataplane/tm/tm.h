@@ -240,8 +240,6 @@ uint64_t rsw_tm_ctrl_next(const struct rsw_tm *tm, const struct rsw_tm_config *t
 uint64_t rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 			 uint64_t now_ns);
 
-/* Queues of port that may hold packets (a superset of those that do): marked busy by producers,
- * or with packets taken into the owner's cache. Owner only. */
 /* Bit q set when byte q of d (eight queues' cache head ^ count) is not zero. */
 static inline uint8_t rsw_tm_byte_mask(uint64_t d)
 {
@@ -252,6 +250,8 @@ static inline uint8_t rsw_tm_byte_mask(uint64_t d)
 	return (uint8_t)((d * 0x0102040810204080ull) >> 56);
 }
 
+/* Queues of port that may hold packets (a superset of those that do): marked busy by producers,
+ * or with packets taken into the owner's cache. Owner only. */
 static inline uint8_t rsw_tm_maybe_queued(const struct rsw_tm *tm, uint16_t port)
 {
 	const struct rsw_tm_port *tp = &tm->port[port];

@@ -50,9 +50,9 @@ unsigned rsw_tm_queue_walk(const struct rsw_tm *tm, uint16_t port, unsigned q,
 	for (unsigned i = tp->c_head[q]; i < tp->c_n[q]; i++, seen++)
 		if (fn(arg, tp->cache[q][i]))
 			return seen + 1;
-	const struct rte_mbuf *m = v->first;
+	struct rte_mbuf *m = v->first;
 	for (uint32_t i = 0; i < v->n; i++, seen++, m = m->next)
-		if (fn(arg, (struct rte_mbuf *)(uintptr_t)m))
+		if (fn(arg, m))
 			return seen + 1;
 	return seen;
 }
