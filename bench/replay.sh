@@ -66,16 +66,16 @@ zone_series() {
     done
     line=$(/usr/bin/python3 - "$d" "$key" "$rounds" "${z%@*}" "$size" "${tz%%x*}" <<'PY'
 import json, re, statistics, sys
-d, heap, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
-s = json.load(open(f"{d}/run.{heap}/summary.json"))
+d, key, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+s = json.load(open(f"{d}/run.{key}/summary.json"))
 assert s["conservation"]["holds"] and s["collective"]["complete"], d
 hops = sum(p["rx_packets"] for sw in s["switches"] for p in sw["ports"])
 runs, setups, rss = [], [], 0
 for k in range(1, rounds + 1):
-    t = open(f"{d}/time.{heap}.{k}").read()
+    t = open(f"{d}/time.{key}.{k}").read()
     rss = max(rss, int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", t)[1]))
     cpu = sum(float(re.search(rf"{x} time \(seconds\): ([\d.]+)", t)[1]) for x in ("User", "System"))
-    _, su, ss = map(float, open(f"{d}/setup.{heap}.{k}").read().split()[-3:])
+    _, su, ss = map(float, open(f"{d}/setup.{key}.{k}").read().split()[-3:])
     runs.append(cpu - su - ss)
     setups.append(su + ss)
 run = statistics.median(runs)
