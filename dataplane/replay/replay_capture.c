@@ -43,14 +43,14 @@ void rp_write(struct rp_cap *c, uint64_t t, const uint8_t *data, uint32_t len)
 int rp_cap_read(struct cap_in *in, char *err, size_t errlen)
 {
 	if (in->stable) {
-		int rc = rp_cap_map_next(&in->map, &in->t, &in->len, &in->data);
+		int rc = rp_cap_walk_next(&in->walk, &in->t, &in->len, &in->data);
 		if (rc >= 0) {
 			in->eof = !rc;
 			return 0;
 		}
 		/* a record the walk does not take: libpcap reads on from it, and says what it is */
 		in->stable = 0;
-		if (fseek(pcap_file(in->p), (long)in->map.off, SEEK_SET) != 0) {
+		if (fseek(pcap_file(in->p), (long)in->walk.off, SEEK_SET) != 0) {
 			in->eof = 1;
 			if (err)
 				snprintf(err, errlen, "%s: %s", in->path, strerror(errno));
@@ -89,15 +89,15 @@ int rp_cap_open(struct cap_in *in, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: not an Ethernet capture", path);
 		return -1;
 	}
-	rp_cap_map(&in->map, fileno(pcap_file(in->p)), path);
-	in->stable = in->map.base != NULL;
+	rp_cap_walk_open(&in->walk, fileno(pcap_file(in->p)), path);
+	in->stable = in->walk.fd >= 0;
 	return 0;
 }
 
 void rp_cap_keep(struct cap_in *in, const uint8_t *oldest)
 {
 	if (in->stable)
-		rp_cap_map_drop(&in->map, oldest ? oldest : in->data);
+		rp_cap_walk_keep(&in->walk, oldest ? oldest : in->data);
 }
 
 void rp_cap_close(struct cap_in *in)
@@ -105,7 +105,7 @@ void rp_cap_close(struct cap_in *in)
 	if (in->p)
 		pcap_close(in->p);
 	in->p = NULL;
-	rp_cap_unmap(&in->map);
+	rp_cap_walk_close(&in->walk);
 }
 
 int rp_captures_init(struct rp_captures *cs, struct rsw_replay_capture *cfg, char *err,

@@ -9,15 +9,15 @@
 
 #include <pcap/pcap.h>
 
-#include "capture_map.h"
+#include "capture_walk.h"
 #include "replay.h"
 
 /* A capture being read: the frame held is valid until the next read, or with `stable` (read in
- * place from its mapping, capture_map.h, until a record the walk does not take) until the
- * capture is closed. */
+ * place, capture_walk.h, until a record the walk does not take) until rp_cap_keep says it is
+ * no longer referenced, or the capture is closed. */
 struct cap_in {
 	pcap_t *p;
-	struct cap_map map; /* base NULL: libpcap reads every record */
+	struct cap_walk walk; /* fd -1: libpcap reads every record */
 	const char *path;
 	int eof;
 	int stable;

@@ -10,16 +10,16 @@
 #include "replay_node.h"
 #include "replay_player.h"
 
-/* The pages of the capture before the oldest frame still pending go back (read in place). */
+/* The blocks of the capture before the oldest frame still pending go back (read in place). */
 static void keep_pending(struct host_node *hn)
 {
 	if (!hn->in.stable)
 		return;
-	const uint8_t *oldest = NULL;
+	const struct pending *oldest = NULL;
 	for (unsigned prio = 0; prio <= HOST_CTRL_PRIO; prio++)
-		if (hn->head[prio] && (!oldest || hn->head[prio]->data < oldest))
-			oldest = hn->head[prio]->data;
-	rp_cap_keep(&hn->in, oldest);
+		if (hn->head[prio] && (!oldest || hn->head[prio]->order < oldest->order))
+			oldest = hn->head[prio];
+	rp_cap_keep(&hn->in, oldest ? oldest->data : NULL);
 }
 
 /* Frames captured at or before t join their priority's queue. */

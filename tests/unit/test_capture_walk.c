@@ -1,6 +1,6 @@
-/* Replay's inputs read in place (dataplane/replay/capture_map.c) give what libpcap gives: pcap
+/* Replay's inputs read in place (dataplane/replay/capture_walk.c) give what libpcap gives: pcap
  * files written by hand here in both byte orders with micro- and nanosecond stamps are walked
- * in their mapping, with the times and bytes they were written with; a record libpcap cuts to
+ * where they lie in the blocks read, with the times and bytes they were written with; a record libpcap cuts to
  * the snap length, a link type with FCS bits, and files cut in a record's header or its bytes
  * are read on by libpcap from that record, with libpcap's own frames and error messages. */
 #include <setjmp.h>
@@ -41,7 +41,7 @@ static char *write_pcap(int be, int nsec, uint32_t snaplen, uint32_t linktype,
 {
 	static unsigned k;
 	char *path = malloc(64);
-	snprintf(path, 64, "/tmp/rsw-capmap-%d-%u.pcap", (int)getpid(), k++);
+	snprintf(path, 64, "/tmp/rsw-capwalk-%d-%u.pcap", (int)getpid(), k++);
 	FILE *f = fopen(path, "wb");
 	assert_non_null(f);
 	put32(f, nsec ? 0xa1b23c4du : 0xa1b2c3d4u, be);
@@ -172,25 +172,44 @@ static void libpcap_reads_on(void **state)
 	}
 }
 
-/* Pages before the oldest frame still referenced go back; later frames read as written. */
-static void pages_given_back(void **state)
+/* Blocks before the oldest frame still referenced go back; a frame still referenced keeps its
+ * bytes, however many blocks are read after it; a record larger than a block is read whole. */
+static void blocks_given_back(void **state)
 {
 	(void)state;
 	enum { N = 200 };
 	struct rec many[N];
 	for (unsigned i = 0; i < N; i++)
-		many[i] = (struct rec){i, 0, 4096, 4096, (uint8_t)i};
-	char *path = write_pcap(0, 1, 65535, 1, many, N, 0);
+		many[i] = (struct rec){i, 0, i == 150 ? 100000 : 4096, i == 150 ? 100000 : 4096,
+				       (uint8_t)i};
+	char *path = write_pcap(0, 1, 262144, 1, many, N, 0);
 	struct cap_in in = {0};
 	char err[256];
 	assert_int_equal(rp_cap_open(&in, path, err, sizeof(err)), 0);
+	assert_true(in.stable);
+	const uint8_t *first = NULL;
 	for (unsigned i = 0; i < N; i++) {
 		assert_int_equal(rp_cap_read(&in, err, sizeof(err)), 0);
-		assert_int_equal(in.data[4095], (uint8_t)i);
-		rp_cap_keep(&in, NULL);
+		assert_int_equal(in.len, many[i].caplen);
+		assert_int_equal(in.data[0], (uint8_t)i);
+		assert_int_equal(in.data[in.len - 1], (uint8_t)i);
+		if (i == 10)
+			first = in.data;
+		/* frame 10 held until frame 100: the file read so far stays */
+		rp_cap_keep(&in, i >= 10 && i < 100 ? first : NULL);
+		if (i >= 10 && i < 100) {
+			assert_int_equal(first[0], 10);
+			assert_int_equal(first[4095], 10);
+			assert_true(in.walk.held >= (size_t)(i - 10) * (16 + 4096));
+		} else {
+			/* only the block of the frame read is left: 64 KiB, or the 100,016 bytes of
+			 * frame 150's record from it on */
+			assert_ptr_equal(in.walk.first, in.walk.last);
+			assert_true(in.walk.held <= (i < 150 ? 65536u : 100016u));
+		}
 	}
-	/* all but the last frame's pages and one step (128 KiB) */
-	assert_true(in.map.dropped >= (size_t)N * (16 + 4096) - (128u << 10) - 3 * 4096u);
+	assert_int_equal(rp_cap_read(&in, err, sizeof(err)), 0);
+	assert_true(in.eof);
 	rp_cap_close(&in);
 	unlink(path);
 	free(path);
@@ -201,8 +220,8 @@ static void pages_given_back(void **state)
 	assert_int_equal(rp_cap_read(&in, err, sizeof(err)), 0);
 	assert_true(in.eof);
 	rp_cap_keep(&in, NULL);
-	rp_cap_keep(&in, (const uint8_t *)many); /* not of the mapping */
-	assert_int_equal(in.map.dropped, 0);
+	rp_cap_keep(&in, (const uint8_t *)many); /* not of the walk's blocks */
+	assert_int_equal(in.walk.held, 0);
 	rp_cap_close(&in);
 	unlink(path);
 	free(path);
@@ -213,7 +232,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(both_orders_and_precisions),
 		cmocka_unit_test(libpcap_reads_on),
-		cmocka_unit_test(pages_given_back),
+		cmocka_unit_test(blocks_given_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
