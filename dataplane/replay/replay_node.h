@@ -11,20 +11,41 @@
 
 #define HOST_CTRL_PRIO 8
 
-/* A set of a switch's ports (one bit each). */
+/* A set of a switch's ports (one bit each), with a bit for each word that may hold some: the
+ * set after an event holds a port or two, and its walk (rp_sw_settle, two or three a hop) then
+ * reads one word, not all RP_PORT_WORDS. */
 #define RP_PORT_WORDS ((RSW_MAX_PORTS + 63) / 64)
 struct rp_ports {
+	uint64_t any; /* bit i: w[i] may be non-zero */
 	uint64_t w[RP_PORT_WORDS];
 };
 
 static inline void rp_ports_add(struct rp_ports *s, unsigned p)
 {
 	s->w[p / 64] |= 1ull << (p % 64);
+	s->any |= 1ull << (p / 64);
 }
 
 static inline void rp_ports_del(struct rp_ports *s, unsigned p)
 {
 	s->w[p / 64] &= ~(1ull << (p % 64));
+	if (!s->w[p / 64])
+		s->any &= ~(1ull << (p / 64));
+}
+
+/* s becomes s | o */
+static inline void rp_ports_union(struct rp_ports *s, const struct rp_ports *o)
+{
+	for (uint64_t a = o->any; a; a &= a - 1)
+		s->w[__builtin_ctzll(a)] |= o->w[__builtin_ctzll(a)];
+	s->any |= o->any;
+}
+
+static inline void rp_ports_clear(struct rp_ports *s)
+{
+	for (uint64_t a = s->any; a; a &= a - 1)
+		s->w[__builtin_ctzll(a)] = 0;
+	s->any = 0;
 }
 
 static inline int rp_ports_has(const struct rp_ports *s, unsigned p)

@@ -281,18 +281,20 @@ void rp_sw_settle(struct replay *r, unsigned s, uint64_t t)
 {
 	struct sw_node *n = &r->sw[s];
 	struct rp_ports ctrl = n->dirty_ctrl;
-	for (unsigned i = 0; i < RP_PORT_WORDS; i++)
-		ctrl.w[i] |= n->xoff_ports.w[i];
+	rp_ports_union(&ctrl, &n->xoff_ports);
 	r->settle_sw = s;
 	r->settle_t = t;
-	memset(&n->dirty_ctrl, 0, sizeof(n->dirty_ctrl));
+	rp_ports_clear(&n->dirty_ctrl);
 	/* each set in port order, from copies: what control adds to dirty_tx is in tx below */
-	for (unsigned i = 0; i < RP_PORT_WORDS; i++)
+	for (uint64_t a = ctrl.any; a; a &= a - 1) {
+		unsigned i = (unsigned)__builtin_ctzll(a);
 		for (uint64_t w = ctrl.w[i]; w; w &= w - 1)
 			control(r, s, (uint16_t)(i * 64 + (unsigned)__builtin_ctzll(w)), t);
+	}
 	struct rp_ports tx = n->dirty_tx;
-	memset(&n->dirty_tx, 0, sizeof(n->dirty_tx));
-	for (unsigned i = 0; i < RP_PORT_WORDS; i++)
+	rp_ports_clear(&n->dirty_tx);
+	for (uint64_t a = tx.any; a; a &= a - 1) {
+		unsigned i = (unsigned)__builtin_ctzll(a);
 		for (uint64_t w = tx.w[i]; w; w &= w - 1) {
 			unsigned p = i * 64 + (unsigned)__builtin_ctzll(w);
 			uint64_t next = next_tx(n, (uint16_t)p, t);
@@ -304,7 +306,8 @@ void rp_sw_settle(struct replay *r, unsigned s, uint64_t t)
 			else
 				rp_schedule(r, id, next);
 		}
-	memset(&n->stalled, 0, sizeof(n->stalled));
+	}
+	rp_ports_clear(&n->stalled);
 }
 
 /* Queue-depth samples of every non-empty queue. */
