@@ -11,7 +11,8 @@
 # captures off: set-up CPU time (a run stopped at 1 ns), switch-hops per CPU second after set-up,
 # CPU ns per hop and its ratio to the smallest zone's, peak RSS (/usr/bin/time -v); the median of
 # ZONE_ROUNDS runs (default 3); the largest zone again with the heap on 4 KiB pages, and again
-# with the smallest zone's traffic (its ring: as many ranks, four times the bytes), the zone's own cost.
+# with the smallest zone's traffic (its ring: as many ranks, four times the bytes), the zone's
+# own cost.
 # Last, the comparison with ns-3.37 (bench/replay_ns3.sh with ROUNDS; its ZONES are NS3_ZONES),
 # when Debian's libns3-dev is installed (scripts/setup-bench-ns3.sh), else a line saying so; and
 # the MPI replay's 2-rank speed-up (bench/replay_ranks.sh) when rocesw-replay-mpi is built.

@@ -140,9 +140,9 @@ void rp_captures_done(struct rp_captures *cs)
 /* Each capture's stream buffer: large enough that a write(2) costs its bytes, not its call (256
  * KiB at most), and all of them together within the last-level cache (8 MiB over the files a
  * zone may open, 16 KiB at least each). A frame's copy into its buffer and the kernel's copy out
- * of it then stay in cache: with 1 MiB buffers over 256 files, both copies went to memory
- * and the fully captured run of bench/replay_ns3.sh's 1:1 zone took about 15 % more CPU. A buffer's pages are touched only as its file is
- * written. */
+ * of it then stay in cache: with 1 MiB buffers over 256 files, both copies went to memory and
+ * the fully captured run of bench/replay_ns3.sh's 1:1 zone took about 15 % more CPU. A buffer's
+ * pages are touched only as its file is written. */
 #define CAPTURE_BUFFERS_BUDGET (8u << 20)
 #define CAPTURE_BUFFER_MAX (256u << 10)
 #define CAPTURE_BUFFER_MIN (16u << 10)

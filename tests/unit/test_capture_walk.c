@@ -1,8 +1,9 @@
 /* Replay's inputs read in place (dataplane/replay/capture_walk.c) give what libpcap gives: pcap
  * files written by hand here in both byte orders with micro- and nanosecond stamps are walked
- * where they lie in the blocks read, with the times and bytes they were written with; a record libpcap cuts to
- * the snap length, a link type with FCS bits, and files cut in a record's header or its bytes
- * are read on by libpcap from that record, with libpcap's own frames and error messages. */
+ * where they lie in the blocks read, with the times and bytes they were written with; a record
+ * libpcap cuts to the snap length, a link type with FCS bits, and files cut in a record's header
+ * or its bytes are read on by libpcap from that record, with libpcap's own frames and error
+ * messages. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
