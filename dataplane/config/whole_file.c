@@ -25,42 +25,92 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
-int rsw_file_write_whole(const char *path, const void *data, size_t len, mode_t mode,
-			 char *err, size_t errlen)
+/* The temporary beside path, opened for writing: its fd, or -1 with errno set (tmp holds its
+ * name either way). */
+static int open_tmp(const char *path, mode_t mode, char tmp[PATH_MAX])
 {
-	char tmp[PATH_MAX];
-	int fd = -1, e = ENAMETOOLONG;
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
-		goto fail;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (fd < 0 || write_all(fd, data, len) < 0 || fsync(fd) < 0)
-		goto fail_errno;
-	int rc = close(fd);
-	fd = -1;
-	if (rc < 0 || rename(tmp, path) < 0)
-		goto fail_errno;
-	return 0;
-fail_errno:
-	e = errno;
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp); /* no partial file left, under any name */
-fail:
+	if (snprintf(tmp, PATH_MAX, "%s.tmp.%ld", path, (long)getpid()) >= PATH_MAX) {
+		tmp[0] = 0;
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+}
+
+/* The temporary written (ok) or not: made durable and renamed over path, or removed. Returns 0,
+ * or -1 with err saying why. fd is closed. */
+static int finish_tmp(int fd, int ok, const char *tmp, const char *path, char *err,
+		      size_t errlen)
+{
+	int e = ok ? 0 : errno;
+	if (!e && fd >= 0 && fsync(fd) < 0)
+		e = errno;
+	if (fd >= 0 && close(fd) < 0 && !e)
+		e = errno;
+	if (!e && rename(tmp, path) < 0)
+		e = errno;
+	if (!e)
+		return 0;
+	if (tmp[0])
+		unlink(tmp); /* no partial file left, under any name */
 	snprintf(err, errlen, "cannot write %s: %s", path, strerror(e));
 	errno = e;
 	return -1;
 }
 
+int rsw_file_write_whole(const char *path, const void *data, size_t len, mode_t mode,
+			 char *err, size_t errlen)
+{
+	char tmp[PATH_MAX];
+	int fd = open_tmp(path, mode, tmp);
+	return finish_tmp(fd, fd >= 0 && write_all(fd, data, len) == 0, tmp, path, err, errlen);
+}
+
+/* jansson's output as it is made, through a buffer of its own: a whole document in memory
+ * first (json_dumps) is tens of MB at zone scale, grown by copies and paid for in page faults. */
+struct dump_sink {
+	int fd, failed;
+	size_t n;
+	char buf[1u << 16];
+};
+
+static int sink_flush(struct dump_sink *s)
+{
+	if (!s->failed && s->n && write_all(s->fd, s->buf, s->n) < 0)
+		s->failed = 1;
+	s->n = 0;
+	return s->failed ? -1 : 0;
+}
+
+static int sink_put(const char *data, size_t size, void *arg)
+{
+	struct dump_sink *s = arg;
+	if (s->n + size > sizeof(s->buf) && sink_flush(s) < 0)
+		return -1;
+	if (size > sizeof(s->buf))
+		return write_all(s->fd, data, size) < 0 ? (s->failed = 1, -1) : 0;
+	memcpy(s->buf + s->n, data, size);
+	s->n += size;
+	return 0;
+}
+
 int rsw_json_write_whole(const json_t *j, const char *path, size_t flags, char *err,
 			 size_t errlen)
 {
-	char *text = json_dumps(j, flags);
-	if (!text) {
+	char tmp[PATH_MAX];
+	struct dump_sink *s = malloc(sizeof(*s));
+	if (!s) {
 		snprintf(err, errlen, "cannot write %s: out of memory", path);
 		return -1;
 	}
-	int rc = rsw_file_write_whole(path, text, strlen(text), 0666, err, errlen);
-	free(text);
+	s->fd = open_tmp(path, 0666, tmp);
+	s->failed = 0;
+	s->n = 0;
+	int ok = s->fd >= 0 && json_dump_callback(j, sink_put, s, flags) == 0 && sink_flush(s) == 0;
+	if (!ok && s->fd >= 0 && !s->failed)
+		errno = ENOMEM; /* jansson's own failure: it fails only for memory */
+	int rc = finish_tmp(s->fd, ok, tmp, path, err, errlen);
+	free(s);
 	return rc;
 }
 
