@@ -481,5 +481,12 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 	}
 	if (progressed)
 		fprintf(opts->progress, "\n");
+	if (opts->setup_cpu) { /* the event loop's own, without the outputs written after it */
+		struct timespec cpu;
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+		fprintf(opts->setup_cpu, "replay: event loop ends at %.6f s of CPU, %llu events\n",
+			(double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9,
+			(unsigned long long)r->n_events);
+	}
 	return rsw_replay_part_close(r, cut, 1);
 }
