@@ -247,8 +247,9 @@ static void input_arrive(struct replay *r, uint32_t id, uint64_t t)
  * thousand flows touch over hundreds of switches is past the L2; past the L3 at thousands of
  * hosts), so the loop asks for them ahead, in stages as each record's pointers to the next
  * become readable: for a link's arrival, three wake-ups ahead the link, then the frame's buffer
- * and its receiver's node, then the frame's headers and the receiver's records, and last its
- * flow's line. Nothing it reads changes what the run does. */
+ * and its receiver's node, then the frame's headers and the receiver's records (with where the
+ * port's last frame went: its flow-cache entry and egress queue), and last its flow's line and
+ * the receiver's classifier and next hop. Nothing it reads changes what the run does. */
 #define AHEAD 4
 
 static void ahead(const struct replay *r, uint32_t id, unsigned stage)
@@ -266,7 +267,7 @@ static void ahead(const struct replay *r, uint32_t id, unsigned stage)
 			__builtin_prefetch(m);
 			__builtin_prefetch((const char *)m + 64);
 			if (l->to.sw != RSW_TOPO_HOST)
-				r->ops->sw_rx_ahead(r, (unsigned)l->to.sw, l->to.idx, 1);
+				r->ops->sw_rx_ahead(r, (unsigned)l->to.sw, l->to.idx, 2);
 			return;
 		}
 		if (stage == 1) {
@@ -274,12 +275,14 @@ static void ahead(const struct replay *r, uint32_t id, unsigned stage)
 			__builtin_prefetch(d);
 			__builtin_prefetch(d + 64);
 			if (l->to.sw != RSW_TOPO_HOST)
-				r->ops->sw_rx_ahead(r, (unsigned)l->to.sw, l->to.idx, 0);
+				r->ops->sw_rx_ahead(r, (unsigned)l->to.sw, l->to.idx, 1);
 			return;
 		}
 		uint32_t fi = rp_mbuf_tag(&r->mem, m)->flow;
 		if (fi != NO_FLOW)
 			__builtin_prefetch(&r->fl_hot[fi]);
+		if (l->to.sw != RSW_TOPO_HOST)
+			r->ops->sw_rx_ahead(r, (unsigned)l->to.sw, l->to.idx, 0);
 	} else if (id >= r->id_port && id < r->id_ctrl) {
 		unsigned sp = id - r->id_port;
 		r->ops->sw_tx_ahead(r, sp / RSW_MAX_PORTS, (uint16_t)(sp % RSW_MAX_PORTS), stage);

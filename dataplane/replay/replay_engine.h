@@ -64,7 +64,7 @@ struct rp_node_ops {
 	/* the failure agenda's wake-up: failures, recoveries and table writes due at t */
 	void (*due)(struct replay *r, uint64_t t);
 	/* reading ahead (rp_engine_run_one): a frame is to arrive at switch s's port, or port is
-	 * to send, in stage + 1 wake-ups (arrivals 1 .. 0, sending 3 .. 0: what one stage asked
+	 * to send, in stage + 1 wake-ups (arrivals 2 .. 0, sending 3 .. 0: what one stage asked
 	 * for may point to what the next asks for) */
 	void (*sw_rx_ahead)(const struct replay *r, unsigned s, uint16_t port, unsigned stage);
 	void (*sw_tx_ahead)(const struct replay *r, unsigned s, uint16_t port, unsigned stage);

@@ -53,6 +53,15 @@ static inline int rp_ports_has(const struct rp_ports *s, unsigned p)
 	return (s->w[p / 64] >> (p % 64)) & 1;
 }
 
+/* Where the last frame a port received went: a flow's frames mostly go the same way, so reading
+ * ahead for the port's next arrival asks for its flow-cache entry and its egress queue's records
+ * before the frame is parsed (a wrong guess costs a few prefetches, never a different run). */
+struct rp_rx_hint {
+	uint32_t fc_slot, nexthop;
+	uint16_t egress; /* UINT16_MAX: none yet */
+	uint8_t queue, pg;
+};
+
 struct sw_node {
 	const char *name;
 	const struct rsw_fib *fib;
@@ -69,6 +78,7 @@ struct sw_node {
 	struct rp_ports stalled;      /* ports that could not send when woken */
 	/* last: what every event reads comes first, in four lines, not around this kilobyte */
 	int tx_link[RSW_MAX_PORTS];   /* link direction a port transmits on, or -1 */
+	struct rp_rx_hint rx_hint[RSW_MAX_PORTS];
 };
 
 /* A frame a host's application posted, waiting for its NIC: its bytes where its capture holds

@@ -137,8 +137,10 @@ static int alloc_nodes(struct replay *r)
 		n->ictx.rnd = 0x9E3779B97F4A7C15ull;
 		n->ictx.cache = r->decided;
 		n->res = &r->res->sw[s];
-		for (unsigned p = 0; p < RSW_MAX_PORTS; p++)
+		for (unsigned p = 0; p < RSW_MAX_PORTS; p++) {
 			n->tx_link[p] = -1;
+			n->rx_hint[p].egress = UINT16_MAX;
+		}
 	}
 	for (unsigned h = 0; h < md->n_host; h++) {
 		struct host_node *hn = &r->host[h];

@@ -168,6 +168,12 @@ static inline void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64
 		return;
 	}
 	rp_ports_add(&n->dirty_tx, v.port);
+	if (r->read_ahead && n->ictx.cache) {
+		const struct rsw_tm_tag *tg = rsw_tm_tag(mb);
+		n->rx_hint[port] = (struct rp_rx_hint){.fc_slot = n->ictx.cache->last_slot,
+						       .nexthop = m.nexthop, .egress = v.port,
+						       .queue = tg->queue, .pg = tg->pg};
+	}
 	if (rsw_tm_pfc_may_act(n->tm, n->tc, port, rsw_tm_tag(mb)->pg))
 		rp_ports_add(&n->dirty_ctrl, port); /* its PG grew past XOFF */
 }
@@ -374,8 +380,20 @@ static void tm_ahead(const struct sw_node *n)
 void rp_sw_rx_ahead(const struct replay *r, unsigned s, uint16_t port, unsigned stage)
 {
 	const struct sw_node *n = &r->sw[s];
-	if (stage == 1) {
+	if (stage == 2) {
 		node_ahead(n);
+		__builtin_prefetch(&n->rx_hint[port]);
+		return;
+	}
+	if (stage == 0) { /* from the tables' first line, asked for a stage ago: the classifier's
+			   * first rule, the next hop whose MACs the frame is likely to get */
+		if (!n->fib)
+			return;
+		if (n->fib->n_cls)
+			__builtin_prefetch(n->fib->cls);
+		if (n->rx_hint[port].egress != UINT16_MAX) /* (a prefetch never faults) */
+			__builtin_prefetch((const char *)n->fib->nh +
+					   (size_t)n->rx_hint[port].nexthop * sizeof(*n->fib->nh));
 		return;
 	}
 	__builtin_prefetch(&n->res->port[port]);
@@ -384,6 +402,16 @@ void rp_sw_rx_ahead(const struct replay *r, unsigned s, uint16_t port, unsigned 
 	tm_ahead(n);
 	__builtin_prefetch(&n->fib->ports[port].dscp_to_tc);
 	__builtin_prefetch(&n->tm->port[port]);
+	/* where the port's last frame went: its flow's cache entry and egress queue */
+	const struct rp_rx_hint *h = &n->rx_hint[port];
+	if (h->egress == UINT16_MAX || !n->ictx.cache)
+		return;
+	const struct rsw_fc_entry *e = &n->ictx.cache->e[h->fc_slot & n->ictx.cache->mask];
+	__builtin_prefetch(e);
+	__builtin_prefetch((const char *)e + 64);
+	rsw_tm_prefetch_at(n->tm, n->tc, h->egress, h->queue, port, h->pg);
+	__builtin_prefetch(&n->tm->port[h->egress]);
+	__builtin_prefetch(&n->tm->port[h->egress].qt[h->queue & 7]);
 }
 
 void rp_sw_tx_ahead(const struct replay *r, unsigned s, uint16_t port, unsigned stage)

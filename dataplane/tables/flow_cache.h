@@ -55,6 +55,7 @@ struct rsw_flow_cache_stats {
 /* Direct-mapped: a flow has one slot, a newer flow of the same slot replaces it. */
 struct rsw_flow_cache {
 	uint32_t mask;
+	uint32_t last_slot; /* of the last lookup: where a caller expects a flow's next one */
 	struct rsw_flow_cache_stats st;
 	struct rsw_fc_entry *e;
 };
@@ -145,7 +146,9 @@ static inline uint32_t rsw_fc_slot(const struct rsw_flow_cache *c, const struct 
 static inline int rsw_flow_cache_find(struct rsw_flow_cache *c, const struct rsw_fc_key *k,
 				      struct rsw_pkt_meta *m)
 {
-	const struct rsw_fc_entry *e = &c->e[rsw_fc_slot(c, k)];
+	uint32_t slot = rsw_fc_slot(c, k);
+	const struct rsw_fc_entry *e = &c->e[slot];
+	c->last_slot = slot;
 	const uint64_t *x = (const uint64_t *)&e->key, *y = (const uint64_t *)k;
 	uint64_t d = 0;
 	for (unsigned i = 0; i < RSW_FC_KEY_WORDS; i++)

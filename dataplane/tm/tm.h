@@ -186,14 +186,19 @@ unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_tm_config *tc, struct 
 		      const struct rsw_pkt_meta *meta);
 /* Prefetches what rsw_tm_admit will read for meta: run over a burst before admitting it, so the
  * (cold) settings and counters of its queues arrive together instead of one miss per packet. */
+static inline void rsw_tm_prefetch_at(const struct rsw_tm *tm, const struct rsw_tm_config *tc,
+				      uint16_t egress, unsigned q, uint16_t in_port, unsigned pg)
+{
+	rte_prefetch0(&tc->queue_hot[egress][q & 7]);
+	rte_prefetch0(&tc->pg_hot[in_port][pg & 7]);
+	rte_prefetch0(&tm->port[egress].q[q & 7]);
+	rte_prefetch0(&tm->port[in_port].pg[pg & 7]);
+}
+
 static inline void rsw_tm_prefetch(const struct rsw_tm *tm, const struct rsw_tm_config *tc,
 				   const struct rsw_pkt_meta *meta)
 {
-	unsigned q = meta->tc & 7, pg = meta->pg & 7;
-	rte_prefetch0(&tc->queue_hot[meta->egress_port][q]);
-	rte_prefetch0(&tc->pg_hot[meta->in_port][pg]);
-	rte_prefetch0(&tm->port[meta->egress_port].q[q]);
-	rte_prefetch0(&tm->port[meta->in_port].pg[pg]);
+	rsw_tm_prefetch_at(tm, tc, meta->egress_port, meta->tc, meta->in_port, meta->pg);
 }
 
 /* Admission of n packets of one bin: same ingress port and PG, same egress port and queue.
