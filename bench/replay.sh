@@ -8,8 +8,8 @@
 # Then a zone-size series: zones from scripts/gen_zone.py (RACKSxHOSTSxCTSWS, default 4x2x2,
 # 32x16x16 and 192x16x16: 6, 48 and 208 switches) each replaying a closed-loop ring AllReduce over
 # one host per rack (ZONE_RING_SIZE bytes, default 384M, 96M and 24M: a few million hops each),
-# captures off: set-up CPU time (a run stopped at 1 ns), switch-hops per CPU second after set-up,
-# CPU ns per hop and its ratio to the smallest zone's, peak RSS (/usr/bin/time -v); the median of
+# captures off: set-up CPU time and the event loop's (what the run says under ROCESW_REPLAY_STATS=1),
+# switch-hops per CPU second of the event loop, CPU ns per hop and its ratio to the smallest zone's, peak RSS (/usr/bin/time -v); the median of
 # ZONE_ROUNDS runs (default 3); the largest zone again with the heap on 4 KiB pages, and again
 # with the smallest zone's traffic (its ring: as many ranks, four times the bytes), the zone's
 # own cost.
@@ -37,8 +37,9 @@ now() { date +%s.%N; }
 zone_series() {
   local rounds=${ZONE_ROUNDS:-3}
   echo "zone-size series (closed-loop ring over one host per rack, captures off; CPU time of the"
-  echo "process, set-up's subtracted, so a busy machine's other work is not counted; median of"
-  echo "$rounds runs, the range in brackets; the heap on transparent huge pages unless marked 4K):"
+  echo "event loop, which the run says under ROCESW_REPLAY_STATS=1: neither its set-up nor its"
+  echo "outputs, nor a busy machine's other work; median of $rounds runs, the range in brackets;"
+  echo "the heap on transparent huge pages unless marked 4K):"
   printf '%-10s %8s %6s %7s %12s %9s %9s %11s %16s %8s\n' zone switches ranks size setup_cpu_s \
     switch_hops run_cpu_s Mhops_per_s ns_per_hop peak_MB
   local first_ns="" zs=(${ZONES:-4x2x2 32x16x16 192x16x16})
@@ -57,16 +58,13 @@ zone_series() {
     # ranks grow (ZONE_RING_SIZE overrides)
     case $tz in 4x2x2) size=384M ;; 32x16x16) size=96M ;; *) size=24M ;; esac
     size=${ZONE_RING_SIZE:-$size}
-    # the largest zone under the smallest's ring: four times as long, or its set-up (seconds,
-    # subtracted) would be most of what is timed and its noise the figure's
+    # the largest zone under the smallest's ring: four times as long, for enough hops to time
     [[ $z == *@* ]] && size=$((${size%M} * 4))M
     spec="ring,size=$size,ranks=${tz%%x*}"
     args=(replay --config "$d/zone.yaml" --collective "$spec" --captures none --sample-ns 0 --quiet)
     for k in $(seq "$rounds"); do
-      ROCESW_HUGE_HEAP=$heap /usr/bin/time -f '%e %U %S' -o "$d/setup.$key.$k" ./"$b"/rocesw \
-        "${args[@]}" --out "$d/setup" --until 1 </dev/null >/dev/null 2>&1
-      ROCESW_HUGE_HEAP=$heap /usr/bin/time -v -o "$d/time.$key.$k" ./"$b"/rocesw "${args[@]}" \
-        --out "$d/run.$key" </dev/null >/dev/null 2>&1
+      ROCESW_REPLAY_STATS=1 ROCESW_HUGE_HEAP=$heap /usr/bin/time -v -o "$d/time.$key.$k" \
+        ./"$b"/rocesw "${args[@]}" --out "$d/run.$key" </dev/null >/dev/null 2>"$d/stats.$key.$k"
     done
     line=$(/usr/bin/python3 - "$d" "$key" "$rounds" "${z%@*}" "$size" "${tz%%x*}" <<'PY'
 import json, re, statistics, sys
@@ -78,10 +76,11 @@ runs, setups, rss = [], [], 0
 for k in range(1, rounds + 1):
     t = open(f"{d}/time.{key}.{k}").read()
     rss = max(rss, int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", t)[1]))
-    cpu = sum(float(re.search(rf"{x} time \(seconds\): ([\d.]+)", t)[1]) for x in ("User", "System"))
-    _, su, ss = map(float, open(f"{d}/setup.{key}.{k}").read().split()[-3:])
-    runs.append(cpu - su - ss)
-    setups.append(su + ss)
+    st = open(f"{d}/stats.{key}.{k}").read()
+    setup = float(re.search(r"replay: set-up ([\d.]+) s of CPU", st)[1])
+    end = float(re.search(r"replay: event loop ends at ([\d.]+) s of CPU", st)[1])
+    runs.append(end - setup)
+    setups.append(setup)
 run = statistics.median(runs)
 ns = f"{run / hops * 1e9:.0f} [{min(runs) / hops * 1e9:.0f}-{max(runs) / hops * 1e9:.0f}]"
 print(f"{sys.argv[4]:<10} {len(s['switches']):8} {sys.argv[6]:>6} {sys.argv[5]:>7} "

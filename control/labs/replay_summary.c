@@ -26,6 +26,13 @@ static void pfcwd_json(json_t *x, const struct rsw_tm *tm, uint16_t p, unsigned 
 			    json_string(tm->port[p].wd[q].storm ? "stormed" : "operational"));
 }
 
+/* SAI's names of a port's PFC counters, per priority: written once, not formatted per port */
+#define PFC_NAMES(i) {"SAI_PORT_STAT_PFC_" #i "_TX_PKTS", "SAI_PORT_STAT_PFC_" #i "_RX_PKTS"}
+static const char *const pfc_names[8][2] = {PFC_NAMES(0), PFC_NAMES(1), PFC_NAMES(2),
+					    PFC_NAMES(3), PFC_NAMES(4), PFC_NAMES(5),
+					    PFC_NAMES(6), PFC_NAMES(7)};
+
+/* Every port of the zone (9,216 at 208 switches): keys set unchecked, each a literal in ASCII. */
 static json_t *ports_json(const struct rsw_fib *fib, const struct rsw_replay_switch_result *r)
 {
 	json_t *ports = json_array();
@@ -33,36 +40,33 @@ static json_t *ports_json(const struct rsw_fib *fib, const struct rsw_replay_swi
 		const struct rsw_replay_port_stats *s = &r->port[p];
 		const struct rsw_tm_port *tp = &r->tm->port[p];
 		json_t *o = json_object(), *queues = json_array(), *pfc = json_object();
-		json_object_set_new(o, "name", json_string(fib->ports[p].name));
-		json_object_set_new(o, "speed", json_integer(fib->tm.port[p].unshaped ? 0
+		json_object_set_new_nocheck(o, "name", json_string(fib->ports[p].name));
+		json_object_set_new_nocheck(o, "speed", json_integer(fib->tm.port[p].unshaped ? 0
 										  : fib->ports[p].speed_mbps));
-		json_object_set_new(o, "rx_packets", J(s->rx_packets));
-		json_object_set_new(o, "rx_bytes", J(s->rx_bytes));
-		json_object_set_new(o, "tx_packets", J(s->tx_packets));
-		json_object_set_new(o, "tx_bytes", J(s->tx_bytes));
+		json_object_set_new_nocheck(o, "rx_packets", J(s->rx_packets));
+		json_object_set_new_nocheck(o, "rx_bytes", J(s->rx_bytes));
+		json_object_set_new_nocheck(o, "tx_packets", J(s->tx_packets));
+		json_object_set_new_nocheck(o, "tx_bytes", J(s->tx_bytes));
 		for (unsigned i = 0; i < 8; i++) {
-			char k[48];
-			snprintf(k, sizeof(k), "SAI_PORT_STAT_PFC_%u_TX_PKTS", i);
-			json_object_set_new(pfc, k, J(tp->gen[i].tx_frames));
-			snprintf(k, sizeof(k), "SAI_PORT_STAT_PFC_%u_RX_PKTS", i);
-			json_object_set_new(pfc, k, J(tp->pause.rx_frames[i]));
+			json_object_set_new_nocheck(pfc, pfc_names[i][0], J(tp->gen[i].tx_frames));
+			json_object_set_new_nocheck(pfc, pfc_names[i][1], J(tp->pause.rx_frames[i]));
 		}
-		json_object_set_new(o, "pfc", pfc);
+		json_object_set_new_nocheck(o, "pfc", pfc);
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
 			json_t *x = json_object();
-			json_object_set_new(x, "queue", json_integer(q));
+			json_object_set_new_nocheck(x, "queue", json_integer(q));
 			if (fib->tm.pools.n_pools)
-				json_object_set_new(x, "pool", json_string(
+				json_object_set_new_nocheck(x, "pool", json_string(
 					fib->tm.pools.name[fib->tm.port[p].queue[q].pool]));
-			json_object_set_new(x, "packets", J(tp->qt[q].packets));
-			json_object_set_new(x, "max_depth_bytes", J(tp->q[q].use.peak));
-			json_object_set_new(x, "ecn_marked_packets",
+			json_object_set_new_nocheck(x, "packets", J(tp->qt[q].packets));
+			json_object_set_new_nocheck(x, "max_depth_bytes", J(tp->q[q].use.peak));
+			json_object_set_new_nocheck(x, "ecn_marked_packets",
 					    J(tp->qt[q].ecn_marked_packets));
-			json_object_set_new(x, "dropped_packets", J(tp->qd[q].dropped_packets));
+			json_object_set_new_nocheck(x, "dropped_packets", J(tp->qd[q].dropped_packets));
 			pfcwd_json(x, r->tm, p, q);
 			json_array_append_new(queues, x);
 		}
-		json_object_set_new(o, "queues", queues);
+		json_object_set_new_nocheck(o, "queues", queues);
 		json_array_append_new(ports, o);
 	}
 	return ports;
