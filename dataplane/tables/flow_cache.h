@@ -55,7 +55,8 @@ struct rsw_flow_cache_stats {
 /* Direct-mapped: a flow has one slot, a newer flow of the same slot replaces it. */
 struct rsw_flow_cache {
 	uint32_t mask;
-	uint32_t last_slot; /* of the last lookup: where a caller expects a flow's next one */
+	uint32_t last_slot; /* of the last frame looked up alone (rsw_ingress): where its flow's
+			     * next frame is likely to be looked up (replay reads ahead by it) */
 	struct rsw_flow_cache_stats st;
 	struct rsw_fc_entry *e;
 };
@@ -142,13 +143,11 @@ static inline uint32_t rsw_fc_slot(const struct rsw_flow_cache *c, const struct 
 	return h & c->mask;
 }
 
-/* 1 with m's ingress decisions filled in when k is cached, else 0. */
-static inline int rsw_flow_cache_find(struct rsw_flow_cache *c, const struct rsw_fc_key *k,
-				      struct rsw_pkt_meta *m)
+/* 1 with m's ingress decisions filled in when k is cached in slot (rsw_fc_slot), else 0. */
+static inline int rsw_flow_cache_find_in(struct rsw_flow_cache *c, uint32_t slot,
+					 const struct rsw_fc_key *k, struct rsw_pkt_meta *m)
 {
-	uint32_t slot = rsw_fc_slot(c, k);
 	const struct rsw_fc_entry *e = &c->e[slot];
-	c->last_slot = slot;
 	const uint64_t *x = (const uint64_t *)&e->key, *y = (const uint64_t *)k;
 	uint64_t d = 0;
 	for (unsigned i = 0; i < RSW_FC_KEY_WORDS; i++)
@@ -161,6 +160,13 @@ static inline int rsw_flow_cache_find(struct rsw_flow_cache *c, const struct rsw
 	memcpy((uint8_t *)m + RSW_FC_DECISION_OFF, e->decision, RSW_FC_DECISION_LEN);
 	m->drop = e->drop;
 	return 1;
+}
+
+/* 1 with m's ingress decisions filled in when k is cached, else 0. */
+static inline int rsw_flow_cache_find(struct rsw_flow_cache *c, const struct rsw_fc_key *k,
+				      struct rsw_pkt_meta *m)
+{
+	return rsw_flow_cache_find_in(c, rsw_fc_slot(c, k), k, m);
 }
 
 #endif

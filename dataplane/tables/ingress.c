@@ -299,8 +299,12 @@ void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt
 {
 	struct rsw_fc_key k;
 	int keyed = flow_key(fib, frame, m, ctx, &k);
-	if (keyed && rsw_flow_cache_find(ctx->cache, &k, m))
-		return;
+	if (keyed) {
+		uint32_t slot = rsw_fc_slot(ctx->cache, &k);
+		ctx->cache->last_slot = slot;
+		if (rsw_flow_cache_find_in(ctx->cache, slot, &k, m))
+			return;
+	}
 	ingress_one(fib, frame, m, ctx);
 	if (keyed)
 		rsw_flow_cache_put(ctx->cache, fib, &k, m);
