@@ -8,9 +8,10 @@
 # Then a zone-size series: zones from scripts/gen_zone.py (RACKSxHOSTSxCTSWS, default 4x2x2,
 # 32x16x16 and 192x16x16: 6, 48 and 208 switches) each replaying a closed-loop ring AllReduce over
 # one host per rack (ZONE_RING_SIZE bytes, default 384M, 96M and 24M: a few million hops each),
-# captures off: set-up CPU time and the event loop's (what the run says under ROCESW_REPLAY_STATS=1),
-# switch-hops per CPU second of the event loop, CPU ns per hop and its ratio to the smallest zone's, peak RSS (/usr/bin/time -v); the median of
-# ZONE_ROUNDS runs (default 3); the largest zone again with the heap on 4 KiB pages, and again
+# captures off: set-up CPU time and the event loop's (what the run says under
+# ROCESW_REPLAY_STATS=1), switch-hops per CPU second of the event loop, CPU ns per hop and its
+# ratio to the smallest zone's, peak RSS (/usr/bin/time -v); the median of ZONE_ROUNDS runs
+# (default 3); the largest zone again with the heap on 4 KiB pages, and again
 # with the smallest zone's traffic (its ring: as many ranks, four times the bytes), the zone's
 # own cost.
 # Last, the comparison with ns-3.37 (bench/replay_ns3.sh with ROUNDS; its ZONES are NS3_ZONES),

@@ -33,6 +33,7 @@ static const char *const pfc_names[8][2] = {PFC_NAMES(0), PFC_NAMES(1), PFC_NAME
 					    PFC_NAMES(6), PFC_NAMES(7)};
 
 /* Every port of the zone (9,216 at 208 switches): keys set unchecked, each a literal in ASCII. */
+#define SET json_object_set_new_nocheck
 static json_t *ports_json(const struct rsw_fib *fib, const struct rsw_replay_switch_result *r)
 {
 	json_t *ports = json_array();
@@ -40,37 +41,35 @@ static json_t *ports_json(const struct rsw_fib *fib, const struct rsw_replay_swi
 		const struct rsw_replay_port_stats *s = &r->port[p];
 		const struct rsw_tm_port *tp = &r->tm->port[p];
 		json_t *o = json_object(), *queues = json_array(), *pfc = json_object();
-		json_object_set_new_nocheck(o, "name", json_string(fib->ports[p].name));
-		json_object_set_new_nocheck(o, "speed", json_integer(fib->tm.port[p].unshaped ? 0
-										  : fib->ports[p].speed_mbps));
-		json_object_set_new_nocheck(o, "rx_packets", J(s->rx_packets));
-		json_object_set_new_nocheck(o, "rx_bytes", J(s->rx_bytes));
-		json_object_set_new_nocheck(o, "tx_packets", J(s->tx_packets));
-		json_object_set_new_nocheck(o, "tx_bytes", J(s->tx_bytes));
+		SET(o, "name", json_string(fib->ports[p].name));
+		SET(o, "speed", J(fib->tm.port[p].unshaped ? 0 : fib->ports[p].speed_mbps));
+		SET(o, "rx_packets", J(s->rx_packets));
+		SET(o, "rx_bytes", J(s->rx_bytes));
+		SET(o, "tx_packets", J(s->tx_packets));
+		SET(o, "tx_bytes", J(s->tx_bytes));
 		for (unsigned i = 0; i < 8; i++) {
-			json_object_set_new_nocheck(pfc, pfc_names[i][0], J(tp->gen[i].tx_frames));
-			json_object_set_new_nocheck(pfc, pfc_names[i][1], J(tp->pause.rx_frames[i]));
+			SET(pfc, pfc_names[i][0], J(tp->gen[i].tx_frames));
+			SET(pfc, pfc_names[i][1], J(tp->pause.rx_frames[i]));
 		}
-		json_object_set_new_nocheck(o, "pfc", pfc);
+		SET(o, "pfc", pfc);
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
 			json_t *x = json_object();
-			json_object_set_new_nocheck(x, "queue", json_integer(q));
+			SET(x, "queue", json_integer(q));
 			if (fib->tm.pools.n_pools)
-				json_object_set_new_nocheck(x, "pool", json_string(
-					fib->tm.pools.name[fib->tm.port[p].queue[q].pool]));
-			json_object_set_new_nocheck(x, "packets", J(tp->qt[q].packets));
-			json_object_set_new_nocheck(x, "max_depth_bytes", J(tp->q[q].use.peak));
-			json_object_set_new_nocheck(x, "ecn_marked_packets",
-					    J(tp->qt[q].ecn_marked_packets));
-			json_object_set_new_nocheck(x, "dropped_packets", J(tp->qd[q].dropped_packets));
+				SET(x, "pool", json_string(fib->tm.pools.name[fib->tm.port[p].queue[q].pool]));
+			SET(x, "packets", J(tp->qt[q].packets));
+			SET(x, "max_depth_bytes", J(tp->q[q].use.peak));
+			SET(x, "ecn_marked_packets", J(tp->qt[q].ecn_marked_packets));
+			SET(x, "dropped_packets", J(tp->qd[q].dropped_packets));
 			pfcwd_json(x, r->tm, p, q);
 			json_array_append_new(queues, x);
 		}
-		json_object_set_new_nocheck(o, "queues", queues);
+		SET(o, "queues", queues);
 		json_array_append_new(ports, o);
 	}
 	return ports;
 }
+#undef SET
 
 /* Each buffer pool with the most shared bytes it held: which pool a queue's or PG's bytes were
  * charged to is seen here, not only in the config. */
