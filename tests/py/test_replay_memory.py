@@ -149,8 +149,8 @@ class SetupCpu(unittest.TestCase):
     kernel's count of the whole process (wait4's rusage, user + system, which the re-exec onto
     huge pages keeps), and only when asked."""
 
-    def run_zone(self, env):
-        out = os.path.join(tmpdir(), "o")
+    def run_zone(self, env, out=None):
+        out = out or os.path.join(tmpdir(), "o")
         p = subprocess.Popen([ROCESW, "replay", "--config", ZONE, "--collective", "ring,size=1M",
                               "--captures", "none", "--quiet", "--out", out],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
@@ -169,6 +169,25 @@ class SetupCpu(unittest.TestCase):
         err, _ = self.run_zone({k: v for k, v in os.environ.items()
                                 if k != "ROCESW_REPLAY_STATS"})
         self.assertNotIn("set-up", err)
+
+    def test_event_loop_end(self):
+        """It also says the CPU time when the event loop ended, before any output was written:
+        no earlier than set-up, no later than the whole process, and with at least as many
+        wake-ups as the summary counts frames received by switch ports (each one's own)."""
+        out = os.path.join(tmpdir(), "o")
+        err, total = self.run_zone(dict(os.environ, ROCESW_REPLAY_STATS="1"), out)
+        setup = float(re.search(r"^replay: set-up ([\d.]+) s of CPU", err, re.M)[1])
+        ends = re.findall(r"^replay: event loop ends at ([\d.]+) s of CPU, (\d+) events$", err,
+                          re.M)
+        self.assertEqual(len(ends), 1, err)
+        end, events = float(ends[0][0]), int(ends[0][1])
+        self.assertGreaterEqual(end, setup)
+        self.assertLessEqual(end, total + 0.001)
+        with open(os.path.join(out, "summary.json")) as f:
+            s = json.load(f)
+        hops = sum(p["rx_packets"] for sw in s["switches"] for p in sw["ports"])
+        self.assertGreater(hops, 1000)
+        self.assertGreaterEqual(events, hops)
 
 
 class HeldRounds(unittest.TestCase):
