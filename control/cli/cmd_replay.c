@@ -103,7 +103,8 @@ static void usage(FILE *f)
 		"                   again with GLIBC_TUNABLES=glibc.malloc.hugetlb=1: docs/replay.md)\n"
 		"  ROCESW_REPLAY_STATS=1  say on stderr the CPU time set-up took (for benchmarks),\n"
 		"                   whether it reads ahead, the CPU time when the event loop ended and\n"
-		"                   its events, the most rounds of a collective held at once\n"
+		"                   its events, the flow cache's size and hits, the most rounds of a\n"
+		"                   collective held at once\n"
 		"  ROCESW_READ_AHEAD=on|off  ask for the next wake-ups' records ahead, or not (default:\n"
 		"                   when the zone's ports' records are more than the core's L2)\n");
 }

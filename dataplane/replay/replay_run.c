@@ -18,7 +18,10 @@
 #include "replay_player.h"
 #include "replay_switch.h"
 
-#define REPLAY_FLOW_CACHE 8192u /* flows decided, all switches together: 1 MiB */
+/* flows decided, all switches together: 1 MiB to begin with, growing as (switch, flow) pairs
+ * outnumber its slots (a ring over 3,072 hosts: 18,432) up to 32 MiB */
+#define REPLAY_FLOW_CACHE 8192u
+#define REPLAY_FLOW_CACHE_MAX (1u << 18)
 
 /* What the engine runs at each kind of wake-up. */
 static const struct rp_node_ops node_ops = {
@@ -126,6 +129,8 @@ static int alloc_nodes(struct replay *r)
 	r->res->host = calloc(md->n_host ? md->n_host : 1, sizeof(*r->res->host));
 	/* the switches' flow cache: one for all (the tables' identity is in its key) */
 	r->decided = rsw_flow_cache_wanted() ? rsw_flow_cache_new(REPLAY_FLOW_CACHE) : NULL;
+	if (r->decided)
+		rsw_flow_cache_grow_upto(r->decided, REPLAY_FLOW_CACHE_MAX);
 	if (!r->sw || !r->host || !r->link || !r->in || !r->res->sw || !r->res->host ||
 	    (rsw_flow_cache_wanted() && !r->decided))
 		return -1;
@@ -489,6 +494,16 @@ int rsw_replay_run(const struct rsw_replay_model *model, const char *out_dir,
 		fprintf(opts->setup_cpu, "replay: event loop ends at %.6f s of CPU, %llu events\n",
 			(double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9,
 			(unsigned long long)r->n_events);
+		if (r->decided) {
+			struct rsw_flow_cache_stats st;
+			rsw_flow_cache_stats(r->decided, &st);
+			fprintf(opts->setup_cpu,
+				"replay: flow cache %u slots (doubled %llu times), %llu hits, "
+				"%llu misses, %llu evictions, %llu not kept\n",
+				r->decided->mask + 1, (unsigned long long)st.grown,
+				(unsigned long long)st.hits, (unsigned long long)st.misses,
+				(unsigned long long)st.evictions, (unsigned long long)st.uncached);
+		}
 	}
 	return rsw_replay_part_close(r, cut, 1);
 }

@@ -12,6 +12,15 @@ _Static_assert(sizeof(struct rsw_fc_key) % 8 == 0, "a key is whole words");
 _Static_assert(RSW_FC_DECISION_LEN == 24, "the decisions are one block of struct rsw_pkt_meta");
 _Static_assert(sizeof(struct rsw_fc_entry) == 128, "an entry is two cache lines");
 
+/* n empty entries (fib 0: no tables have it, every slot misses), or NULL */
+static struct rsw_fc_entry *entries_new(size_t n)
+{
+	struct rsw_fc_entry *e = aligned_alloc(64, n * sizeof(*e));
+	if (e)
+		memset(e, 0, n * sizeof(*e));
+	return e;
+}
+
 struct rsw_flow_cache *rsw_flow_cache_new(unsigned entries)
 {
 	unsigned n = 1;
@@ -20,14 +29,48 @@ struct rsw_flow_cache *rsw_flow_cache_new(unsigned entries)
 	struct rsw_flow_cache *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	c->e = aligned_alloc(64, n * sizeof(*c->e));
+	c->e = entries_new(n);
 	if (!c->e) {
 		free(c);
 		return NULL;
 	}
-	memset(c->e, 0, n * sizeof(*c->e)); /* fib 0: no tables have it, every slot misses */
 	c->mask = n - 1;
+	c->max_mask = c->mask;
 	return c;
+}
+
+void rsw_flow_cache_grow_upto(struct rsw_flow_cache *c, unsigned max_entries)
+{
+	uint32_t m = c->mask;
+	while (((uint64_t)m + 1) * 2 <= max_entries && m < UINT32_MAX >> 1)
+		m = m << 1 | 1;
+	c->max_mask = m;
+	c->window_looked = c->st.hits + c->st.misses;
+	c->window_evicted = c->st.evictions;
+}
+
+/* At the end of a window of mask + 1 lookups: double when too many of them evicted. Without
+ * memory for twice the slots the cache stays as it is, and grows no more. */
+static void review(struct rsw_flow_cache *c)
+{
+	uint64_t looked = c->st.hits + c->st.misses;
+	if (looked - c->window_looked <= c->mask)
+		return;
+	uint64_t evicted = c->st.evictions - c->window_evicted;
+	c->window_looked = looked;
+	c->window_evicted = c->st.evictions;
+	if (evicted * RSW_FC_GROW_EVICTING <= (uint64_t)c->mask + 1)
+		return;
+	struct rsw_fc_entry *e = entries_new(((size_t)c->mask + 1) * 2);
+	if (!e) {
+		c->max_mask = c->mask;
+		return;
+	}
+	free(c->e);
+	c->e = e;
+	c->mask = c->mask << 1 | 1;
+	c->last_slot = 0;
+	c->st.grown++;
 }
 
 void rsw_flow_cache_free(struct rsw_flow_cache *c)
@@ -91,6 +134,12 @@ void rsw_flow_cache_put(struct rsw_flow_cache *c, const struct rsw_fib *fib,
 		}
 	}
 	struct rsw_fc_entry *e = &c->e[rsw_fc_slot(c, k)];
+	if (e->key.fib) /* (a dead table's entry counts too: it made room for this one) */
+		c->st.evictions++;
+	if (c->max_mask > c->mask) {
+		review(c);
+		e = &c->e[rsw_fc_slot(c, k)];
+	}
 	e->key = *k;
 	memcpy(e->decision, (const uint8_t *)m + RSW_FC_DECISION_OFF, RSW_FC_DECISION_LEN);
 	e->drop = m->drop;

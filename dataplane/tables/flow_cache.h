@@ -47,9 +47,11 @@ struct rsw_fc_entry {
 	uint8_t drop;
 } __attribute__((aligned(64)));
 
-/* Lookups that hit, missed, and decisions not kept (RANDOM, ARS). */
+/* Lookups that hit, missed, and decisions not kept (RANDOM, ARS); decisions kept in place of
+ * another flow's; times the cache doubled. */
 struct rsw_flow_cache_stats {
 	uint64_t hits, misses, uncached;
+	uint64_t evictions, grown;
 };
 
 /* Direct-mapped: a flow has one slot, a newer flow of the same slot replaces it. */
@@ -59,10 +61,22 @@ struct rsw_flow_cache {
 			     * next frame is likely to be looked up (replay reads ahead by it) */
 	struct rsw_flow_cache_stats st;
 	struct rsw_fc_entry *e;
+	/* a growing cache (rsw_flow_cache_grow_upto): its largest mask (mask: fixed), and the
+	 * lookups and evictions when its current window of mask + 1 lookups began */
+	uint32_t max_mask;
+	uint64_t window_looked, window_evicted;
 };
 
 /* A cache of entries slots (rounded up to a power of two), or NULL (no memory). */
 struct rsw_flow_cache *rsw_flow_cache_new(unsigned entries);
+/* From now on the cache doubles, up to max_entries slots (rounded down to a power of two),
+ * whenever more than one lookup in RSW_FC_GROW_EVICTING of a window as long as it has slots
+ * put a decision in place of another flow's: flows that outnumber its slots, or share them,
+ * keep evicting each other. A doubled cache starts empty (its decisions are taken again), so
+ * nothing it answers changes. Replay keeps one cache for every switch of a zone, whose
+ * (switch, flow) pairs grow with the zone and its traffic; a live worker's stays fixed. */
+void rsw_flow_cache_grow_upto(struct rsw_flow_cache *c, unsigned max_entries);
+#define RSW_FC_GROW_EVICTING 16
 void rsw_flow_cache_free(struct rsw_flow_cache *c);
 void rsw_flow_cache_stats(const struct rsw_flow_cache *c, struct rsw_flow_cache_stats *s);
 

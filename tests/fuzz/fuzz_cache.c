@@ -3,9 +3,10 @@
  * one at a time through rsw_pipeline_frame (replay's and inspect's way), and in bursts of 32
  * through rsw_ingress_burst (the live workers' way). Every few hundred frames both commit the
  * same table change (a port down or up, a hash policy's seed): the cache's entries of the old
- * tables must miss. Verdicts, metadata and rewritten bytes must be identical, or it aborts
- * naming the frame. Each side has its own ARS state and RANDOM hash state, which the cache must
- * leave to advance exactly as without it. */
+ * tables must miss. The cache grows as replay's does (empty again each time it doubles).
+ * Verdicts, metadata and rewritten bytes must be identical, or it aborts naming the frame. Each
+ * side has its own ARS state and RANDOM hash state, which the cache must leave to advance
+ * exactly as without it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +54,10 @@ int rsw_fuzz_cache_init(const char *config)
 	if (rsw_eal_init_quiet("fuzz_driver") < 0)
 		return -1;
 	rte_log_set_global_level(RTE_LOG_CRIT);
-	cache = rsw_flow_cache_new(64); /* small: evictions and collisions happen too */
+	/* small: evictions and collisions happen too, and growth (replay's cache grows) */
+	cache = rsw_flow_cache_new(64);
+	if (cache)
+		rsw_flow_cache_grow_upto(cache, 256);
 	for (unsigned s = 0; s < 2; s++) {
 		side[s].sw = rsw_switch_new(NULL, err, sizeof(err));
 		if (!side[s].sw || rsw_config_apply(side[s].sw, config, err, sizeof(err)) < 0) {
@@ -162,12 +166,14 @@ int rsw_fuzz_cache_fini(void)
 	struct rsw_flow_cache_stats st;
 	rsw_flow_cache_stats(cache, &st);
 	printf("fuzz_driver cache: %lu frames twice (one by one, then in bursts), %lu commits: "
-	       "%llu hits, %llu misses, %llu decisions not cached; the same decisions\n",
+	       "%llu hits, %llu misses, %llu decisions not cached, %u slots after doubling %llu "
+	       "times; the same decisions\n",
 	       n_frames, n_commits, (unsigned long long)st.hits, (unsigned long long)st.misses,
-	       (unsigned long long)st.uncached);
+	       (unsigned long long)st.uncached, cache->mask + 1, (unsigned long long)st.grown);
 	for (unsigned s = 0; s < 2; s++)
 		rsw_switch_free(side[s].sw);
 	rsw_flow_cache_free(cache);
-	/* the check is only worth something if the cache answered, and declined, many times */
-	return st.hits > n_frames / 4 && st.uncached > 0 ? 0 : -1;
+	/* the check is only worth something if the cache answered, and declined, many times, and
+	 * grew */
+	return st.hits > n_frames / 4 && st.uncached > 0 && st.grown > 0 ? 0 : -1;
 }

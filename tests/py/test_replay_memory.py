@@ -12,6 +12,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import unittest
 
 from common import ROCESW, ROOT, tmpdir
@@ -65,6 +66,59 @@ class Memory(unittest.TestCase):
         sent = sum(p["tx_packets"] for p in s["ports"] if p["name"] == "Ethernet16")
         got = sum(p["rx_packets"] for p in s["ports"])
         self.assertEqual(sent, got)
+
+
+
+class FlowCacheGrowth(unittest.TestCase):
+    """A replay run keeps one flow cache of ingress decisions for all its switches
+    (dataplane/tables/flow_cache.h), from 8,192 slots, doubling while more than one lookup in 16
+    evicts another flow's decision. A ring over 256 hosts of a generated 36-switch zone has some
+    1,500 (switch, flow) pairs (each transfer crosses three switches, its ACKs three more): in
+    8,192 direct-mapped slots about one in five shares a slot and evicts on every frame, so the
+    cache must grow; and whatever it holds, every output is the one the tables give without it
+    (ROCESW_FLOW_CACHE=off)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tmpdir()
+        cls.zone = os.path.join(cls.dir, "zone")
+        subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "gen_zone.py"), "--racks",
+                        "32", "--hosts", "8", "--ctsws", "4", "--out", cls.zone], check=True,
+                       capture_output=True)
+
+    def run_ring(self, cache):
+        out = os.path.join(tmpdir(), "o")
+        env = dict(os.environ, ROCESW_REPLAY_STATS="1")
+        if cache == "off":
+            env["ROCESW_FLOW_CACHE"] = "off"
+        p = subprocess.run([ROCESW, "replay", "--config", os.path.join(self.zone, "zone.yaml"),
+                            "--collective", "ring,size=16K,ranks=256", "--captures", "none",
+                            "--quiet", "--out", out], capture_output=True, text=True, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        files = {}
+        for n in sorted(os.listdir(out)):
+            with open(os.path.join(out, n), "rb") as f:
+                files[n] = f.read()
+        return p.stderr, files
+
+    def test_grows_and_changes_nothing(self):
+        err, on = self.run_ring("on")
+        m = re.search(r"^replay: flow cache (\d+) slots \(doubled (\d+) times\), (\d+) hits, "
+                      r"(\d+) misses, (\d+) evictions, (\d+) not kept$", err, re.M)
+        self.assertIsNotNone(m, err)
+        slots, doubled, hits, misses = (int(m[i]) for i in range(1, 5))
+        self.assertGreaterEqual(doubled, 1)
+        self.assertEqual(slots, 8192 << doubled)
+        summary = json.loads(on["summary.json"])
+        self.assertTrue(summary["collective"]["complete"])
+        # every data frame a switch received was looked up once (no PFC, no drop here)
+        hops = sum(p["rx_packets"] for sw in summary["switches"] for p in sw["ports"])
+        self.assertEqual(hits + misses, hops)
+        err_off, off = self.run_ring("off")
+        self.assertNotIn("flow cache", err_off)
+        self.assertEqual(sorted(on), sorted(off))
+        for name in on:
+            self.assertEqual(on[name], off[name], name)
 
 
 if __name__ == "__main__":

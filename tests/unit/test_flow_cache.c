@@ -1,0 +1,161 @@
+/* The flow cache's growth, against counts worked out by hand: a fixed cache never grows; a
+ * growing one doubles only at the end of a window of as many lookups as it has slots in which
+ * more than one lookup in RSW_FC_GROW_EVICTING evicted another flow, starts empty when it does
+ * (what it answers is only ever what was put), and stops at its largest size. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dataplane/tables/flow_cache.h"
+
+/* Flow i's key (the tables' identity 1, ingress port i) and the decision it stands for. */
+static struct rsw_fc_key key(unsigned i)
+{
+	return (struct rsw_fc_key){.fib = 1, .port = i, .dport_qp = 4791};
+}
+
+/* One frame of flow i through the cache as rsw_ingress takes it: a lookup, and on a miss the
+ * decision (egress port i % 64) put. Returns whether it hit; a hit must give flow i's answer. */
+static int frame(struct rsw_flow_cache *c, unsigned i)
+{
+	struct rsw_fc_key k = key(i);
+	struct rsw_pkt_meta m;
+	memset(&m, 0, sizeof(m));
+	if (rsw_flow_cache_find(c, &k, &m)) {
+		assert_int_equal(m.egress_port, i % 64);
+		assert_int_equal(m.nexthop, i);
+		return 1;
+	}
+	m.egress_port = (uint16_t)(i % 64);
+	m.nexthop = i;
+	rsw_flow_cache_put(c, NULL, &k, &m);
+	return 0;
+}
+
+static unsigned slots(const struct rsw_flow_cache *c)
+{
+	return c->mask + 1;
+}
+
+/* Flows that fit with room to spare in a cache that may grow: once each has been put, every
+ * frame hits unless two share a slot; a fixed cache of the same size answers the same. */
+static void few_flows_hit(void **state)
+{
+	(void)state;
+	struct rsw_flow_cache *c = rsw_flow_cache_new(4096);
+	assert_non_null(c);
+	rsw_flow_cache_grow_upto(c, 1 << 16);
+	unsigned hits = 0;
+	for (unsigned round = 0; round < 50; round++)
+		for (unsigned i = 0; i < 8; i++)
+			hits += (unsigned)frame(c, i);
+	struct rsw_flow_cache_stats st;
+	rsw_flow_cache_stats(c, &st);
+	assert_int_equal(st.hits + st.misses, 400);
+	assert_int_equal(hits, st.hits);
+	/* 8 flows over 4,096 slots: at most a pair share one, evicting each other each round
+	 * (2 lookups of 8 a round: 1 in 4, above 1 in 16), yet a window is 4,096 lookups and
+	 * only 400 were made: no window ended, no growth */
+	assert_int_equal(st.grown, 0);
+	assert_int_equal(slots(c), 4096);
+	assert_true(st.misses >= 8);
+	rsw_flow_cache_free(c);
+}
+
+/* 1,000 flows in turn through 64 slots: nearly every lookup evicts. The cache doubles at the
+ * end of each window (64, 128, ... lookups) until its largest size, 1,024, where all but the
+ * flows that share a slot hit. */
+static void churn_grows_to_the_cap(void **state)
+{
+	(void)state;
+	struct rsw_flow_cache *c = rsw_flow_cache_new(64);
+	assert_non_null(c);
+	rsw_flow_cache_grow_upto(c, 1500); /* rounded down: 1,024 */
+	struct rsw_flow_cache_stats st;
+	/* the first window: 64 lookups, all misses, 0 evictions until the slots fill (64 flows
+	 * into 64 slots: some share), so it may or may not double; by 64 + 128 + ... lookups of
+	 * flows that outnumber the slots 1,000 to 64, it must */
+	for (unsigned round = 0; round < 20; round++)
+		for (unsigned i = 0; i < 1000; i++)
+			frame(c, i);
+	rsw_flow_cache_stats(c, &st);
+	assert_int_equal(slots(c), 1024);
+	assert_int_equal(st.grown, 4); /* 64 -> 128 -> 256 -> 512 -> 1,024 */
+	assert_int_equal(st.hits + st.misses, 20000);
+	/* at 1,024 slots 1,000 flows still share some: the cache grows no more */
+	unsigned before = (unsigned)st.misses;
+	for (unsigned i = 0; i < 1000; i++)
+		frame(c, i);
+	rsw_flow_cache_stats(c, &st);
+	assert_int_equal(slots(c), 1024);
+	assert_int_equal(st.grown, 4);
+	/* taken in turn, a flow alone in its slot hits, and one that shares it misses (the
+	 * others of its slot came between): counted from where the keys fall */
+	unsigned in_slot[1024] = {0}, shared = 0;
+	for (unsigned f = 0; f < 1000; f++) {
+		struct rsw_fc_key k = key(f);
+		in_slot[rsw_fc_slot(c, &k)]++;
+	}
+	for (unsigned s = 0; s < 1024; s++)
+		shared += in_slot[s] > 1 ? in_slot[s] : 0;
+	assert_int_equal(st.misses - before, shared);
+	rsw_flow_cache_free(c);
+}
+
+/* Without rsw_flow_cache_grow_upto a cache keeps its size whatever it evicts (a live
+ * worker's). */
+static void fixed_never_grows(void **state)
+{
+	(void)state;
+	struct rsw_flow_cache *c = rsw_flow_cache_new(64);
+	assert_non_null(c);
+	for (unsigned round = 0; round < 20; round++)
+		for (unsigned i = 0; i < 1000; i++)
+			frame(c, i);
+	struct rsw_flow_cache_stats st;
+	rsw_flow_cache_stats(c, &st);
+	assert_int_equal(slots(c), 64);
+	assert_int_equal(st.grown, 0);
+	assert_true(st.evictions > 19000 - 64);
+	rsw_flow_cache_free(c);
+}
+
+/* A doubled cache starts empty: the frame after a growth misses, and hits again once put. */
+static void grown_starts_empty(void **state)
+{
+	(void)state;
+	struct rsw_flow_cache *c = rsw_flow_cache_new(2);
+	assert_non_null(c);
+	rsw_flow_cache_grow_upto(c, 4);
+	/* 3 flows over 2 slots: the window is 2 lookups; lookups evict from the third on */
+	unsigned i = 0;
+	struct rsw_flow_cache_stats st;
+	do {
+		frame(c, i++ % 3);
+		rsw_flow_cache_stats(c, &st);
+	} while (!st.grown && i < 100);
+	assert_int_equal(st.grown, 1);
+	assert_int_equal(slots(c), 4);
+	for (unsigned f = 0; f < 3; f++) {
+		struct rsw_fc_key k = key(f);
+		struct rsw_pkt_meta m;
+		memset(&m, 0, sizeof(m));
+		/* the flow whose put made the cache grow was put into the new slots */
+		if (f != (i - 1) % 3)
+			assert_int_equal(rsw_flow_cache_find(c, &k, &m), 0);
+	}
+	rsw_flow_cache_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {cmocka_unit_test(few_flows_hit),
+					   cmocka_unit_test(churn_grows_to_the_cap),
+					   cmocka_unit_test(fixed_never_grows),
+					   cmocka_unit_test(grown_starts_empty)};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
