@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dataplane/pkt/parse.h"
+#include "dataplane/tables/flow_cache.h"
 #include "dataplane/tm/shaper.h"
 #include "replay_engine.h"
 
@@ -87,9 +88,10 @@ static void flow_hop(struct replay *r, struct rp_frame_tag *tag, uint32_t dir, u
 		for (k = 0; k < RP_HOT_HOPS && h->hop[k].dir1 != dir + 1; k++)
 			;
 	if (k < RP_HOT_HOPS) {
-		if (!++h->hop[k].packets) /* the count's carry, into the path's record */
+		if (!++h->hop[k].packets) /* the counts' carries, into the path's record */
 			r->fl[tag->flow].hop[k].packets += 1ull << 32;
-		h->hop[k].bytes += len;
+		if ((h->hop[k].bytes += len) < len)
+			r->fl[tag->flow].hop[k].bytes += 1ull << 32;
 		tag->hops = k + 1;
 		return;
 	}
@@ -247,9 +249,10 @@ static void input_arrive(struct replay *r, uint32_t id, uint64_t t)
  * thousand flows touch over hundreds of switches is past the L2; past the L3 at thousands of
  * hosts), so the loop asks for them ahead, in stages as each record's pointers to the next
  * become readable: for a link's arrival, three wake-ups ahead the link, then the frame's buffer
- * and its receiver's node, then the frame's headers and the receiver's records (with where the
- * port's last frame went: its flow-cache entry and egress queue), and last its flow's line and
- * the receiver's classifier and next hop. Nothing it reads changes what the run does. */
+ * and its receiver's node, then the frame's headers, its flow's line and the receiver's records
+ * (with where the port's last frame went: its flow-cache entry and egress queue), and last the
+ * flow-cache entry the flow's last frame took at that switch (kept in the flow's line), the
+ * receiver's classifier and next hop. Nothing it reads changes what the run does. */
 #define AHEAD 4
 
 static void ahead(const struct replay *r, uint32_t id, unsigned stage)
@@ -272,17 +275,29 @@ static void ahead(const struct replay *r, uint32_t id, unsigned stage)
 		}
 		if (stage == 1) {
 			const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+			uint32_t fi = rp_mbuf_tag(&r->mem, m)->flow;
 			__builtin_prefetch(d);
 			__builtin_prefetch(d + 64);
+			if (fi != NO_FLOW)
+				__builtin_prefetch(&r->fl_hot[fi]);
 			if (l->to.sw != RSW_TOPO_HOST)
 				r->ops->sw_rx_ahead(r, (unsigned)l->to.sw, l->to.idx, 1);
 			return;
 		}
-		uint32_t fi = rp_mbuf_tag(&r->mem, m)->flow;
-		if (fi != NO_FLOW)
-			__builtin_prefetch(&r->fl_hot[fi]);
-		if (l->to.sw != RSW_TOPO_HOST)
-			r->ops->sw_rx_ahead(r, (unsigned)l->to.sw, l->to.idx, 0);
+		/* the flow's line, asked for a stage ago: where its last frame's decision was kept at
+		 * the switch this link leads to */
+		if (l->to.sw == RSW_TOPO_HOST)
+			return;
+		const struct rp_frame_tag *tg = rp_mbuf_tag(&r->mem, m);
+		uint32_t k = tg->hops - 1;
+		if (tg->flow != NO_FLOW && k < RP_HOT_HOPS && r->decided &&
+		    r->fl_hot[tg->flow].hop[k].dir1 == id - r->id_link + 1) {
+			const struct rsw_fc_entry *e =
+				&r->decided->e[r->fl_hot[tg->flow].hop[k].fc_slot & r->decided->mask];
+			__builtin_prefetch(e);
+			__builtin_prefetch((const char *)e + 64);
+		}
+		r->ops->sw_rx_ahead(r, (unsigned)l->to.sw, l->to.idx, 0);
 	} else if (id >= r->id_port && id < r->id_ctrl) {
 		unsigned sp = id - r->id_port;
 		r->ops->sw_tx_ahead(r, sp / RSW_MAX_PORTS, (uint16_t)(sp % RSW_MAX_PORTS), stage);

@@ -86,7 +86,11 @@ struct __attribute__((aligned(64))) rp_flow_hot {
 	struct rp_hot_hop {
 		uint32_t dir1;     /* link direction + 1, 0: not yet */
 		uint32_t packets;  /* its carry goes into the path's record */
-		uint64_t bytes;
+		uint32_t bytes;    /* so does this one's */
+		/* while reading ahead: the flow-cache slot of the flow's last frame at the switch the
+		 * link leads to, where its next frame's decision is (the port's last frame may be
+		 * another flow's, on a link many flows share) */
+		uint32_t fc_slot;
 	} hop[RP_HOT_HOPS];
 };
 
@@ -186,6 +190,16 @@ void rp_flows_fold(struct replay *r);
 static inline uint32_t *frame_flow(const struct replay *r, struct rte_mbuf *m)
 {
 	return rp_mbuf_flow(&r->mem, m);
+}
+
+/* While reading ahead: the flow-cache slot frame m's decision took at the switch its last link
+ * led to, for the flow's next frame there (struct rp_flow_hot). */
+static inline void rp_flow_fc_seen(struct replay *r, struct rte_mbuf *m, uint32_t slot)
+{
+	const struct rp_frame_tag *tg = rp_mbuf_tag(&r->mem, m);
+	uint32_t k = tg->hops - 1;
+	if (tg->flow != NO_FLOW && k < RP_HOT_HOPS)
+		r->fl_hot[tg->flow].hop[k].fc_slot = slot;
 }
 
 /* Reads the next frame of a capture; on a read error ends it and fails the run with the reason. */

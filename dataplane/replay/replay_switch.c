@@ -173,6 +173,7 @@ static inline void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64
 		n->rx_hint[port] = (struct rp_rx_hint){.fc_slot = n->ictx.cache->last_slot,
 						       .nexthop = m.nexthop, .egress = v.port,
 						       .queue = tg->queue, .pg = tg->pg};
+		rp_flow_fc_seen(r, mb, n->ictx.cache->last_slot);
 	}
 	if (rsw_tm_pfc_may_act(n->tm, n->tc, port, rsw_tm_tag(mb)->pg))
 		rp_ports_add(&n->dirty_ctrl, port); /* its PG grew past XOFF */
