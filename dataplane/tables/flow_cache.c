@@ -49,28 +49,29 @@ void rsw_flow_cache_grow_upto(struct rsw_flow_cache *c, unsigned max_entries)
 	c->window_evicted = c->st.evictions;
 }
 
-/* At the end of a window of mask + 1 lookups: double when too many of them evicted. Without
- * memory for twice the slots the cache stays as it is, and grows no more. */
-static void review(struct rsw_flow_cache *c)
+/* At the end of a window of mask + 1 lookups: double when too many of them evicted; 1 when it
+ * did. Without memory for twice the slots the cache stays as it is, and grows no more. */
+static int review(struct rsw_flow_cache *c)
 {
 	uint64_t looked = c->st.hits + c->st.misses;
 	if (looked - c->window_looked <= c->mask)
-		return;
+		return 0;
 	uint64_t evicted = c->st.evictions - c->window_evicted;
 	c->window_looked = looked;
 	c->window_evicted = c->st.evictions;
 	if (evicted * RSW_FC_GROW_EVICTING <= (uint64_t)c->mask + 1)
-		return;
+		return 0;
 	struct rsw_fc_entry *e = entries_new(((size_t)c->mask + 1) * 2);
 	if (!e) {
 		c->max_mask = c->mask;
-		return;
+		return 0;
 	}
 	free(c->e);
 	c->e = e;
 	c->mask = c->mask << 1 | 1;
 	c->last_slot = 0;
 	c->st.grown++;
+	return 1;
 }
 
 void rsw_flow_cache_free(struct rsw_flow_cache *c)
@@ -136,10 +137,8 @@ void rsw_flow_cache_put(struct rsw_flow_cache *c, const struct rsw_fib *fib,
 	struct rsw_fc_entry *e = &c->e[rsw_fc_slot(c, k)];
 	if (e->key.fib) /* (a dead table's entry counts too: it made room for this one) */
 		c->st.evictions++;
-	if (c->max_mask > c->mask) {
-		review(c);
-		e = &c->e[rsw_fc_slot(c, k)];
-	}
+	if (c->max_mask > c->mask && review(c))
+		e = &c->e[rsw_fc_slot(c, k)]; /* its slot in the doubled cache */
 	e->key = *k;
 	memcpy(e->decision, (const uint8_t *)m + RSW_FC_DECISION_OFF, RSW_FC_DECISION_LEN);
 	e->drop = m->drop;
