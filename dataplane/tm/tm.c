@@ -374,33 +374,50 @@ static inline void cache_index_set(uint8_t *at, unsigned v)
 	__atomic_store_n(at, (uint8_t)v, __ATOMIC_RELAXED);
 }
 
-static inline struct rte_mbuf *cache_take(struct rsw_tm_port *ep, unsigned q)
+/* The head peek() returned, taken off. */
+static inline struct rte_mbuf *take(struct rsw_tm_port *ep, unsigned q)
 {
+	struct rsw_voq *v = &ep->qt[q].voq;
+	if (!v->ring) {
+		struct rte_mbuf *m;
+		voq_dequeue(v, &m, 1);
+		return m;
+	}
 	uint8_t h = ep->c_head[q];
 	cache_index_set(&ep->c_head[q], h + 1u);
 	return ep->cache[q][h];
 }
 
+/* A burst of a ring VOQ into its owner's cache. */
 static unsigned cache_fill(struct rsw_tm_port *ep, unsigned q)
 {
-	struct rsw_voq *v = &ep->qt[q].voq;
-	unsigned n;
-	if (v->ring) {
-		struct rte_mbuf *got[RSW_TM_DEQ_BURST];
-		n = voq_dequeue(v, got, RSW_TM_DEQ_BURST);
-		for (unsigned i = 0; i < n; i++)
-			__atomic_store_n(&ep->cache[q][i], got[i], __ATOMIC_RELAXED);
-	} else {
-		/* a list: the packet about to go, not a burst, whose links (each packet's second
-		 * line) would be read long before each is sent, and again then */
-		n = voq_dequeue(v, ep->cache[q], 1);
-	}
+	struct rte_mbuf *got[RSW_TM_DEQ_BURST];
+	unsigned n = voq_dequeue(&ep->qt[q].voq, got, RSW_TM_DEQ_BURST);
+	for (unsigned i = 0; i < n; i++)
+		__atomic_store_n(&ep->cache[q][i], got[i], __ATOMIC_RELAXED);
 	cache_index_set(&ep->c_n[q], n);
 	return n;
 }
 
+static inline void busy_clear(struct rsw_tm *tm, struct rsw_tm_port *ep, unsigned q)
+{
+	if (tm->mt)
+		__atomic_fetch_and(&ep->busy, (uint8_t)~(1u << q), __ATOMIC_SEQ_CST);
+	else
+		ep->busy &= (uint8_t)~(1u << q);
+}
+
 static inline struct rte_mbuf *peek(struct rsw_tm *tm, struct rsw_tm_port *ep, unsigned q)
 {
+	const struct rsw_voq *v = &ep->qt[q].voq;
+	if (!v->ring) {
+		/* a list (replay's growing VOQs, one thread): its head in place, never cached, so
+		 * each packet's link (its second line) is read once, as it goes */
+		if (v->n)
+			return v->first;
+		busy_clear(tm, ep, q);
+		return NULL;
+	}
 	if (ep->c_head[q] != ep->c_n[q])
 		return ep->cache[q][ep->c_head[q]];
 	cache_index_set(&ep->c_head[q], 0);
@@ -410,10 +427,7 @@ static inline struct rte_mbuf *peek(struct rsw_tm *tm, struct rsw_tm_port *ep, u
 	if (cache_fill(ep, q) == 0) {
 		/* clear, then look again: a producer that enqueued meanwhile set the bit after its
 		 * enqueue, so either this second look or the next call sees its packets */
-		if (tm->mt)
-			__atomic_fetch_and(&ep->busy, (uint8_t)~(1u << q), __ATOMIC_SEQ_CST);
-		else
-			ep->busy &= (uint8_t)~(1u << q);
+		busy_clear(tm, ep, q);
 		if (cache_fill(ep, q) == 0)
 			return NULL;
 		if (tm->mt)
@@ -474,7 +488,7 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint1
 		int q = rsw_sched_pick(&ep->sched, head_len, nonempty & eligible);
 		if (q < 0)
 			break;
-		struct rte_mbuf *m = cache_take(ep, (unsigned)q);
+		struct rte_mbuf *m = take(ep, (unsigned)q);
 		struct rsw_tm_tag *t = rsw_tm_tag(m);
 		const struct rsw_tm_queue_hot_cfg *qh = &tc->queue_hot[port][q];
 		/* instantaneous queue bytes, this packet included */
@@ -680,7 +694,7 @@ static uint64_t flush_queue(struct rsw_tm *tm, const struct rsw_tm_config *tc, u
 	struct rte_mbuf *m;
 	uint64_t n = 0;
 	while ((m = peek(tm, ep, q)) != NULL) {
-		cache_take(ep, q);
+		take(ep, q);
 		const struct rsw_tm_tag *t = rsw_tm_tag(m);
 		ep->qd[q].pfcwd_flushed_lossless += tc->pg_hot[t->in_port][t->pg].prof.lossless;
 		release(tm, tc, port, m);

@@ -248,6 +248,8 @@ uint64_t rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint
 /* Bit q set when byte q of d (eight queues' cache head ^ count) is not zero. */
 static inline uint8_t rsw_tm_byte_mask(uint64_t d)
 {
+	if (!d) /* nothing cached: always so for a list VOQ, which is read in place */
+		return 0;
 	d |= d >> 4;
 	d |= d >> 2;
 	d |= d >> 1;
