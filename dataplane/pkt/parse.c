@@ -246,6 +246,7 @@ static inline void meta_clear(struct rsw_pkt_meta *m)
 	typedef uint64_t v16 __attribute__((vector_size(16), aligned(1), may_alias));
 	_Static_assert(sizeof(*m) % 16 == 0, "pkt_meta is cleared in 16-byte stores");
 	v16 *v = (v16 *)(void *)m;
+#pragma GCC unroll 16
 	for (unsigned i = 0; i < sizeof(*m) / 16; i++)
 		v[i] = (v16){0, 0};
 }
