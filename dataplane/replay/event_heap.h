@@ -64,11 +64,12 @@ void rsw_event_cancel(struct rsw_event_heap *q, uint32_t id);
 int rsw_event_pop(struct rsw_event_heap *q, struct rsw_wake *out);
 /* Time of the next wake-up, or UINT64_MAX. */
 uint64_t rsw_event_peek(const struct rsw_event_heap *q);
-/* The k-th wake-up after the next one popped (k from 0), if it is due at the same time (in the
- * tie group), else RSW_EVENT_NONE: a look ahead that costs nothing to find. */
-static inline uint32_t rsw_event_ahead(const struct rsw_event_heap *q, uint32_t k)
+/* The wake-ups after the next one popped that are due at the same time (the tie group's rest),
+ * *n of them, in the order they will pop: a look ahead that costs nothing to find. */
+static inline const uint32_t *rsw_event_ties(const struct rsw_event_heap *q, uint32_t *n)
 {
-	return q->tie_head + k < q->n_tie ? q->tie[q->tie_head + k] : RSW_EVENT_NONE;
+	*n = q->n_tie - q->tie_head;
+	return q->tie + q->tie_head;
 }
 /* Wake-ups held. */
 static inline uint32_t rsw_event_count(const struct rsw_event_heap *q)

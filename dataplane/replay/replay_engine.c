@@ -298,7 +298,8 @@ static void ahead(const struct replay *r, uint32_t id, unsigned stage)
 			__builtin_prefetch((const char *)e + 64);
 		}
 		r->ops->sw_rx_ahead(r, (unsigned)l->to.sw, l->to.idx, 0);
-	} else if (id >= r->id_port && id < r->id_ctrl) {
+	} else if (id >= r->id_port && id < r->id_ctrl && stage) {
+		/* (a port's last stage has nothing left to ask for) */
 		unsigned sp = id - r->id_port;
 		r->ops->sw_tx_ahead(r, sp / RSW_MAX_PORTS, (uint16_t)(sp % RSW_MAX_PORTS), stage);
 	}
@@ -306,11 +307,10 @@ static void ahead(const struct replay *r, uint32_t id, unsigned stage)
 
 static void read_ahead(const struct replay *r)
 {
-	for (unsigned k = AHEAD; k-- > 0;) {
-		uint32_t id = rsw_event_ahead(&r->q, k);
-		if (id != RSW_EVENT_NONE)
-			ahead(r, id, k);
-	}
+	uint32_t n;
+	const uint32_t *id = rsw_event_ties(&r->q, &n);
+	for (unsigned k = n < AHEAD ? n : AHEAD; k-- > 0;)
+		ahead(r, id[k], k);
 }
 
 static void dispatch(struct replay *r, const struct rsw_wake *w)
