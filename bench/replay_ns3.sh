@@ -4,10 +4,12 @@
 # scripts/gen_zone.py; default "4x16x16 4x16x4": 64 hosts under 1:1 and 4:1 uplinks), `rocesw gen`
 # writes every host's open-loop capture of a ring AllReduce over all hosts (RING_SIZE per rank,
 # default 4M: 387,072 switch-hops, 2.1 GB of captures a run). rocesw replays them with
-# `--captures none` and with every port and host captured (as shipped);
+# `--captures none`, with every port and host captured whole (as shipped), and captured as far
+# as the first CUT bytes of each frame (default 128, the RoCE headers: `--capture-snaplen`);
 # bench/ns3/replay_ns3 sends the same frames at the same times over ns-3 PointToPoint links of
 # the same speeds and delays, each switch forwarding a flow out of the port rocesw's replay sent
-# it by, and writes every device's departures to a pcap when captured. Per run: CPU time (user +
+# it by, and writes every device's departures to a pcap when captured (cut: the same IP bytes,
+# ns-3's PPP frames being 12 bytes shorter). Per run: CPU time (user +
 # system, /usr/bin/time) less its set-up's (the CPU time each program had spent when its first
 # event ran, which each says on stderr: rocesw under ROCESW_REPLAY_STATS=1), and switch-hops per
 # CPU second; every run's per-port frame counts must agree between the two. First, a small ring
@@ -56,6 +58,7 @@ trap 'exit 130' INT TERM
 rocesw_run() {
   local args=(replay --config "$1" --in-dir "$2" --out "$3" --sample-ns 0 --quiet)
   [[ $4 == none ]] && args+=(--captures none)
+  [[ $4 == cut ]] && args+=(--capture-snaplen "$cut")
   rm -rf "$3"
   ROCESW_REPLAY_STATS=1 /usr/bin/time -f '%U %S %M' -o "$3.time" ./"$b"/rocesw "${args[@]}" \
     "${@:5}" </dev/null >"$3.log" 2>&1 ||
@@ -82,6 +85,8 @@ sys() { tail -1 "$1.time" | awk '{ printf "%.3f %d", $2, $3 }'; }
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs;" \
   "rocesw $(git rev-parse --short HEAD), ns-3 $(pkg-config --modversion ns3-core)"
 checked=0
+cut=${CUT:-128}
+(( cut >= 14 + 12 )) || { echo "replay_ns3.sh: CUT=$cut cuts into the Ethernet header" >&2; exit 2; }
 declare -A size=([run]=${RING_SIZE:-4M} [check]=1M)
 for z in ${ZONES:-4x16x16 4x16x4}; do
   IFS=x read -r racks hosts ctsws <<<"$z"
@@ -113,9 +118,10 @@ for z in ${ZONES:-4x16x16 4x16x4}; do
   results=$d/results.txt
   : >"$results"
   for r in $(seq "$rounds"); do
-    for v in off on; do
-      cap=none ncap=none
-      [[ $v == on ]] && cap=all ncap=tx
+    for v in off on cut; do
+      cap=none ncap=(none)
+      [[ $v == on ]] && cap=all ncap=(tx)
+      [[ $v == cut ]] && cap=cut ncap=(tx --snaplen=$((cut - 12)))
       # alternate which simulator goes first, so a drifting machine hits both alike
       order=(rocesw ns3)
       (( r % 2 )) || order=(ns3 rocesw)
@@ -123,7 +129,7 @@ for z in ${ZONES:-4x16x16 4x16x4}; do
         if [[ $sim == rocesw ]]; then
           rocesw_run "$zone" "$d/gen-run" "$d/rocesw" "$cap"
         else
-          ns3_run "$d/topo-run.txt" "$d/ns3" "$ncap"
+          ns3_run "$d/topo-run.txt" "$d/ns3" "${ncap[@]}"
         fi
       done
       same=$($py bench/ns3/compare.py counts "$d/rocesw/summary.json" "$d/ns3.counts")

@@ -23,7 +23,8 @@ compare.py workload SUMMARY_JSON LABEL
 
 compare.py report RESULTS
     RESULTS has lines ROUND VARIANT SIM HOPS SETUP_CPU_S RUN_CPU_S RUN_SYSTEM_S RUN_PEAK_RSS_KB
-    (SIM rocesw or ns3; CPU = user + system): prints per round and variant the packet-hops per
+    (VARIANT off, on or cut: no captures, whole frames, the first bytes of each; SIM rocesw or
+    ns3; CPU = user + system): prints per round and variant the packet-hops per
     CPU second after set-up of each and their ratio, then the median ratio per variant.
 """
 import json
@@ -151,7 +152,9 @@ def report(results):
         runs[(int(rnd), variant, sim)] = (int(hops), float(setup), float(run), float(system),
                                           int(rss))
     ratios = {}
-    for (rnd, variant, sim), (hops, *_) in sorted(runs.items()):
+    order = {"off": 0, "on": 1, "cut": 2}  # none, whole frames, headers (the bench's CUT)
+    for (rnd, variant, sim), (hops, *_) in sorted(runs.items(),
+                                                  key=lambda kv: (kv[0][0], order[kv[0][1]])):
         if sim != "rocesw" or (rnd, variant, "ns3") not in runs:
             continue
         rates, costs = {}, {}
@@ -170,8 +173,8 @@ def report(results):
         ratio = rates["rocesw"] / rates["ns3"]
         ratios.setdefault(variant, []).append(ratio)
         print(f"{line}: rocesw/ns-3 {ratio:.2f}x")
-    goals = {"off": 5, "on": 3}
-    for variant, rs in sorted(ratios.items()):
+    goals = {"off": 5, "on": 3, "cut": 3}
+    for variant, rs in sorted(ratios.items(), key=lambda kv: order[kv[0]]):
         print(f"median rocesw/ns-3 over {len(rs)} rounds, captures {variant}: "
               f"{statistics.median(rs):.2f}x (rounds {' / '.join(f'{r:.2f}' for r in rs)}; "
               f"issue 29's goal {goals.get(variant, '?')}x)")

@@ -35,6 +35,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <unordered_map>
@@ -324,7 +325,7 @@ Build(const std::string& topo)
 
 // Every device's departures in a pcap named as rocesw names its captures.
 void
-CaptureDepartures(const std::string& out)
+CaptureDepartures(const std::string& out, uint32_t snaplen)
 {
     PcapHelper pcap;
     for (Port* p : ports)
@@ -337,7 +338,8 @@ CaptureDepartures(const std::string& out)
             name[bar] = '/';
         }
         Ptr<PcapFileWrapper> file =
-            pcap.CreateFile(out + "/" + name + ".pcap", std::ios::out, PcapHelper::DLT_PPP);
+            pcap.CreateFile(out + "/" + name + ".pcap", std::ios::out, PcapHelper::DLT_PPP,
+                            snaplen ? snaplen : std::numeric_limits<uint32_t>::max());
         pcap.HookDefaultSink<PointToPointNetDevice>(p->dev, "PhyTxBegin", file);
     }
 }
@@ -351,6 +353,7 @@ main(int argc, char** argv)
     Time::SetResolution(Time::PS);
     std::string topo, out, captures = "none", counts;
     uint64_t stopNs = 0;
+    uint32_t snaplen = 0;
     CommandLine cmd(__FILE__);
     cmd.Usage("Sends the frames of a rocesw zone replay's host captures over the same links "
               "and routes on ns-3 (the description from bench/ns3/zone_to_ns3.py).");
@@ -361,6 +364,9 @@ main(int argc, char** argv)
                  "each frame at both ends",
                  captures);
     cmd.AddValue("out", "directory of the captures", out);
+    cmd.AddValue("snaplen",
+                 "with --captures tx: bytes kept of each frame (0: whole frames), as tcpdump -s",
+                 snaplen);
     cmd.AddValue("counts", "file to write every port's received and sent frames to", counts);
     cmd.AddValue("stop-ns", "stop at this virtual time (0: when every frame has arrived)", stopNs);
     cmd.Parse(argc, argv);
@@ -375,7 +381,7 @@ main(int argc, char** argv)
     uint64_t routes = Build(topo);
     if (captures == "tx")
     {
-        CaptureDepartures(out);
+        CaptureDepartures(out, snaplen);
     }
     else if (captures == "all")
     {

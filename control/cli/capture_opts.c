@@ -74,6 +74,7 @@ int rsw_capture_opt(int opt, const char *arg, struct rsw_replay_capture *c)
 			return -1;
 		}
 		c->snaplen = (uint32_t)v;
+		c->snaplen_given = 1;
 		return 1;
 	case RSW_OPT_CAPTURE_FILTER:
 		c->filter = arg;
@@ -89,5 +90,9 @@ void rsw_capture_print(FILE *f, const struct rsw_replay_capture *c, const char *
 		fprintf(f, "captures: none written\n");
 		return;
 	}
-	fprintf(f, "captures: %u files, %.1f MB in %s\n", c->files, (double)c->bytes / 1e6, dir);
+	fprintf(f, "captures: %u files, %.1f MB in %s", c->files, (double)c->bytes / 1e6, dir);
+	if (c->snaplen && !c->snaplen_given)
+		fprintf(f, " (the first %u bytes of each frame: the collective's payload is "
+			   "generated; --capture-snaplen 0 keeps it)", c->snaplen);
+	fputc('\n', f);
 }

@@ -26,7 +26,9 @@ enum { RSW_OPT_CAPTURES = 1000, RSW_OPT_CAPTURE_ONLY, RSW_OPT_CAPTURE_WINDOW,
 	"                   a port of a single switch, SWITCH|PORT in a zone); repeatable\n"      \
 	"  --capture-window FROM:TO  only frames departing in [FROM, TO) ns (TO may be empty)\n" \
 	"  --capture-every N  keep 1 frame in N of each capture (deterministic)\n"              \
-	"  --capture-snaplen N  keep the first N bytes of each frame (as tcpdump -s)\n"         \
+	"  --capture-snaplen N  keep the first N bytes of each frame (as tcpdump -s; 0: whole\n" \
+	"                   frames; default whole, 128 with --collective, whose payload is\n"   \
+	"                   generated)\n"                                                      \
 	"  --capture-filter EXPR  only frames matching a pcap-filter(7) expression\n"
 
 /* Takes option `opt` with its argument into c. 1: taken; 0: not a capture option; -1: a bad

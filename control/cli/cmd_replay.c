@@ -402,6 +402,8 @@ static int parse_args(int argc, char **argv, struct replay_args *a)
 			"--te-reinstall-ns needs --te\n");
 		return 2;
 	}
+	if (a->coll_arg && !a->cap.snaplen_given)
+		a->cap.snaplen = RSW_REPLAY_GENERATED_SNAPLEN;
 	return -1;
 }
 

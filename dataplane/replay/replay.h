@@ -159,6 +159,11 @@ struct rsw_replay_result {
 void rsw_replay_result_free(struct rsw_replay_result *res, unsigned n_sw);
 
 /* Which captures replay writes and what goes into them (docs/replay.md, "Captures"). */
+/* A collective's hosts generate their payload (zeros): its captures keep each frame's first
+ * bytes by default, every RoCE header (at most 14 + 40 + 8 + 12 + 16 + 4) and a few of the
+ * payload, as `tcpdump -s 128` would. */
+#define RSW_REPLAY_GENERATED_SNAPLEN 128
+
 struct rsw_replay_capture {
 	int off;                 /* no capture files at all */
 	const char *const *only; /* NULL, or fnmatch(3) patterns of the names kept: a host, a
@@ -167,6 +172,7 @@ struct rsw_replay_capture {
 	uint64_t from_ns, to_ns; /* departure-time window (to_ns 0: no end) */
 	uint32_t every;          /* keep 1 frame in N per capture (0, 1: all) */
 	uint32_t snaplen;        /* bytes kept of each frame (0: whole frames) */
+	uint8_t snaplen_given;   /* --capture-snaplen was given (else a collective's default) */
 	const char *filter;      /* a pcap-filter(7) expression, or NULL */
 	struct bpf_program prog; /* compiled from filter by rsw_replay_run */
 	/* filled in by the run: what was written */

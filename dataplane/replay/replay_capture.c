@@ -12,7 +12,7 @@
 #define PCAP_FILE_HDR 24
 #define PCAP_RECORD_HDR 16
 
-void rp_write(struct rp_cap *c, uint64_t t, const uint8_t *data, uint32_t len)
+void rp_write(struct rp_cap *c, uint64_t t, const uint8_t *data, uint32_t held, uint32_t len)
 {
 	if (!c->d)
 		return;
@@ -20,7 +20,8 @@ void rp_write(struct rp_cap *c, uint64_t t, const uint8_t *data, uint32_t len)
 	struct pcap_pkthdr h;
 	h.ts.tv_sec = (time_t)(t / 1000000000u);
 	h.ts.tv_usec = (suseconds_t)(t % 1000000000u); /* nanosecond file */
-	h.caplen = h.len = len;
+	h.caplen = held;
+	h.len = len;
 	if (cfg) {
 		if (t < cfg->from_ns || (cfg->to_ns && t >= cfg->to_ns))
 			return;
@@ -28,7 +29,7 @@ void rp_write(struct rp_cap *c, uint64_t t, const uint8_t *data, uint32_t len)
 			return;
 		if (cfg->every > 1 && c->seen++ % cfg->every)
 			return;
-		if (cfg->snaplen && len > cfg->snaplen)
+		if (cfg->snaplen && held > cfg->snaplen)
 			h.caplen = cfg->snaplen;
 	}
 	pcap_dump((u_char *)c->d, &h, data);

@@ -77,8 +77,8 @@ int rp_capture_open(struct rp_captures *cs, const char *name, const char *path,
 /* Closes a capture, adding it to what the run wrote; one that is not whole (a write failed, or
  * the run stopped at a write error) is removed, never left as if complete. */
 void rp_capture_close(struct rp_captures *cs, struct rp_cap *c);
-/* Records a frame that departs at t in capture c, as c's settings select (window, sampling,
- * filter, snap length). */
-void rp_write(struct rp_cap *c, uint64_t t, const uint8_t *data, uint32_t len);
+/* Records a frame of len bytes that departs at t in capture c, as c's settings select (window,
+ * sampling, filter, snap length); its packet memory holds its first held bytes (data). */
+void rp_write(struct rp_cap *c, uint64_t t, const uint8_t *data, uint32_t held, uint32_t len);
 
 #endif

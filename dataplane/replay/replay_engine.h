@@ -116,9 +116,10 @@ struct replay {
 	struct link_dir *link;       /* 2 per link: a->b, b->a */
 	uint64_t sample_ns, next_sample;
 	const struct rsw_replay_trace *trace; /* --trace, or NULL */
-	/* no capture (on any rank) and no trace filter sees a frame's bytes: only those the switches
-	 * and hosts read are written into packet memory (rp_frame_head) */
-	int bytes_unread;
+	/* how far into a frame anything besides the switches and hosts reads: 0 when no capture
+	 * (on any rank) and no trace sees its bytes, a capture's snap length, or UINT32_MAX; a
+	 * frame's packet memory holds only what someone reads (rp_frame_head) */
+	uint32_t read_to;
 	struct rsw_flow_table flows;
 	struct rsw_replay_flow *fl;
 	struct rp_flow_hot *fl_hot;  /* by flow, as fl: the first links' counts (flow_hop) */

@@ -14,16 +14,17 @@
 #include "replay_host.h"
 #include "replay_node.h"
 
-/* The bytes of a frame any switch or host of the run reads, when nothing else reads it: a RoCE
- * frame's headers, and as far past its L4 header as a UDF of any hash policy (which a scheduled
- * table write may change mid-run) can reach; any other frame whole (an IPv6 extension chain,
+/* The bytes of a frame anyone of the run reads: a RoCE frame's headers, as far past its L4
+ * header as a UDF of any hash policy (which a scheduled table write may change mid-run) can
+ * reach, and what its captures keep (read_to); any other frame whole (an IPv6 extension chain,
  * ARP, ND: not worth bounding). The switches read no payload and check no ICRC. */
-static uint32_t rp_frame_head(const struct rsw_pkt_meta *m, uint32_t len)
+static uint32_t rp_frame_head(const struct rsw_pkt_meta *m, uint32_t len, uint32_t read_to)
 {
-	if (!(m->flags & RSW_META_F_ROCE))
+	if (!(m->flags & RSW_META_F_ROCE) || read_to >= len)
 		return len;
 	uint32_t head = (uint32_t)m->l4_off + RSW_UDF_OFFSET_MAX + RSW_UDF_MAX_LEN;
 	head = head > m->payload_off ? head : m->payload_off;
+	head = head > read_to ? head : read_to;
 	return head < len ? head : len;
 }
 
@@ -34,7 +35,7 @@ unsigned rp_host_classify(struct replay *r, const struct host_node *hn, const ui
 	*flow = NO_FLOW;
 	int bad = rsw_parse(data, len, &m);
 	if (head)
-		*head = r->bytes_unread && !bad ? rp_frame_head(&m, len) : len;
+		*head = !bad ? rp_frame_head(&m, len, r->read_to) : len;
 	if (bad)
 		return 0;
 	if (m.l2_kind != RSW_L2_DATA)
@@ -51,7 +52,7 @@ unsigned rp_host_classify(struct replay *r, const struct host_node *hn, const ui
 void rp_host_send_frame(struct replay *r, struct host_node *hn, uint64_t t, const uint8_t *data,
 			uint32_t len, uint32_t head, uint32_t flow, int lost, int roce_sparse)
 {
-	rp_write(&hn->out, t, data, len);
+	rp_write(&hn->out, t, data, len, len);
 	hn->res->tx_packets++;
 	hn->res->tx_bytes += len;
 	r->res->entered++;
@@ -87,7 +88,8 @@ _Static_assert(RP_BUILT_HEAD >= RSW_ROCE_HDR_MAX, "a built frame's headers are h
 void rp_host_send(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint32_t len,
 		  uint32_t flow, int lost, int roce_sparse)
 {
-	uint32_t head = r->bytes_unread && len > RP_BUILT_HEAD ? RP_BUILT_HEAD : len;
+	uint32_t head = r->read_to > RP_BUILT_HEAD ? r->read_to : RP_BUILT_HEAD;
+	head = head < len ? head : len;
 	rp_host_send_frame(r, &r->host[h], t, data, len, head, flow, lost, roce_sparse);
 }
 

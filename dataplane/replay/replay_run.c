@@ -392,6 +392,16 @@ static int start(struct replay *r, char *err, size_t errlen)
 	return 0;
 }
 
+/* How far into a frame the captures and traces read (replay_engine.h). A capture filter or a
+ * trace may test any byte of it. */
+static uint32_t frame_read_to(const struct rsw_replay_opts *opts)
+{
+	const struct rsw_replay_capture *c = opts->capture;
+	if (opts->trace || !c || c->filter)
+		return UINT32_MAX;
+	return c->off ? 0 : c->snaplen ? c->snaplen : UINT32_MAX;
+}
+
 struct replay *rsw_replay_part_open(const struct rsw_replay_model *model, const char *out_dir,
 				    const struct rsw_replay_opts *opts,
 				    const struct rsw_replay_part *part,
@@ -407,7 +417,7 @@ struct replay *rsw_replay_part_open(const struct rsw_replay_model *model, const 
 			     .log = {.f = opts->events, .keyed = part != NULL},
 			     .sample_ns = opts->sample_ns, .err = err, .errlen = errlen,
 			     .last_flow = NO_FLOW, .part = part, .trace = opts->trace, .opts = opts,
-			     .bytes_unread = opts->capture && opts->capture->off && !opts->trace};
+			     .read_to = frame_read_to(opts)};
 	res->deadlock_hold_ns = opts->deadlock_ns ? opts->deadlock_ns : RSW_REPLAY_DEADLOCK_NS;
 	if (rp_captures_init(&r->cap, opts->capture, err, errlen) < 0) {
 		free(r);

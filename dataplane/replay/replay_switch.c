@@ -212,7 +212,7 @@ static void sw_service(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 	}
 	uint32_t len = m->pkt_len;
 	if (n->capturing) /* out[] is there only when some capture is kept */
-		rp_write(&n->out[p], t, rte_pktmbuf_mtod(m, uint8_t *), len);
+		rp_write(&n->out[p], t, rte_pktmbuf_mtod(m, uint8_t *), m->data_len, len);
 	if (r->log.f && rsw_tm_tag(m)->marked) {
 		sw_event1(r, s, t, "ecn_mark", p,
 			  (struct rp_field){.key = "queue", .u = rsw_tm_tag(m)->queue});
@@ -253,7 +253,7 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 			start = t;
 		rsw_shaper_send(&tp->shaper, t, len);
 		if (n->capturing)
-			rp_write(&n->out[p], start, f, len);
+			rp_write(&n->out[p], start, f, len, len);
 		if (r->log.f)
 			rp_event_pfc(r, start, "pfc_tx", r->model->zone ? "switch" : NULL, n->name,
 				     port_name(n, p), enable, times);

@@ -129,8 +129,10 @@ class Loop(unittest.TestCase):
 
     def run_coll(self, name, n, spec, config=None, ok=True):
         out = os.path.join(self.dir, name)
+        # these tests read whole frames (payload lengths, ICRCs): not the collective's default
         r = subprocess.run([ROCESW, "replay", "--config", config or self.zone(n), "--collective",
-                            spec, "--out", out], capture_output=True, text=True)
+                            spec, "--capture-snaplen", "0", "--out", out], capture_output=True,
+                           text=True)
         if not ok:
             return r
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -615,6 +617,36 @@ class Loop(unittest.TestCase):
         self.assertEqual(sum(q["cts_rx"] for q in c["qps"]), 4 * 4 * 2 * 3)
         self.assertEqual([self.data_bytes_received(out, f"h{i}") for i in range(4)],
                          [2 * 3 * (256 << 10) // 4] * 4)
+
+    def test_captures_keep_the_headers_of_generated_frames(self):
+        """A collective's payload is generated (zeros): by default its captures keep the first
+        128 bytes of each frame (every RoCE header), as tcpdump -s 128 would, the record's
+        length being the frame's on the wire. Against the same run with whole frames: the same
+        records, times and first bytes in every capture, and the same summary.json."""
+        spec = "ring,size=256K,qps=2"
+        _, s_whole, _ = self.run_coll("snap-whole", 4, spec)
+        out = os.path.join(self.dir, "snap-cut")
+        r = subprocess.run([ROCESW, "replay", "--config", self.zone(4), "--collective", spec,
+                            "--out", out], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("the first 128 bytes of each frame", r.stdout)
+        whole = os.path.join(self.dir, "snap-whole")
+        names = sorted(os.path.relpath(os.path.join(d, f), out)
+                       for d, _, fs in os.walk(out) for f in fs if f.endswith(".pcap"))
+        self.assertEqual(len(names), 4 + 4)  # every host and every switch port
+        records = 0
+        for name in names:
+            cut = RawPcapReader(os.path.join(out, name))
+            self.assertEqual(cut.snaplen, 128, name)
+            got = [(m.sec, m.usec, m.caplen, m.wirelen, bytes(d)) for d, m in cut]
+            cut.close()
+            want = [(t // 10**9, t % 10**9, min(128, len(raw)), len(raw), raw[:128])
+                    for t, raw in read(os.path.join(whole, name))]
+            self.assertEqual(got, want, name)
+            records += len(got)
+        self.assertGreater(records, 4 * 2 * 3 * (256 << 10) // 4 // MTU)
+        with open(os.path.join(out, "summary.json")) as f:
+            self.assertEqual(json.load(f), s_whole)
 
     def test_until_cut_is_recorded(self):
         # a run stopped by --until with frames still queued says so, in summary.json and in

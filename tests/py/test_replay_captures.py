@@ -86,7 +86,9 @@ class Captures(unittest.TestCase):
         """A UDF 255 bytes into L4 (the config's bound), 8 bytes long, over payload bytes made
         random per frame: ECMP spreads each flow by them, and a run without captures, which
         writes only a frame's headers and what a UDF can reach into packet memory, takes the
-        same paths, frame for frame, as one that writes every byte."""
+        same paths, frame for frame, as one that writes every byte; so do runs whose captures
+        are cut short of the UDF's reach and past it (--capture-snaplen), each capture holding
+        the full run's records cut, their bytes what every byte's run wrote."""
         d = os.path.join(self.dir, "udf")
         gen = os.path.join(d, "gen")
         os.makedirs(gen)
@@ -105,15 +107,27 @@ class Captures(unittest.TestCase):
             f.write("HASH_POLICY:\n  far:\n    algorithm: CRC\n    udf:\n"
                     "      - {base: L4, offset: 255, length: 8, mask: \"0xffffffffffffffff\"}\n")
         summaries = []
-        for caps in ("all", "none"):
+        # cut short of the UDF's reach and past it: packet memory holds the longer of the two
+        runs = {"all": [], "none": ["--captures", "none"], "cut100": ["--capture-snaplen", "100"],
+                "cut400": ["--capture-snaplen", "400"]}
+        for caps, extra in runs.items():
             out = os.path.join(d, caps)
             r = subprocess.run([ROCESW, "replay", "--config", ZONE, "--in-dir", gen, "--out", out,
-                                "--captures", caps, "--hash-policy", policy + ":far"],
+                                "--hash-policy", policy + ":far", *extra],
                                capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, r.stderr)
             with open(os.path.join(out, "summary.json"), "rb") as f:
                 summaries.append(f.read())
-        self.assertEqual(summaries[0], summaries[1])
+        for other in summaries[1:]:
+            self.assertEqual(summaries[0], other)
+        full = os.path.join(d, "all")
+        for n in (100, 400):
+            cut = os.path.join(d, f"cut{n}")
+            self.assertEqual(pcaps(cut), pcaps(full))
+            for f in pcaps(full):
+                want = [(t, min(n, w), w, data[:n])
+                        for t, _, w, data in records(os.path.join(full, f))]
+                self.assertEqual(records(os.path.join(cut, f)), want, f"{f} cut at {n}")
         # the UDF decided: some flow's frames left a switch by more than one port
         s = json.loads(summaries[1])
         spread = 0
