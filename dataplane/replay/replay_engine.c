@@ -292,10 +292,7 @@ static void ahead(const struct replay *r, uint32_t id, unsigned stage)
 		uint32_t k = tg->hops - 1;
 		if (tg->flow != NO_FLOW && k < RP_HOT_HOPS && r->decided &&
 		    r->fl_hot[tg->flow].hop[k].dir1 == id - r->id_link + 1) {
-			const struct rsw_fc_entry *e =
-				&r->decided->e[r->fl_hot[tg->flow].hop[k].fc_slot & r->decided->mask];
-			__builtin_prefetch(e);
-			__builtin_prefetch((const char *)e + 64);
+			rsw_flow_cache_prefetch(r->decided, r->fl_hot[tg->flow].hop[k].fc_slot);
 		}
 		r->ops->sw_rx_ahead(r, (unsigned)l->to.sw, l->to.idx, 0);
 	} else if (id >= r->id_port && id < r->id_ctrl && stage) {

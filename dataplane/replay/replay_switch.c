@@ -407,9 +407,7 @@ void rp_sw_rx_ahead(const struct replay *r, unsigned s, uint16_t port, unsigned 
 	const struct rp_rx_hint *h = &n->rx_hint[port];
 	if (h->egress == UINT16_MAX || !n->ictx.cache)
 		return;
-	const struct rsw_fc_entry *e = &n->ictx.cache->e[h->fc_slot & n->ictx.cache->mask];
-	__builtin_prefetch(e);
-	__builtin_prefetch((const char *)e + 64);
+	rsw_flow_cache_prefetch(n->ictx.cache, h->fc_slot);
 	rsw_tm_prefetch_at(n->tm, n->tc, h->egress, h->queue, port, h->pg);
 	__builtin_prefetch(&n->tm->port[h->egress]);
 	__builtin_prefetch(&n->tm->port[h->egress].qt[h->queue & 7]);

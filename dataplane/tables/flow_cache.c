@@ -1,5 +1,5 @@
 /* The per-flow cache of ingress decisions (flow_cache.h): direct-mapped, one 128-byte entry a
- * slot, the key compared word by word. */
+ * slot, the key compared word by word, an IPv4 flow's in the entry's first line. */
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -11,6 +11,10 @@
 _Static_assert(sizeof(struct rsw_fc_key) % 8 == 0, "a key is whole words");
 _Static_assert(RSW_FC_DECISION_LEN == 24, "the decisions are one block of struct rsw_pkt_meta");
 _Static_assert(sizeof(struct rsw_fc_entry) == 128, "an entry is two cache lines");
+_Static_assert(offsetof(struct rsw_fc_entry, decision) + RSW_FC_DECISION_LEN <= 64,
+	       "a head-only key and the decisions are one line");
+_Static_assert(RSW_FC_HEAD_WORDS == 5, "fib, port, MAC and ports, the IPv4 addresses");
+_Static_assert(RSW_FC_UDF_MAX == 2, "rsw_flow_key reads each UDF word once");
 
 /* n empty entries (fib 0: no tables have it, every slot misses), or NULL */
 static struct rsw_fc_entry *entries_new(size_t n)
@@ -135,11 +139,12 @@ void rsw_flow_cache_put(struct rsw_flow_cache *c, const struct rsw_fib *fib,
 		}
 	}
 	struct rsw_fc_entry *e = &c->e[rsw_fc_slot(c, k)];
-	if (e->key.fib) /* (a dead table's entry counts too: it made room for this one) */
+	if (e->head[0]) /* (a dead table's entry counts too: it made room for this one) */
 		c->st.evictions++;
 	if (c->max_mask > c->mask && review(c))
 		e = &c->e[rsw_fc_slot(c, k)]; /* its slot in the doubled cache */
-	e->key = *k;
+	memcpy(e->head, k, sizeof(e->head));
+	memcpy(e->tail, (const uint64_t *)k + RSW_FC_HEAD_WORDS, sizeof(e->tail));
 	memcpy(e->decision, (const uint8_t *)m + RSW_FC_DECISION_OFF, RSW_FC_DECISION_LEN);
-	e->drop = m->drop;
+	e->decision[RSW_FC_DROP_AT] = m->drop;
 }

@@ -25,26 +25,35 @@
 #define RSW_FC_KEY_LABEL 0x08  /* a hash policy reads the IPv6 flow label */
 #define RSW_FC_KEY_OFF 0x80    /* the tables read more than a key holds: nothing is cached */
 
-/* Words, so that a key is compared and hashed word by word. */
+/* Words, so that a key is compared and hashed word by word. The first RSW_FC_HEAD_WORDS are
+ * all an IPv4 key without flow label or UDF has (the others zero): they share the entry's first
+ * cache line with the decisions, and only a long key (RSW_FC_LONG) hashes, compares and reads the
+ * rest, in the entry's second line. */
 struct rsw_fc_key {
-	uint64_t fib;     /* rsw_fib.cache_id of the tables: never 0 */
-	uint64_t port;    /* in_port, l3, flags, TC, IP protocol, TTL > 1, source-MAC bit, opcode */
+	uint64_t fib;  /* rsw_fib.cache_id of the tables: never 0 */
+	uint64_t port; /* in_port, l3, flags, TC, IP protocol, TTL > 1, source-MAC bit, long, opcode */
 	uint64_t dmac_sport;
 	uint64_t dport_qp;
-	uint64_t src[2], dst[2];
+	uint64_t ip;     /* IPv4: source | destination << 32; IPv6: the source's first 8 bytes */
+	uint64_t ip6[3]; /* IPv6: the destination's first 8 bytes, both addresses' last 8 */
 	uint64_t label;
 	uint64_t udf[RSW_FC_UDF_MAX]; /* each UDF's bytes, masked */
 };
 
 #define RSW_FC_KEY_WORDS (sizeof(struct rsw_fc_key) / 8)
-/* the ingress decisions of struct rsw_pkt_meta, egress_port to bucket, copied as one block */
+#define RSW_FC_HEAD_WORDS (offsetof(struct rsw_fc_key, ip6) / 8)
+#define RSW_FC_LONG (4ull << 48) /* in port: IPv6, or a flow label or UDF bytes not zero */
+/* the ingress decisions of struct rsw_pkt_meta, egress_port to bucket, copied as one block; the
+ * drop reason is kept in its unused byte */
 #define RSW_FC_DECISION_OFF offsetof(struct rsw_pkt_meta, egress_port)
 #define RSW_FC_DECISION_LEN (offsetof(struct rsw_pkt_meta, bucket) + 4 - RSW_FC_DECISION_OFF)
+#define RSW_FC_DROP_AT (offsetof(struct rsw_pkt_meta, reserved) - RSW_FC_DECISION_OFF)
 
+/* A hit on a head-only key reads the first line alone. */
 struct rsw_fc_entry {
-	struct rsw_fc_key key;
+	uint64_t head[RSW_FC_HEAD_WORDS];
 	uint8_t decision[RSW_FC_DECISION_LEN];
-	uint8_t drop;
+	uint64_t tail[RSW_FC_KEY_WORDS - RSW_FC_HEAD_WORDS] __attribute__((aligned(64)));
 } __attribute__((aligned(64)));
 
 /* Lookups that hit, missed, and decisions not kept (RANDOM, ARS); decisions kept in place of
@@ -139,12 +148,24 @@ static inline int rsw_flow_key(const struct rsw_fib *fib, const uint8_t *frame,
 	memcpy(&dmac, frame, 6);
 	k->dmac_sport = dmac | (uint64_t)m->sport << 48;
 	k->dport_qp = (uint64_t)m->dport | (uint64_t)(r & RSW_FC_KEY_QP ? m->bth_dest_qp : 0) << 16;
-	memcpy(k->src, m->src_ip, 16);
-	memcpy(k->dst, m->dst_ip, 16);
 	k->label = r & RSW_FC_KEY_LABEL ? m->flow_label : 0;
 	k->udf[0] = k->udf[1] = 0;
 	for (unsigned i = 0; i < fib->n_cache_udf; i++)
 		k->udf[i] = rsw_fc_udf_bytes(&fib->cache_udf[i], frame, m);
+	uint64_t src[2], dst[2], rest = k->label | k->udf[0] | k->udf[1];
+	memcpy(src, m->src_ip, 16);
+	memcpy(dst, m->dst_ip, 16);
+	if (m->l3 == RSW_L3_IPV6) { /* always long */
+		k->ip = src[0];
+		k->ip6[0] = dst[0];
+		k->ip6[1] = src[1];
+		k->ip6[2] = dst[1];
+		rest = 1;
+	} else { /* IPv4 in the first 4 bytes of each, the rest zero (or no address at all) */
+		k->ip = (uint32_t)src[0] | (uint64_t)(uint32_t)dst[0] << 32;
+		k->ip6[0] = k->ip6[1] = k->ip6[2] = 0;
+	}
+	k->port |= rest ? RSW_FC_LONG : 0;
 	return 1;
 }
 
@@ -152,9 +173,14 @@ static inline uint32_t rsw_fc_slot(const struct rsw_flow_cache *c, const struct 
 {
 	const uint64_t *w = (const uint64_t *)k;
 	uint32_t h = 0;
-#pragma GCC unroll 16 /* a fixed dozen words: no loop to count, per packet */
-	for (unsigned i = 0; i < RSW_FC_KEY_WORDS; i++)
+#pragma GCC unroll 8 /* fixed words: no loop to count, per packet */
+	for (unsigned i = 0; i < RSW_FC_HEAD_WORDS; i++)
 		h = (uint32_t)__builtin_ia32_crc32di(h, w[i]); /* SSE4.2: one instruction a word */
+	if (k->port & RSW_FC_LONG) {
+#pragma GCC unroll 8
+		for (unsigned i = RSW_FC_HEAD_WORDS; i < RSW_FC_KEY_WORDS; i++)
+			h = (uint32_t)__builtin_ia32_crc32di(h, w[i]);
+	}
 	return h & c->mask;
 }
 
@@ -163,19 +189,32 @@ static inline int rsw_flow_cache_find_in(struct rsw_flow_cache *c, uint32_t slot
 					 const struct rsw_fc_key *k, struct rsw_pkt_meta *m)
 {
 	const struct rsw_fc_entry *e = &c->e[slot];
-	const uint64_t *x = (const uint64_t *)&e->key, *y = (const uint64_t *)k;
+	const uint64_t *y = (const uint64_t *)k;
 	uint64_t d = 0;
-#pragma GCC unroll 16
-	for (unsigned i = 0; i < RSW_FC_KEY_WORDS; i++)
-		d |= x[i] ^ y[i];
+#pragma GCC unroll 8
+	for (unsigned i = 0; i < RSW_FC_HEAD_WORDS; i++)
+		d |= e->head[i] ^ y[i];
+	/* the same head, long bit included: the tail is read only if both are long */
+	if (!d && (k->port & RSW_FC_LONG)) {
+#pragma GCC unroll 8
+		for (unsigned i = RSW_FC_HEAD_WORDS; i < RSW_FC_KEY_WORDS; i++)
+			d |= e->tail[i - RSW_FC_HEAD_WORDS] ^ y[i];
+	}
 	if (d) {
 		c->st.misses++;
 		return 0;
 	}
 	c->st.hits++;
 	memcpy((uint8_t *)m + RSW_FC_DECISION_OFF, e->decision, RSW_FC_DECISION_LEN);
-	m->drop = e->drop;
+	m->drop = m->reserved;
+	m->reserved = 0;
 	return 1;
+}
+
+/* The line of slot's entry a lookup reads first (a head-only key's only one). */
+static inline void rsw_flow_cache_prefetch(const struct rsw_flow_cache *c, uint32_t slot)
+{
+	__builtin_prefetch(&c->e[slot & c->mask]);
 }
 
 /* 1 with m's ingress decisions filled in when k is cached, else 0. */

@@ -151,11 +151,74 @@ static void grown_starts_empty(void **state)
 	rsw_flow_cache_free(c);
 }
 
+/* A parsed RoCEv2 frame's metadata: IPv4 10.0.0.1 -> 10.0.0.dst, or IPv6 2001:db8::1 ->
+ * 2001:db8::dst with flow label `label`; UDP 4791, destination QP 0x11. */
+static void meta(struct rsw_pkt_meta *m, int v6, unsigned dst, uint32_t label)
+{
+	memset(m, 0, sizeof(*m));
+	m->l3 = v6 ? RSW_L3_IPV6 : RSW_L3_IPV4;
+	m->flags = RSW_META_F_UDP | RSW_META_F_ROCE;
+	m->ip_proto = 17;
+	m->ttl = 64;
+	m->dport = 4791;
+	m->sport = 0xc000;
+	m->bth_dest_qp = 0x11;
+	m->flow_label = label;
+	if (v6) {
+		m->src_ip[0] = m->dst_ip[0] = 0x20;
+		m->src_ip[1] = m->dst_ip[1] = 0x01;
+		m->src_ip[15] = 1;
+		m->dst_ip[15] = (uint8_t)dst;
+	} else {
+		m->src_ip[0] = m->dst_ip[0] = 10;
+		m->src_ip[3] = 1;
+		m->dst_ip[3] = (uint8_t)dst;
+	}
+}
+
+/* Exact match whatever part of the key tells flows apart: an IPv4 flow's key fits the entry's
+ * first line, an IPv6 one's last address bytes and a flow label are in its second. In a cache of
+ * one slot, each flow finds the previous flow's entry there: it must miss, and after its own
+ * decision is put, hit with that decision. */
+static void flows_differing_anywhere_miss(void **state)
+{
+	(void)state;
+	static struct rsw_fib fib;
+	fib.cache_id = 7;
+	fib.cache_key = RSW_FC_KEY_QP | RSW_FC_KEY_LABEL;
+	static const uint8_t frame[64] = {0x02, 0, 0, 0, 1, 0, 0x02, 0, 0, 0, 2, 0};
+	const struct {
+		int v6;
+		unsigned dst;
+		uint32_t label;
+	} flows[] = {{0, 3, 0}, {0, 5, 0}, {1, 3, 0}, {1, 5, 0}, {1, 5, 0x12345}, {0, 5, 0x12345},
+		     {0, 3, 0}};
+	const unsigned n = sizeof(flows) / sizeof(flows[0]);
+	struct rsw_flow_cache *c = rsw_flow_cache_new(1);
+	assert_non_null(c);
+	for (unsigned i = 0; i < n; i++) {
+		struct rsw_pkt_meta m;
+		struct rsw_fc_key k;
+		meta(&m, flows[i].v6, flows[i].dst, flows[i].label);
+		assert_int_equal(rsw_flow_key(&fib, frame, &m, 3, &k), 1);
+		assert_false(rsw_flow_cache_find(c, &k, &m));
+		m.egress_port = (uint16_t)(10 + i);
+		m.drop = (uint8_t)i;
+		rsw_flow_cache_put(c, &fib, &k, &m);
+		meta(&m, flows[i].v6, flows[i].dst, flows[i].label);
+		assert_true(rsw_flow_cache_find(c, &k, &m));
+		assert_int_equal(m.egress_port, 10 + i);
+		assert_int_equal(m.drop, i);
+	}
+	rsw_flow_cache_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(few_flows_hit),
 					   cmocka_unit_test(churn_grows_to_the_cap),
 					   cmocka_unit_test(fixed_never_grows),
-					   cmocka_unit_test(grown_starts_empty)};
+					   cmocka_unit_test(grown_starts_empty),
+					   cmocka_unit_test(flows_differing_anywhere_miss)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
