@@ -125,6 +125,9 @@ void rsw_flow_cache_recipe(struct rsw_fib *f)
 			memcpy(&c->mask, u->mask, u->length);
 		}
 	}
+	/* its masked bytes are below 2^24: dport_qp's top 24 bits are free */
+	if (f->n_cache_udf == 1 && f->cache_udf[0].length <= 3)
+		f->cache_key |= RSW_FC_KEY_UDF3;
 }
 
 void rsw_flow_cache_put(struct rsw_flow_cache *c, const struct rsw_fib *fib,

@@ -23,6 +23,7 @@
 #define RSW_FC_KEY_OPCODE 0x02 /* a hash policy reads the BTH opcode */
 #define RSW_FC_KEY_QP 0x04     /* a hash policy reads the BTH destination QP */
 #define RSW_FC_KEY_LABEL 0x08  /* a hash policy reads the IPv6 flow label */
+#define RSW_FC_KEY_UDF3 0x10   /* one UDF, of at most 3 bytes: kept in dport_qp's top bits */
 #define RSW_FC_KEY_OFF 0x80    /* the tables read more than a key holds: nothing is cached */
 
 /* Words, so that a key is compared and hashed word by word. The first RSW_FC_HEAD_WORDS are
@@ -33,7 +34,7 @@ struct rsw_fc_key {
 	uint64_t fib;  /* rsw_fib.cache_id of the tables: never 0 */
 	uint64_t port; /* in_port, l3, flags, TC, IP protocol, TTL > 1, source-MAC bit, long, opcode */
 	uint64_t dmac_sport;
-	uint64_t dport_qp;
+	uint64_t dport_qp; /* L4 destination port, BTH destination QP << 16, a short UDF << 40 */
 	uint64_t ip;     /* IPv4: source | destination << 32; IPv6: the source's first 8 bytes */
 	uint64_t ip6[3]; /* IPv6: the destination's first 8 bytes, both addresses' last 8 */
 	uint64_t label;
@@ -150,8 +151,11 @@ static inline int rsw_flow_key(const struct rsw_fib *fib, const uint8_t *frame,
 	k->dport_qp = (uint64_t)m->dport | (uint64_t)(r & RSW_FC_KEY_QP ? m->bth_dest_qp : 0) << 16;
 	k->label = r & RSW_FC_KEY_LABEL ? m->flow_label : 0;
 	k->udf[0] = k->udf[1] = 0;
-	for (unsigned i = 0; i < fib->n_cache_udf; i++)
-		k->udf[i] = rsw_fc_udf_bytes(&fib->cache_udf[i], frame, m);
+	if (r & RSW_FC_KEY_UDF3) /* a BTH destination QP's 3 bytes, say: the key stays short */
+		k->dport_qp |= rsw_fc_udf_bytes(&fib->cache_udf[0], frame, m) << 40;
+	else
+		for (unsigned i = 0; i < fib->n_cache_udf; i++)
+			k->udf[i] = rsw_fc_udf_bytes(&fib->cache_udf[i], frame, m);
 	uint64_t src[2], dst[2], rest = k->label | k->udf[0] | k->udf[1];
 	memcpy(src, m->src_ip, 16);
 	memcpy(dst, m->dst_ip, 16);

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "dataplane/hash/hash_policy.h"
 #include "dataplane/tables/flow_cache.h"
 
 /* Flow i's key (the tables' identity 1, ingress port i) and the decision it stands for. */
@@ -213,12 +214,68 @@ static void flows_differing_anywhere_miss(void **state)
 	rsw_flow_cache_free(c);
 }
 
+/* A hash policy's UDF over the BTH destination QP's low bytes (L4 + 13, as Arista's UDF on
+ * the QP): three bytes are kept in the key's first line, four in its second. Either way, flows
+ * that differ only in those bytes (QP 0x11 and 0x12) miss each other in a one-slot cache, and
+ * a flow differing only past the UDF's bytes is the same flow. */
+static void flows_differing_in_udf_bytes_miss(void **state)
+{
+	(void)state;
+	for (unsigned len = 3; len <= 4; len++) {
+		static struct rsw_hash_policy pol;
+		memset(&pol, 0, sizeof(pol));
+		pol.n_udf = 1;
+		pol.udf[0] = (struct rsw_udf){.base = RSW_UDF_L4, .length = (uint8_t)len,
+					      .offset = (uint16_t)(16 - len),
+					      .match_ip_protocol = -1, .match_l4_dst_port = -1};
+		memset(pol.udf[0].mask, 0xff, len);
+		static struct rsw_fib fib;
+		memset(&fib, 0, sizeof(fib));
+		fib.policies = &pol;
+		fib.n_policies = 1;
+		rsw_flow_cache_recipe(&fib);
+		assert_int_equal(!!(fib.cache_key & RSW_FC_KEY_UDF3), len == 3);
+		struct rsw_flow_cache *c = rsw_flow_cache_new(1);
+		assert_non_null(c);
+		/* Ethernet, IPv4, UDP (l4_off 34), the BTH at 42: its destination QP in 47..49 */
+		uint8_t frame[2][64] = {{0}};
+		const uint8_t qp_lo[] = {0x11, 0x12, 0x11};
+		for (unsigned i = 0; i < 3; i++) {
+			uint8_t *f = frame[i % 2];
+			memset(f, 0, 64);
+			f[34 + 15] = qp_lo[i];
+			f[34 + 17] = (uint8_t)(0xa0 + i); /* past the UDF: not in the key */
+			struct rsw_pkt_meta m;
+			struct rsw_fc_key k;
+			meta(&m, 0, 3, 0);
+			m.l4_off = 34;
+			m.frame_len = 64;
+			assert_int_equal(rsw_flow_key(&fib, f, &m, 3, &k), 1);
+			int hit = rsw_flow_cache_find(c, &k, &m);
+			assert_int_equal(hit, 0); /* the previous frame's QP was another one */
+			m.egress_port = (uint16_t)(10 + qp_lo[i]);
+			rsw_flow_cache_put(c, &fib, &k, &m);
+			/* the same QP, other bytes past the UDF: its own decision */
+			f[34 + 17] ^= 0xff;
+			meta(&m, 0, 3, 0);
+			m.l4_off = 34;
+			m.frame_len = 64;
+			struct rsw_fc_key k2;
+			assert_int_equal(rsw_flow_key(&fib, f, &m, 3, &k2), 1);
+			assert_true(rsw_flow_cache_find(c, &k2, &m));
+			assert_int_equal(m.egress_port, 10 + qp_lo[i]);
+		}
+		rsw_flow_cache_free(c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(few_flows_hit),
 					   cmocka_unit_test(churn_grows_to_the_cap),
 					   cmocka_unit_test(fixed_never_grows),
 					   cmocka_unit_test(grown_starts_empty),
-					   cmocka_unit_test(flows_differing_anywhere_miss)};
+					   cmocka_unit_test(flows_differing_anywhere_miss),
+					   cmocka_unit_test(flows_differing_in_udf_bytes_miss)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
