@@ -86,7 +86,9 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs;" \
   "rocesw $(git rev-parse --short HEAD), ns-3 $(pkg-config --modversion ns3-core)"
 checked=0
 cut=${CUT:-128}
-(( cut >= 14 + 12 )) || { echo "replay_ns3.sh: CUT=$cut cuts into the Ethernet header" >&2; exit 2; }
+if (( cut < 14 + 12 )); then
+  echo "replay_ns3.sh: CUT=$cut cuts into the Ethernet header" >&2; exit 2
+fi
 declare -A size=([run]=${RING_SIZE:-4M} [check]=1M)
 for z in ${ZONES:-4x16x16 4x16x4}; do
   IFS=x read -r racks hosts ctsws <<<"$z"
