@@ -17,11 +17,12 @@
 # ROUNDS rounds alternate the two; reported: per-round ratios rocesw/ns-3 and their medians.
 # Usage: bench/replay_ns3.sh [ROUNDS]    (default 3; ~4 GB in /dev/shm, else /tmp; libns3-dev
 # from scripts/setup-bench-ns3.sh). NS3_ARGS adds arguments to ns-3 (e.g.
-# --SchedulerType=ns3::HeapScheduler); KEEP=DIR keeps logs and results. Needs no terminal.
+# --SchedulerType=ns3::HeapScheduler); CUT=N the bytes kept of each frame in the third way;
+# KEEP=DIR keeps logs and results. Needs no terminal.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
-  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0
+  sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0
 fi
 rounds=${1:-3}
 b=${BENCH_BUILD:-build}
