@@ -8,9 +8,10 @@
  * after its wire time and the link's delay, a port free again after one frame), so they go on a
  * wheel of one slot per nanosecond over [now, now + RSW_WHEEL_NS), found through a two-level
  * bitmap; a slot's wake-ups all have one time, and are kept unordered until that time comes.
- * Then they become the tie group, their entity ids in a sorted array (wake-ups scheduled for
- * that same time join it), popped from the front. Nothing costs more as more wake-ups are held:
- * only a wake-up joining a tie group pays, a search and a move, for the group's size. Wake-ups
+ * Then they become the tie group, their entity ids copied out and sorted once (wake-ups
+ * scheduled for that same time join it), popped from the front. Nothing costs more as more
+ * wake-ups are held: a tie group is sorted for its size, and a wake-up joining one pays a
+ * search and a move. Wake-ups
  * further ahead (timers, slow links, a capture's next frame after a gap) wait in a 4-ary heap of
  * (time, id) pairs and move onto the wheel as now comes within its reach. */
 #ifndef RSW_EVENT_HEAP_H

@@ -136,11 +136,41 @@ static void epoch_times(void **state)
 	rsw_event_heap_free(&q);
 }
 
+/* Groups of one time, of every size up to 300 wake-ups, scheduled in a scrambled order (id
+ * i * 97 mod n), on the wheel or in the far heap: each pops in id order; an entity popped and
+ * due again at the same time joins the group in its id's place, so it pops again next. */
+static void tie_groups_of_any_size(void **state)
+{
+	(void)state;
+	struct rsw_event_heap q;
+	assert_int_equal(rsw_event_heap_init(&q, IDS), 0);
+	uint64_t t = 0;
+	for (uint32_t n = 1; n <= IDS; n += n < 40 ? 1 : 37) {
+		t += n % 2 ? 3 : 3 * RSW_WHEEL_NS; /* on the wheel, or beyond it */
+		for (uint32_t i = 0; i < n; i++)
+			assert_int_equal(rsw_event_at(&q, (uint32_t)(i * 97u % n), t), 0);
+		for (uint32_t i = 0, again = n / 2; i < n; i++) {
+			struct rsw_wake w;
+			assert_int_equal(rsw_event_pop(&q, &w), 1);
+			assert_int_equal(w.t, t);
+			assert_int_equal(w.id, i);
+			if (i == again) {
+				assert_int_equal(rsw_event_at(&q, i, t), 0);
+				assert_int_equal(rsw_event_pop(&q, &w), 1);
+				assert_int_equal(w.id, i);
+			}
+		}
+		assert_int_equal(rsw_event_peek(&q), UINT64_MAX);
+	}
+	rsw_event_heap_free(&q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(ties_soon),
 					   cmocka_unit_test(across_the_horizon),
 					   cmocka_unit_test(anywhere_and_before_now),
-					   cmocka_unit_test(epoch_times)};
+					   cmocka_unit_test(epoch_times),
+					   cmocka_unit_test(tie_groups_of_any_size)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
