@@ -112,18 +112,23 @@ static void slot_remove(struct rsw_event_heap *q, uint32_t id)
 
 /* ---- the tie group: the wake-ups due at now, a sorted array ---- */
 
-/* Where id is, or would go, in tie[tie_head, n_tie). */
-static uint32_t tie_find(const struct rsw_event_heap *q, uint32_t id)
+/* Where id is, or would go, in the sorted ids a[lo, hi). */
+static uint32_t ids_find(const uint32_t *a, uint32_t lo, uint32_t hi, uint32_t id)
 {
-	uint32_t lo = q->tie_head, hi = q->n_tie;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		if (q->tie[mid] < id)
+		if (a[mid] < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+/* Where id is, or would go, in tie[tie_head, n_tie). */
+static uint32_t tie_find(const struct rsw_event_heap *q, uint32_t id)
+{
+	return ids_find(q->tie, q->tie_head, q->n_tie, id);
 }
 
 static void tie_insert(struct rsw_event_heap *q, uint32_t id)
@@ -186,14 +191,7 @@ static void tie_load(struct rsw_event_heap *q, unsigned s)
 		uint32_t v = tie[i];
 		if (tie[i - 1] < v)
 			continue;
-		uint32_t lo = 0, hi = i - 1;
-		while (lo < hi) {
-			uint32_t mid = lo + (hi - lo) / 2;
-			if (tie[mid] < v)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		uint32_t lo = ids_find(tie, 0, i - 1, v);
 		memmove(tie + lo + 1, tie + lo, (i - lo) * sizeof(*tie));
 		tie[lo] = v;
 	}

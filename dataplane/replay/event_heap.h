@@ -11,9 +11,9 @@
  * Then they become the tie group, their entity ids copied out and sorted once (wake-ups
  * scheduled for that same time join it), popped from the front. Nothing costs more as more
  * wake-ups are held: a tie group is sorted for its size, and a wake-up joining one pays a
- * search and a move. Wake-ups
- * further ahead (timers, slow links, a capture's next frame after a gap) wait in a 4-ary heap of
- * (time, id) pairs and move onto the wheel as now comes within its reach. */
+ * search and a move. Wake-ups further ahead (timers, slow links, a capture's next frame after
+ * a gap) wait in a 4-ary heap of (time, id) pairs and move onto the wheel as now comes within
+ * its reach. */
 #ifndef RSW_EVENT_HEAP_H
 #define RSW_EVENT_HEAP_H
 

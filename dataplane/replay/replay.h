@@ -158,12 +158,12 @@ struct rsw_replay_result {
 /* Frees what a result holds. */
 void rsw_replay_result_free(struct rsw_replay_result *res, unsigned n_sw);
 
-/* Which captures replay writes and what goes into them (docs/replay.md, "Captures"). */
 /* A collective's hosts generate their payload (zeros): its captures keep each frame's first
  * bytes by default, every RoCE header (at most 14 + 40 + 8 + 12 + 16 + 4) and a few of the
  * payload, as `tcpdump -s 128` would. */
 #define RSW_REPLAY_GENERATED_SNAPLEN 128
 
+/* Which captures replay writes and what goes into them (docs/replay.md, "Captures"). */
 struct rsw_replay_capture {
 	int off;                 /* no capture files at all */
 	const char *const *only; /* NULL, or fnmatch(3) patterns of the names kept: a host, a
