@@ -1,6 +1,8 @@
-/* The wheel: slot t mod RSW_WHEEL_NS holds the wake-ups at t, in a circular list in no order.
- * used[] marks the slots with a list and used_words the words of used[] not zero, so the next
- * slot from now is a few bit scans away. When its time comes, a slot's list becomes the tie
+/* The wheel: slot t mod RSW_WHEEL_NS holds the wake-ups at t, their ids in an array in no order
+ * (an entity's node says where), so taking a slot whole reads the array, not one node after
+ * another: at zone scale each node is a cache miss, and a list's next is known only once its
+ * node arrives. used[] marks the slots that are not empty and used_words the words of used[]
+ * not zero, so the next slot from now is a few bit scans away. When its time comes, a slot's list becomes the tie
  * group: its entity ids in a sorted array, popped from the front, the tie-break. The far heap
  * holds the rest, (time, id) pairs in a 4-ary heap. */
 #include <stdlib.h>
@@ -22,15 +24,13 @@ int rsw_event_heap_init(struct rsw_event_heap *q, uint32_t n_ids)
 	q->node = malloc(cap * sizeof(*q->node));
 	q->far = malloc(cap * sizeof(*q->far));
 	q->tie = malloc(cap * sizeof(*q->tie));
-	q->slot = malloc(RSW_WHEEL_NS * sizeof(*q->slot));
+	q->slot = calloc(RSW_WHEEL_NS, sizeof(*q->slot));
 	if (!q->node || !q->far || !q->tie || !q->slot) {
 		rsw_event_heap_free(q);
 		return -1;
 	}
 	for (uint32_t i = 0; i < n_ids; i++)
 		q->node[i].pos = RSW_EVENT_NONE;
-	for (uint32_t s = 0; s < RSW_WHEEL_NS; s++)
-		q->slot[s] = RSW_EVENT_NONE;
 	return 0;
 }
 
@@ -39,6 +39,8 @@ void rsw_event_heap_free(struct rsw_event_heap *q)
 	free(q->node);
 	free(q->far);
 	free(q->tie);
+	for (uint32_t s = 0; q->slot && s < RSW_WHEEL_NS; s++)
+		free(q->slot[s].id);
 	free(q->slot);
 	*q = (struct rsw_event_heap){0};
 }
@@ -63,51 +65,63 @@ static int next_slot(const struct rsw_event_heap *q, unsigned from)
 	return bits ? (int)(w * 64 + (unsigned)__builtin_ctzll(bits)) : -1;
 }
 
-static inline void link_before(struct rsw_event_node *nd, uint32_t id, uint32_t x)
+static void slot_used(struct rsw_event_heap *q, unsigned s)
 {
-	uint32_t p = nd[x].prev;
-	nd[id].prev = p;
-	nd[id].next = x;
-	nd[p].next = id;
-	nd[x].prev = id;
+	q->used[s / 64] |= 1ull << (s % 64);
+	q->used_words |= 1ull << (s / 64);
 }
 
-static void slot_insert(struct rsw_event_heap *q, uint32_t id, uint64_t t)
+static void slot_unused(struct rsw_event_heap *q, unsigned s)
 {
-	struct rsw_event_node *nd = q->node;
-	unsigned s = (unsigned)(t & WHEEL_MASK);
-	uint32_t head = q->slot[s];
-	nd[id].t = t;
-	nd[id].pos = RSW_EVENT_WHEEL;
-	q->n_wheel++;
-	if (head == RSW_EVENT_NONE) {
-		nd[id].next = nd[id].prev = id;
-		q->slot[s] = id;
-		q->used[s / 64] |= 1ull << (s % 64);
-		q->used_words |= 1ull << (s / 64);
-	} else {
-		link_before(nd, id, head);
+	q->used[s / 64] &= ~(1ull << (s % 64));
+	if (!q->used[s / 64])
+		q->used_words &= ~(1ull << (s / 64));
+}
+
+/* A full slot twice the room (it keeps it: a run's busiest nanoseconds come round again); -1
+ * when there is no memory, and the agenda fails: the caller's run stops. */
+static __attribute__((noinline)) int slot_grow(struct rsw_event_heap *q, struct rsw_event_slot *sl)
+{
+	uint32_t cap = sl->cap ? 2 * sl->cap : 8;
+	uint32_t *grown = realloc(sl->id, cap * sizeof(*grown));
+	if (!grown) {
+		q->failed = 1;
+		return -1;
 	}
+	sl->id = grown;
+	sl->cap = cap;
+	return 0;
 }
 
+static inline int slot_insert(struct rsw_event_heap *q, uint32_t id, uint64_t t)
+{
+	unsigned s = (unsigned)(t & WHEEL_MASK);
+	struct rsw_event_slot *sl = &q->slot[s];
+	if (__builtin_expect(sl->n == sl->cap, 0) && slot_grow(q, sl) < 0)
+		return -1;
+	if (!sl->n)
+		slot_used(q, s);
+	q->node[id] = (struct rsw_event_node){.t = t, .pos = RSW_EVENT_WHEEL, .at = sl->n};
+	sl->id[sl->n++] = id;
+	q->n_wheel++;
+	return 0;
+}
+
+/* The slot's last id takes id's place. */
 static void slot_remove(struct rsw_event_heap *q, uint32_t id)
 {
-	struct rsw_event_node *nd = q->node;
-	unsigned s = (unsigned)(nd[id].t & WHEEL_MASK);
-	nd[id].pos = RSW_EVENT_NONE;
-	q->n_wheel--;
-	if (nd[id].next == id) {
-		q->slot[s] = RSW_EVENT_NONE;
-		q->used[s / 64] &= ~(1ull << (s % 64));
-		if (!q->used[s / 64])
-			q->used_words &= ~(1ull << (s / 64));
-		return;
+	struct rsw_event_node *nd = &q->node[id];
+	unsigned s = (unsigned)(nd->t & WHEEL_MASK);
+	struct rsw_event_slot *sl = &q->slot[s];
+	uint32_t last = sl->id[--sl->n];
+	if (last != id) {
+		sl->id[nd->at] = last;
+		q->node[last].at = nd->at;
 	}
-	uint32_t n = nd[id].next, p = nd[id].prev;
-	nd[p].next = n;
-	nd[n].prev = p;
-	if (q->slot[s] == id)
-		q->slot[s] = n;
+	nd->pos = RSW_EVENT_NONE;
+	q->n_wheel--;
+	if (!sl->n)
+		slot_unused(q, s);
 }
 
 /* ---- the tie group: the wake-ups due at now, a sorted array ---- */
@@ -172,18 +186,19 @@ static uint32_t tie_pop(struct rsw_event_heap *q)
 	return id;
 }
 
-/* The slot due at now becomes the tie group (empty until then): its list taken whole, then
+/* The slot due at now becomes the tie group (empty until then): its ids copied whole, then
  * sorted in place by binary insertion. A slot's wake-ups were mostly scheduled in id order, so
  * most ids stay where they are, after one comparison. */
 static void tie_load(struct rsw_event_heap *q, unsigned s)
 {
-	uint32_t head = q->slot[s], id = head, n = 0;
-	uint32_t *tie = q->tie;
-	do {
-		q->node[id].pos = RSW_EVENT_TIE;
-		tie[n++] = id;
-		id = q->node[id].next;
-	} while (id != head);
+	struct rsw_event_slot *sl = &q->slot[s];
+	uint32_t n = sl->n, *tie = q->tie;
+	for (uint32_t i = 0; i < n; i++) { /* stores that do not wait for each other */
+		tie[i] = sl->id[i];
+		q->node[tie[i]].pos = RSW_EVENT_TIE;
+	}
+	sl->n = 0;
+	slot_unused(q, s);
 	q->n_wheel -= n;
 	q->tie_head = 0;
 	q->n_tie = n;
@@ -195,21 +210,17 @@ static void tie_load(struct rsw_event_heap *q, unsigned s)
 		memmove(tie + lo + 1, tie + lo, (i - lo) * sizeof(*tie));
 		tie[lo] = v;
 	}
-	q->slot[s] = RSW_EVENT_NONE;
-	q->used[s / 64] &= ~(1ull << (s % 64));
-	if (!q->used[s / 64])
-		q->used_words &= ~(1ull << (s / 64));
 }
 
 /* A wake-up at t within the wheel's reach: in the tie group if that is due at t. */
-static void wheel_insert(struct rsw_event_heap *q, uint32_t id, uint64_t t)
+static int wheel_insert(struct rsw_event_heap *q, uint32_t id, uint64_t t)
 {
 	if (q->n_tie && t == q->now) {
 		q->node[id].t = t;
 		tie_insert(q, id);
-	} else {
-		slot_insert(q, id, t);
+		return 0;
 	}
+	return slot_insert(q, id, t);
 }
 
 /* ---- the far heap ---- */
@@ -274,14 +285,18 @@ static void far_insert(struct rsw_event_heap *q, uint64_t t, uint32_t id)
 
 /* ---- now ---- */
 
-/* The wheel starts at t: far wake-ups within its reach move onto it. */
+/* The wheel starts at t: far wake-ups within its reach move onto it (one a slot could not take
+ * stays in the far heap, the agenda failed). */
 static void advance(struct rsw_event_heap *q, uint64_t t)
 {
 	q->now = t;
 	while (q->n_far && q->far[0].t - t < RSW_WHEEL_NS) {
 		struct rsw_wake w = q->far[0];
 		far_remove_at(q, 0);
-		wheel_insert(q, w.id, w.t);
+		if (wheel_insert(q, w.id, w.t) < 0) {
+			far_insert(q, w.t, w.id);
+			return;
+		}
 	}
 }
 
@@ -290,7 +305,7 @@ static void advance(struct rsw_event_heap *q, uint64_t t)
 static void rewind(struct rsw_event_heap *q, uint64_t t)
 {
 	for (int s; (s = next_slot(q, 0)) >= 0;) {
-		uint32_t id = q->slot[s];
+		uint32_t id = q->slot[s].id[q->slot[s].n - 1];
 		uint64_t at = q->node[id].t;
 		slot_remove(q, id);
 		far_insert(q, at, id);
@@ -326,9 +341,8 @@ int rsw_event_at(struct rsw_event_heap *q, uint32_t id, uint64_t t)
 		far_remove_at(q, pos);
 	}
 	if (on_wheel)
-		wheel_insert(q, id, t);
-	else
-		far_insert(q, t, id);
+		return wheel_insert(q, id, t);
+	far_insert(q, t, id);
 	return 0;
 }
 
@@ -343,27 +357,39 @@ void rsw_event_cancel(struct rsw_event_heap *q, uint32_t id)
 		far_remove_at(q, pos);
 }
 
+/* The time of wheel slot s: the one in [now, now + RSW_WHEEL_NS) it stands for. */
+static uint64_t slot_time(const struct rsw_event_heap *q, int s)
+{
+	return q->now + (((unsigned)s - (unsigned)q->now) & WHEEL_MASK);
+}
+
 uint64_t rsw_event_peek(const struct rsw_event_heap *q)
 {
+	if (q->failed)
+		return UINT64_MAX;
 	if (q->n_tie)
 		return q->now;
 	if (q->n_wheel) /* every wake-up on the wheel comes before every far one */
-		return q->node[q->slot[next_slot(q, (unsigned)(q->now & WHEEL_MASK))]].t;
+		return slot_time(q, next_slot(q, (unsigned)(q->now & WHEEL_MASK)));
 	return q->n_far ? q->far[0].t : UINT64_MAX;
 }
 
 int rsw_event_pop(struct rsw_event_heap *q, struct rsw_wake *out)
 {
+	if (q->failed)
+		return 0;
 	if (!q->n_tie) {
 		if (!q->n_wheel) {
 			if (!q->n_far)
 				return 0;
 			advance(q, q->far[0].t);
+			if (q->failed)
+				return 0;
 		}
 		int s = next_slot(q, (unsigned)(q->now & WHEEL_MASK));
-		uint64_t t = q->node[q->slot[s]].t;
+		uint64_t t = slot_time(q, s);
 		if (t != q->now)
-			advance(q, t);
+			advance(q, t); /* (a failure here leaves slot s as it was) */
 		tie_load(q, (unsigned)s);
 	}
 	out->t = q->now;

@@ -28,19 +28,24 @@ struct rsw_wake {
 #define RSW_WHEEL_BITS 12
 #define RSW_WHEEL_NS (1u << RSW_WHEEL_BITS)
 
-/* An entity's place: on the wheel (its time and its slot's list links), in the tie group or in
- * the far heap. */
+/* An entity's place: on the wheel (its time and where it is in its slot), in the tie group or
+ * in the far heap. Four to a cache line. */
 struct rsw_event_node {
 	uint64_t t;
-	uint32_t next, prev; /* the slot's list, circular */
-	uint32_t pos;        /* RSW_EVENT_NONE, RSW_EVENT_WHEEL, RSW_EVENT_TIE, or index in far */
-	uint32_t pad;
+	uint32_t pos; /* RSW_EVENT_NONE, RSW_EVENT_WHEEL, RSW_EVENT_TIE, or index in far */
+	uint32_t at;  /* on the wheel: its index in its slot's ids */
+};
+
+/* A wheel slot's wake-ups: entity ids in an array, in no order. */
+struct rsw_event_slot {
+	uint32_t *id;
+	uint32_t n, cap;
 };
 
 struct rsw_event_heap {
 	struct rsw_event_node *node; /* by entity */
-	uint32_t *slot;              /* RSW_WHEEL_NS list heads, RSW_EVENT_NONE when empty */
-	uint64_t used[RSW_WHEEL_NS / 64]; /* slots with a list */
+	struct rsw_event_slot *slot; /* RSW_WHEEL_NS of them */
+	uint64_t used[RSW_WHEEL_NS / 64]; /* slots that are not empty */
 	uint64_t used_words;              /* words of used that are not zero */
 	uint64_t now;                /* the wheel covers [now, now + RSW_WHEEL_NS) */
 	uint32_t n_wheel;            /* on the wheel's slots */
@@ -49,6 +54,7 @@ struct rsw_event_heap {
 	struct rsw_wake *far;        /* wake-ups at or after now + RSW_WHEEL_NS (4-ary heap) */
 	uint32_t n_far;
 	uint32_t n_ids;
+	int failed; /* a slot could not grow: a wake-up may be lost, the run must stop */
 };
 
 #define RSW_EVENT_NONE UINT32_MAX
@@ -57,13 +63,14 @@ struct rsw_event_heap {
 
 int rsw_event_heap_init(struct rsw_event_heap *q, uint32_t n_ids);
 void rsw_event_heap_free(struct rsw_event_heap *q);
-/* Entity id wakes at t (replacing any other wake-up of it). Never fails: returns 0. */
+/* Entity id wakes at t (replacing any other wake-up of it). Returns 0, or -1 when a wheel slot
+ * could not grow (no memory): the agenda is then failed (q->failed) and the run must stop. */
 int rsw_event_at(struct rsw_event_heap *q, uint32_t id, uint64_t t);
 /* Entity id no longer wakes. */
 void rsw_event_cancel(struct rsw_event_heap *q, uint32_t id);
-/* The next wake-up, removed; 0 if none is left. */
+/* The next wake-up, removed; 0 if none is left (or the agenda failed). */
 int rsw_event_pop(struct rsw_event_heap *q, struct rsw_wake *out);
-/* Time of the next wake-up, or UINT64_MAX. */
+/* Time of the next wake-up, or UINT64_MAX (also once the agenda failed). */
 uint64_t rsw_event_peek(const struct rsw_event_heap *q);
 /* The wake-ups after the next one popped that are due at the same time (the tie group's rest),
  * *n of them, in the order they will pop: a look ahead that costs nothing to find. */
