@@ -147,7 +147,8 @@ void rsw_flow_cache_put(struct rsw_flow_cache *c, const struct rsw_fib *fib,
 	if (c->max_mask > c->mask && review(c))
 		e = &c->e[rsw_fc_slot(c, k)]; /* its slot in the doubled cache */
 	memcpy(e->head, k, sizeof(e->head));
-	memcpy(e->tail, (const uint64_t *)k + RSW_FC_HEAD_WORDS, sizeof(e->tail));
+	if (k->port & RSW_FC_LONG) /* a short key's second line is never read: not written either */
+		memcpy(e->tail, (const uint64_t *)k + RSW_FC_HEAD_WORDS, sizeof(e->tail));
 	memcpy(e->decision, (const uint8_t *)m + RSW_FC_DECISION_OFF, RSW_FC_DECISION_LEN);
 	e->decision[RSW_FC_DROP_AT] = m->drop;
 }

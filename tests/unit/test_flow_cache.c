@@ -180,7 +180,8 @@ static void meta(struct rsw_pkt_meta *m, int v6, unsigned dst, uint32_t label)
 /* Exact match whatever part of the key tells flows apart: an IPv4 flow's key fits the entry's
  * first line, an IPv6 one's last address bytes and a flow label are in its second. In a cache of
  * one slot, each flow finds the previous flow's entry there: it must miss, and after its own
- * decision is put, hit with that decision. */
+ * decision is put, hit with that decision; an IPv6 flow comes again after an IPv4 one, whose
+ * entry was put over the first line only. */
 static void flows_differing_anywhere_miss(void **state)
 {
 	(void)state;
@@ -193,7 +194,7 @@ static void flows_differing_anywhere_miss(void **state)
 		unsigned dst;
 		uint32_t label;
 	} flows[] = {{0, 3, 0}, {0, 5, 0}, {1, 3, 0}, {1, 5, 0}, {1, 5, 0x12345}, {0, 5, 0x12345},
-		     {0, 3, 0}};
+		     {0, 3, 0}, {1, 5, 0x12345}, {0, 3, 0}, {1, 3, 0}};
 	const unsigned n = sizeof(flows) / sizeof(flows[0]);
 	struct rsw_flow_cache *c = rsw_flow_cache_new(1);
 	assert_non_null(c);
