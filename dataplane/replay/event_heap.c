@@ -2,8 +2,8 @@
  * (an entity's node says where), so taking a slot whole reads the array, not one node after
  * another: at zone scale each node is a cache miss, and a list's next is known only once its
  * node arrives. used[] marks the slots that are not empty and used_words the words of used[]
- * not zero, so the next slot from now is a few bit scans away. When its time comes, a slot's list becomes the tie
- * group: its entity ids in a sorted array, popped from the front, the tie-break. The far heap
+ * not zero, so the next slot from now is a few bit scans away. When its time comes, a slot's
+ * ids become the tie group: a sorted array, popped from the front, the tie-break. The far heap
  * holds the rest, (time, id) pairs in a 4-ary heap. */
 #include <stdlib.h>
 #include <string.h>

@@ -336,7 +336,11 @@ static void dispatch(struct replay *r, const struct rsw_wake *w)
 __attribute__((noinline)) void rp_engine_run_one(struct replay *r)
 {
 	struct rsw_wake w;
-	rsw_event_pop(&r->q, &w);
+	int got = rsw_event_pop(&r->q, &w);
+	if (r->q.failed) /* a wheel slot could not grow: the run stops, out of memory */
+		r->oom = 1;
+	if (!got)
+		return;
 	if (!r->res->entered && !r->res->generated)
 		r->res->start_ns = w.t;
 	r->wake_t = w.t;

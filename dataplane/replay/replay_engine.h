@@ -231,7 +231,7 @@ int rp_engine_init(struct replay *r);
 void rp_engine_run_one(struct replay *r);
 static inline int rp_engine_failed(const struct replay *r)
 {
-	return r->failed || r->oom || r->q.failed || r->cap.werr.err;
+	return r->failed || r->oom || r->cap.werr.err;
 }
 /* Frees the agenda, the frames still on links and the flows not handed to the result. */
 void rp_engine_free(struct replay *r);

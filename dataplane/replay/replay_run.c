@@ -443,7 +443,7 @@ int rsw_replay_part_close(struct replay *r, uint64_t cut_ns, int ok)
 	size_t errlen = r->errlen;
 	int rc = -1, finished = 0;
 	res->cut_ns = cut_ns;
-	if (r->oom || r->q.failed)
+	if (r->oom)
 		snprintf(err, errlen, "out of memory");
 	if (ok && !rp_engine_failed(r)) {
 		finish(r); /* hands each switch's traffic manager to res */
@@ -451,7 +451,7 @@ int rsw_replay_part_close(struct replay *r, uint64_t cut_ns, int ok)
 		rc = 0;
 	}
 	cleanup(r);
-	if (r->cap.werr.err && !r->failed && !r->oom && !r->q.failed) {
+	if (r->cap.werr.err && !r->failed && !r->oom) {
 		snprintf(err, errlen, "cannot write %s: %s (%u incomplete captures removed)",
 			 r->cap.werr.path, strerror(r->cap.werr.err), r->cap.removed);
 		rc = -1;
