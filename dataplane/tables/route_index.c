@@ -19,6 +19,19 @@ static uint64_t key_hash(const struct rsw_route *r)
 	return h ^ (h >> 33);
 }
 
+static uint64_t probes;
+
+/* (once an operation, relaxed: roceswd may build states in several threads) */
+static void count(uint64_t n)
+{
+	__atomic_fetch_add(&probes, n, __ATOMIC_RELAXED);
+}
+
+uint64_t rsw_route_index_probes(void)
+{
+	return __atomic_load_n(&probes, __ATOMIC_RELAXED);
+}
+
 static int same_key(const struct rsw_route *a, const struct rsw_route *b)
 {
 	return a->in_port == b->in_port && a->prefix.len == b->prefix.len &&
@@ -30,21 +43,24 @@ long rsw_route_index_find(const struct rsw_route_index *ix, const struct rsw_rou
 {
 	if (!ix->mask)
 		return -1;
-	for (size_t i = key_hash(r) & ix->mask;; i = (i + 1) & ix->mask) {
+	uint64_t n = 1;
+	for (size_t i = key_hash(r) & ix->mask;; i = (i + 1) & ix->mask, n++) {
 		uint32_t s = ix->slot[i];
-		if (!s)
-			return -1;
-		if (same_key(&routes[s - 1], r))
-			return (long)s - 1;
+		if (!s || same_key(&routes[s - 1], r)) {
+			count(n);
+			return s ? (long)s - 1 : -1;
+		}
 	}
 }
 
 static void place(struct rsw_route_index *ix, const struct rsw_route *routes, size_t pos)
 {
 	size_t i = key_hash(&routes[pos]) & ix->mask;
-	while (ix->slot[i])
+	uint64_t n = 1;
+	for (; ix->slot[i]; n++)
 		i = (i + 1) & ix->mask;
 	ix->slot[i] = (uint32_t)pos + 1;
+	count(n);
 }
 
 int rsw_route_index_add(struct rsw_route_index *ix, const struct rsw_route *routes, size_t n,
@@ -75,8 +91,10 @@ int rsw_route_index_add(struct rsw_route_index *ix, const struct rsw_route *rout
 static size_t slot_of(const struct rsw_route_index *ix, const struct rsw_route *routes, size_t pos)
 {
 	size_t i = key_hash(&routes[pos]) & ix->mask;
-	while (ix->slot[i] != pos + 1)
+	uint64_t n = 1;
+	for (; ix->slot[i] != pos + 1; n++)
 		i = (i + 1) & ix->mask;
+	count(n);
 	return i;
 }
 
@@ -86,7 +104,8 @@ void rsw_route_index_remove(struct rsw_route_index *ix, const struct rsw_route *
 	/* backward-shift deletion: later entries of the probe run move up into the hole */
 	size_t hole = slot_of(ix, routes, pos);
 	ix->slot[hole] = 0;
-	for (size_t i = (hole + 1) & ix->mask; ix->slot[i]; i = (i + 1) & ix->mask) {
+	uint64_t n = 0;
+	for (size_t i = (hole + 1) & ix->mask; ix->slot[i]; i = (i + 1) & ix->mask, n++) {
 		size_t home = key_hash(&routes[ix->slot[i] - 1]) & ix->mask;
 		/* the entry may move to the hole unless its home lies cyclically in (hole, i] */
 		if (((i - home) & ix->mask) >= ((i - hole) & ix->mask)) {
@@ -95,6 +114,7 @@ void rsw_route_index_remove(struct rsw_route_index *ix, const struct rsw_route *
 			hole = i;
 		}
 	}
+	count(n);
 	if (last != pos)
 		ix->slot[slot_of(ix, routes, last)] = (uint32_t)pos + 1;
 }

@@ -24,6 +24,10 @@ int rsw_route_index_add(struct rsw_route_index *ix, const struct rsw_route *rout
 void rsw_route_index_remove(struct rsw_route_index *ix, const struct rsw_route *routes,
 			    size_t pos, size_t last);
 int rsw_route_index_copy(struct rsw_route_index *dst, const struct rsw_route_index *src);
+/* Slots examined by every index's finds, adds and removals so far, in all threads: a count of
+ * the index's work that no machine's speed moves (tests/unit/test_route_scale.c: loading N
+ * routes stays O(N) only while probe runs stay short). */
+uint64_t rsw_route_index_probes(void);
 void rsw_route_index_free(struct rsw_route_index *ix);
 
 #endif
