@@ -96,6 +96,34 @@ static void frame_layout(void **state)
 
 /* A 1000-byte frame takes 1024 wire bytes (FCS, preamble, IFG): 20.48 ns at 400G, 81.92 ns at
  * 100G; a 40-byte frame is padded to 60 + 24. Back-to-back frames keep exact spacing. */
+/* An idle port starts at most burst behind now: polled late, it sends the frames the burst
+ * owes back to back and no more, each no earlier than the first frame's time less the burst
+ * plus its place times the wire time (what tests/live/test_live_tm.py sees on a real port). */
+static void shaper_catch_up_within_burst(void **state)
+{
+	(void)state;
+	struct rsw_shaper s;
+	rsw_shaper_init(&s, 10, 1000000); /* 10 Mb/s, 1 ms */
+	const uint32_t len = 100;
+	const uint64_t wire = rsw_wire_ns(len, 10), t0 = 50000000;
+	assert_int_equal(wire, 99200); /* 124 B x 800 ns */
+	unsigned sent = 0;
+	while (rsw_shaper_ready(&s, t0)) {
+		rsw_shaper_send(&s, t0, len);
+		sent++;
+	}
+	/* starts at t0 - 1 ms: frames at t0 - 1 ms + k x wire for k x wire <= 1 ms, 11 of them */
+	assert_int_equal(sent, 1000000 / wire + 1);
+	/* later polls: frame k no earlier than t0 - 1 ms + k x wire */
+	for (uint64_t now = t0 + 1; sent < 40; now += 7919) {
+		while (rsw_shaper_ready(&s, now)) {
+			assert_true(now + 1000000 >= t0 + sent * wire);
+			rsw_shaper_send(&s, now, len);
+			sent++;
+		}
+	}
+}
+
 static void shaper_wire_time(void **state)
 {
 	(void)state;
@@ -121,6 +149,7 @@ int main(void)
 		cmocka_unit_test(generation_sequence),
 		cmocka_unit_test(frame_layout),
 		cmocka_unit_test(shaper_wire_time),
+		cmocka_unit_test(shaper_catch_up_within_burst),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
