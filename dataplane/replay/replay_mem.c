@@ -86,9 +86,8 @@ int rp_pool_grow(struct rte_mempool *mp, struct rp_pool_growth *g)
 static struct rte_mempool *pool_mapped(const char *name, unsigned n, uint16_t data_room,
 				       struct rp_pool_growth *g)
 {
-	struct rte_pktmbuf_pool_private priv = {.mbuf_data_room_size = data_room,
-						.mbuf_priv_size = RP_ROOM_PRIV};
-	unsigned elt = (unsigned)sizeof(struct rte_mbuf) + RP_ROOM_PRIV + data_room;
+	struct rte_pktmbuf_pool_private priv = {.mbuf_data_room_size = data_room};
+	unsigned elt = (unsigned)sizeof(struct rte_mbuf) + data_room;
 	struct rte_mempool *mp =
 		rte_mempool_create_empty(name, n, elt, 0, sizeof(priv), SOCKET_ID_ANY,
 					 RTE_MEMPOOL_F_NO_IOVA_CONTIG);
@@ -146,19 +145,36 @@ static struct rte_mempool *add_pool(struct rp_mem *mem, unsigned c)
 	unsigned n = REPLAY_POOL_MIN << shift;
 	snprintf(name, sizeof(name), "rsw_replay%u", instance++);
 	struct rte_mempool *mp = pool_mapped(name, n <= REPLAY_POOL_MAX ? n : REPLAY_POOL_MAX,
-					     RTE_PKTMBUF_HEADROOM + mem_room[c], &mem->cls[c].growth);
+					     mem_room[c], &mem->cls[c].growth);
 	if (mp)
 		mem->cls[c].pool[mem->cls[c].n++] = mp;
 	return mp;
 }
+
+/* What a packet buffer's data room may hold besides zeros, kept across its uses in a dynamic
+ * field of its mbuf's second line, which every hop reads anyway (a private area after the mbuf
+ * was a line of its own; rte_pktmbuf_init zeroes the mbuf once, as the buffer joins its pool):
+ * with zeroed set, nothing beyond dirty_to but the 4 bytes at tail_off (none if 0). A generated
+ * RoCE frame is its headers, a zero payload and its ICRC: written into a buffer so known, it
+ * costs its headers and the last frame's leftovers, not a copy of 4 KiB (and 64 cache lines)
+ * per frame. */
+struct rp_room {
+	uint8_t zeroed;
+	uint16_t dirty_to;
+	uint16_t tail_off;
+};
 
 int rp_mem_init(struct rp_mem *mem)
 {
 	static const struct rte_mbuf_dynfield flow_field = {
 		.name = "rsw_replay_frame", .size = sizeof(struct rp_frame_tag),
 		.align = __alignof__(struct rp_frame_tag)};
+	static const struct rte_mbuf_dynfield room_field = {
+		.name = "rsw_replay_room", .size = sizeof(struct rp_room),
+		.align = __alignof__(struct rp_room)};
 	mem->flow_field = rte_mbuf_dynfield_register(&flow_field);
-	return mem->flow_field < 0 || !add_pool(mem, 0) ? -1 : 0;
+	mem->room_field = rte_mbuf_dynfield_register(&room_field);
+	return mem->flow_field < 0 || mem->room_field < 0 || !add_pool(mem, 0) ? -1 : 0;
 }
 
 void *rp_zalloc_lines(size_t bytes)
@@ -175,19 +191,6 @@ void rp_mem_free(struct rp_mem *mem)
 	for (unsigned c = 0; c < REPLAY_MEM_CLASSES; c++)
 		free(mem->cls[c].pool);
 }
-
-/* What a packet buffer's data room may hold besides zeros, kept in its private area across
- * its uses (DPDK zeroes the area once, when the pool is made): with zeroed set, nothing beyond
- * dirty_to but the 4 bytes at tail_off (none if 0). A generated RoCE frame is its headers, a
- * zero payload and its ICRC: written into a buffer so known, it costs its headers and the last
- * frame's leftovers, not a copy of 4 KiB (and 64 cache lines) per frame. */
-struct rp_room {
-	uint8_t zeroed;
-	uint16_t dirty_to;
-	uint16_t tail_off;
-};
-_Static_assert(sizeof(struct rp_room) <= RP_ROOM_PRIV && RP_ROOM_PRIV % RTE_MBUF_PRIV_ALIGN == 0,
-	       "rp_room fits a packet buffer's private area");
 
 static void copy_sparse(struct rp_room *k, uint8_t *buf, uint32_t room, const uint8_t *data,
 			uint32_t len)
@@ -257,6 +260,8 @@ struct rte_mbuf *rp_mbuf(struct rp_mem *mem, const uint8_t *data, uint32_t len, 
 		else if (!m)
 			mem->cls[c].skip = 65536;
 	}
+	if (m) /* no headroom: nothing is ever put in front of a frame in replay */
+		m->data_off = 0;
 	uint32_t room = m ? rte_pktmbuf_tailroom(m) : 0;
 	uint8_t *buf = m ? (uint8_t *)rte_pktmbuf_append(m, (uint16_t)held) : NULL;
 	if (!buf) {
@@ -264,7 +269,7 @@ struct rte_mbuf *rp_mbuf(struct rp_mem *mem, const uint8_t *data, uint32_t len, 
 		return NULL;
 	}
 	m->pkt_len = len; /* a frame held in part is still this long on the wire */
-	struct rp_room *k = rte_mbuf_to_priv(m);
+	struct rp_room *k = RTE_MBUF_DYNFIELD(m, mem->room_field, struct rp_room *);
 	if (roce_sparse) /* data[0, held) is headers and zeros, but for an ICRC at its end */
 		copy_sparse(k, buf, room, data, held);
 	else if (held < len)

@@ -9,7 +9,6 @@
 #include <rte_mbuf_dyn.h>
 
 #define REPLAY_MEM_CLASSES 4 /* packet memory by frame size */
-#define RP_ROOM_PRIV 8 /* a packet buffer's private area: what rp_mbuf left in its data room */
 
 /* How much of a pool's mapping it has been given (rp_pool_grow). */
 struct rp_pool_growth {
@@ -25,12 +24,13 @@ struct rp_mem {
 		unsigned skip; /* frames not to try a new pool for, after one could not be made */
 	} cls[REPLAY_MEM_CLASSES];
 	int flow_field;              /* mbuf dynamic field: struct rp_frame_tag */
+	int room_field;              /* mbuf dynamic field: what rp_mbuf left in its data room */
 };
 
 /* What replay keeps with a frame: its flow (an index in the run's flow table) and the links it
  * was put on so far, the index of its next link in the flow's path when it keeps to it; and its
- * place on the wire. In the mbuf's second line, 24 of the 32 bytes DPDK keeps there for dynamic
- * fields. */
+ * place on the wire. In the mbuf's second line, 24 of the 36 bytes DPDK keeps there for dynamic
+ * fields (the buffer's room record, replay_mem.c, takes 6 more). */
 struct rp_frame_tag {
 	uint32_t flow;
 	uint32_t hops;
