@@ -11,9 +11,10 @@
 # captures off: set-up CPU time and the event loop's (what the run says under
 # ROCESW_REPLAY_STATS=1), switch-hops per CPU second of the event loop, CPU ns per hop and its
 # ratio to the smallest zone's, peak RSS (/usr/bin/time -v); the median of ZONE_ROUNDS runs
-# (default 3); the largest zone again with the heap on 4 KiB pages, and again
+# (default 3); the largest zone again with the heap on 4 KiB pages, again
 # with the smallest zone's traffic (its ring: as many ranks, four times the bytes), the zone's
-# own cost.
+# own cost, and under rings over ZONE_RANKS of its racks (default 16 48 96; as many bytes in all
+# as its own ring), what the cost per hop does as more flows are in flight at once.
 # Last, the comparison with ns-3.37 (bench/replay_ns3.sh with ROUNDS; its ZONES are NS3_ZONES),
 # when Debian's libns3-dev is installed (scripts/setup-bench-ns3.sh), else a line saying so; and
 # the MPI replay's 2-rank speed-up (bench/replay_ranks.sh) when rocesw-replay-mpi is built.
@@ -22,7 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
-  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0
+  awk 'NR == 1 { next } !/^#/ { exit } { sub(/^# ?/, ""); print }' "$0"; exit 0
 fi
 zones_only=0
 if [[ ${1:-} == --zones-only ]]; then zones_only=1; shift; fi
@@ -39,69 +40,94 @@ zone_series() {
   local rounds=${ZONE_ROUNDS:-3}
   echo "zone-size series (closed-loop ring over one host per rack, captures off; CPU time of the"
   echo "event loop, which the run says under ROCESW_REPLAY_STATS=1: neither its set-up nor its"
-  echo "outputs, nor a busy machine's other work; median of $rounds runs, the range in brackets;"
-  echo "the heap on transparent huge pages unless marked 4K):"
-  printf '%-10s %8s %6s %7s %12s %9s %9s %11s %16s %8s\n' zone switches ranks size setup_cpu_s \
-    switch_hops run_cpu_s Mhops_per_s ns_per_hop peak_MB
-  local first_ns="" zs=(${ZONES:-4x2x2 32x16x16 192x16x16})
+  echo "outputs, nor a busy machine's other work; median of $rounds rounds, the range in brackets,"
+  echo "each round running every row in turn, and each ratio the median of the rounds' ratios, so"
+  echo "a machine whose speed drifts moves both sides of a ratio alike; the heap on transparent"
+  echo "huge pages unless marked 4K):"
+  local zs=(${ZONES:-4x2x2 32x16x16 192x16x16})
   local last=${zs[${#zs[@]}-1]}
   # last, the largest zone under the smallest zone's traffic (its ring: as many ranks, the same
-  # pattern for longer), which tells what the zone's size costs a hop apart from its traffic's
-  for z in "${zs[@]}" "$last/4K" "$last@${zs[0]}"; do
-    local heap=1 zz=${z%/4K} tz key
-    [[ $z == */4K ]] && heap=0
+  # pattern for longer), which tells what the zone's size costs a hop apart from its traffic's,
+  # then under rings over ZONE_RANKS of its racks
+  local sweep=() n z rows=$work/zone-rows
+  for n in ${ZONE_RANKS-16 48 96}; do sweep+=("$last@$n"); done
+  : >"$rows"
+  for z in "${zs[@]}" "$last/4K" "$last@${zs[0]}" "${sweep[@]}"; do
+    local heap=1 zz=${z%/4K} tz key kind=zone
+    [[ $z == */4K ]] && heap=0 kind=4K
     zz=${zz%@*} tz=${z#*@} tz=${tz%/4K} key=$heap.${tz}
     IFS=x read -r racks hosts ctsws <<<"$zz"
-    d=$work/zone-$zz
+    local d=$work/zone-$zz
     [[ -d $d ]] || /usr/bin/python3 scripts/gen_zone.py --racks "$racks" --hosts "$hosts" \
       --ctsws "$ctsws" --out "$d" >/dev/null
     # enough traffic for a few million hops in every zone: the ring's bytes per rank shrink as
     # ranks grow (ZONE_RING_SIZE overrides)
     case $tz in 4x2x2) size=384M ;; 32x16x16) size=96M ;; *) size=24M ;; esac
     size=${ZONE_RING_SIZE:-$size}
-    # the largest zone under the smallest's ring: four times as long, for enough hops to time
-    [[ $z == *@* ]] && size=$((${size%M} * 4))M
-    spec="ring,size=$size,ranks=${tz%%x*}"
-    args=(replay --config "$d/zone.yaml" --collective "$spec" --captures none --sample-ns 0 --quiet)
-    for k in $(seq "$rounds"); do
-      ROCESW_REPLAY_STATS=1 ROCESW_HUGE_HEAP=$heap /usr/bin/time -v -o "$d/time.$key.$k" \
-        ./"$b"/rocesw "${args[@]}" --out "$d/run.$key" </dev/null >/dev/null 2>"$d/stats.$key.$k"
-    done
-    line=$(/usr/bin/python3 - "$d" "$key" "$rounds" "${z%@*}" "$size" "${tz%%x*}" <<'PY'
-import json, re, statistics, sys
-d, key, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
-s = json.load(open(f"{d}/run.{key}/summary.json"))
-assert s["conservation"]["holds"] and s["collective"]["complete"], d
-hops = sum(p["rx_packets"] for sw in s["switches"] for p in sw["ports"])
-runs, setups, rss = [], [], 0
-for k in range(1, rounds + 1):
-    t = open(f"{d}/time.{key}.{k}").read()
-    rss = max(rss, int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", t)[1]))
-    st = open(f"{d}/stats.{key}.{k}").read()
-    setup = float(re.search(r"replay: set-up ([\d.]+) s of CPU", st)[1])
-    end = float(re.search(r"replay: event loop ends at ([\d.]+) s of CPU", st)[1])
-    runs.append(end - setup)
-    setups.append(setup)
-run = statistics.median(runs)
-ns = f"{run / hops * 1e9:.0f} [{min(runs) / hops * 1e9:.0f}-{max(runs) / hops * 1e9:.0f}]"
-print(f"{sys.argv[4]:<10} {len(s['switches']):8} {sys.argv[6]:>6} {sys.argv[5]:>7} "
-      f"{statistics.median(setups):12.2f} {hops:9} {run:9.2f} {hops / run / 1e6:11.3f} {ns:>16} "
-      f"{rss / 1024:8.0f}")
-PY
-)
-    echo "$line"
-    ns=$(awk '{print $9}' <<<"$line")
-    if [[ -z $first_ns ]]; then first_ns=$ns; first=$z
-    elif [[ $z == *@* ]]; then awk -v a="$ns" -v b="$first_ns" -v z="$zz" -v f="$first" \
-      -v r="${tz%%x*}" 'BEGIN { printf "  %s with the traffic of %s (a ring over %s ranks): " \
-      "%.2fx the cost per hop of %s\n", z, f, r, a / b, f }'
-    elif (( heap )); then awk -v a="$ns" -v b="$first_ns" -v z="$z" -v f="$first" \
-      'BEGIN { printf "  cost per hop %s / %s: %.2fx (goal: within 1.5x)\n", z, f, a / b }'
-    else awk -v a="$ns" -v b="$prev_ns" -v z="$zz" \
-      'BEGIN { printf "  %s with the heap on 4 KiB pages (ROCESW_HUGE_HEAP=0): %.2fx the cost per hop\n", z, a / b }'
+    if [[ $tz =~ ^[0-9]+$ ]]; then
+      # a ring over N of the largest zone's racks: its own ring's bytes in all, shared by N
+      local own=${ZONE_RING_SIZE:-24M}
+      size=$((${own%M} * ${last%%x*} / tz))M kind=ranks
+    elif [[ $z == *@* ]]; then
+      # the largest zone under the smallest's ring: four times as long, for enough hops to time
+      size=$((${size%M} * 4))M kind=traffic
     fi
-    prev_ns=$ns
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$zz" "$d" "$key" "$size" "${tz%%x*}" "$kind" \
+      "$heap" >>"$rows"
   done
+  local k label d key size ranks kind heap
+  for k in $(seq "$rounds"); do
+    while IFS=$'\t' read -r label d key size ranks kind heap; do
+      ROCESW_REPLAY_STATS=1 ROCESW_HUGE_HEAP=$heap /usr/bin/time -v -o "$d/time.$key.$k" \
+        ./"$b"/rocesw replay --config "$d/zone.yaml" --collective "ring,size=$size,ranks=$ranks" \
+        --captures none --sample-ns 0 --quiet --out "$d/run.$key" </dev/null >/dev/null \
+        2>"$d/stats.$key.$k"
+    done <"$rows"
+  done
+  /usr/bin/python3 - "$rows" "$rounds" <<'PY'
+import json, re, statistics, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+rounds = int(sys.argv[2])
+print(f"{'zone':<12} {'switches':>8} {'ranks':>6} {'size':>7} {'setup_cpu_s':>12} "
+      f"{'switch_hops':>11} {'run_cpu_s':>9} {'Mhops_per_s':>11} {'ns_per_hop':>16} {'peak_MB':>8}")
+per_hop = []  # each row's ns a hop, round by round
+for label, d, key, size, ranks, kind, heap in rows:
+    s = json.load(open(f"{d}/run.{key}/summary.json"))
+    assert s["conservation"]["holds"] and s["collective"]["complete"], d
+    hops = sum(p["rx_packets"] for sw in s["switches"] for p in sw["ports"])
+    runs, setups, rss = [], [], 0
+    for k in range(1, rounds + 1):
+        t = open(f"{d}/time.{key}.{k}").read()
+        rss = max(rss, int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", t)[1]))
+        st = open(f"{d}/stats.{key}.{k}").read()
+        setup = float(re.search(r"replay: set-up ([\d.]+) s of CPU", st)[1])
+        end = float(re.search(r"replay: event loop ends at ([\d.]+) s of CPU", st)[1])
+        runs.append(end - setup)
+        setups.append(setup)
+    per_hop.append([r / hops * 1e9 for r in runs])
+    run = statistics.median(runs)
+    ns = f"{run / hops * 1e9:.0f} [{min(runs) / hops * 1e9:.0f}-{max(runs) / hops * 1e9:.0f}]"
+    name = label + ("/4K" if heap == "0" else "")
+    print(f"{name:<12} {len(s['switches']):8} {ranks:>6} {size:>7} "
+          f"{statistics.median(setups):12.2f} {hops:11} {run:9.2f} {hops / run / 1e6:11.3f} "
+          f"{ns:>16} {rss / 1024:8.0f}")
+    first, me = rows[0][0], per_hop[-1]
+    def ratio(ref):
+        return statistics.median(a / b for a, b in zip(me, ref))
+    if len(per_hop) == 1:
+        continue
+    if kind == "zone":
+        print(f"  cost per hop {label} / {first}: {ratio(per_hop[0]):.2f}x (goal: within 1.5x)")
+    elif kind == "4K":
+        print(f"  {label} with the heap on 4 KiB pages (ROCESW_HUGE_HEAP=0): "
+              f"{ratio(per_hop[-2]):.2f}x the cost per hop")
+    elif kind == "traffic":
+        print(f"  {label} with the traffic of {first} (a ring over {ranks} ranks): "
+              f"{ratio(per_hop[0]):.2f}x the cost per hop of {first}")
+    else:
+        print(f"  {label} under a ring over {ranks} ranks: {ratio(per_hop[0]):.2f}x the cost per "
+              f"hop of {first}")
+PY
 }
 if (( zones_only )); then zone_series; exit 0; fi
 ./"$b"/rocesw gen --pattern incast --hosts 2 --root 1 --message 268435456 --mtu 256 \
