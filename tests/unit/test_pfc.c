@@ -94,8 +94,6 @@ static void frame_layout(void **state)
 		assert_int_equal(f[i], 0);
 }
 
-/* A 1000-byte frame takes 1024 wire bytes (FCS, preamble, IFG): 20.48 ns at 400G, 81.92 ns at
- * 100G; a 40-byte frame is padded to 60 + 24. Back-to-back frames keep exact spacing. */
 /* An idle port starts at most burst behind now: polled late, it sends the frames the burst
  * owes back to back and no more, each no earlier than the first frame's time less the burst
  * plus its place times the wire time (what tests/live/test_live_tm.py sees on a real port). */
@@ -124,6 +122,8 @@ static void shaper_catch_up_within_burst(void **state)
 	}
 }
 
+/* A 1000-byte frame takes 1024 wire bytes (FCS, preamble, IFG): 20.48 ns at 400G, 81.92 ns at
+ * 100G; a 40-byte frame is padded to 60 + 24. Back-to-back frames keep exact spacing. */
 static void shaper_wire_time(void **state)
 {
 	(void)state;
