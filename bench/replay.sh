@@ -90,6 +90,7 @@ rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
 rounds = int(sys.argv[2])
 print(f"{'zone':<12} {'switches':>8} {'ranks':>6} {'size':>7} {'setup_cpu_s':>12} "
       f"{'switch_hops':>11} {'run_cpu_s':>9} {'Mhops_per_s':>11} {'ns_per_hop':>16} {'peak_MB':>8}")
+first = rows[0][0]
 per_hop = []  # each row's ns a hop, round by round
 for label, d, key, size, ranks, kind, heap in rows:
     s = json.load(open(f"{d}/run.{key}/summary.json"))
@@ -111,11 +112,10 @@ for label, d, key, size, ranks, kind, heap in rows:
     print(f"{name:<12} {len(s['switches']):8} {ranks:>6} {size:>7} "
           f"{statistics.median(setups):12.2f} {hops:11} {run:9.2f} {hops / run / 1e6:11.3f} "
           f"{ns:>16} {rss / 1024:8.0f}")
-    first, me = rows[0][0], per_hop[-1]
-    def ratio(ref):
-        return statistics.median(a / b for a, b in zip(me, ref))
     if len(per_hop) == 1:
         continue
+    def ratio(ref, me=per_hop[-1]):  # the median of the rounds' own ratios
+        return statistics.median(a / b for a, b in zip(me, ref))
     if kind == "zone":
         print(f"  cost per hop {label} / {first}: {ratio(per_hop[0]):.2f}x (goal: within 1.5x)")
     elif kind == "4K":
