@@ -65,6 +65,48 @@ class Captures(unittest.TestCase):
         self.assertIsNotNone(m, stdout)
         return int(m.group(1)), float(m.group(2))
 
+    def test_payload_where_it_lies(self):
+        """Whole captures of frames whose payload bytes are random: each record a switch port
+        writes is a frame of a host's capture, byte for byte from its UDP header on (the
+        switches rewrite only MACs, TTL and checksum), as long on the wire; every frame a switch
+        sent is recorded, and each input frame at least once."""
+        d = os.path.join(self.dir, "payload")
+        gen = os.path.join(d, "gen")
+        os.makedirs(gen)
+        rng = random.Random(4791)
+        sent = {}
+        for f in os.listdir(self.gen):
+            with open(os.path.join(gen, f), "wb") as w:
+                w.write(struct.pack("<IHHiIII", 0xa1b23c4d, 2, 4, 0, 0, 65535, 1))
+                for t, _, wire, data in records(os.path.join(self.gen, f)):
+                    b = bytearray(data)
+                    b[100:] = rng.randbytes(len(b) - 100)
+                    sent[bytes(b[100:132])] = bytes(b)
+                    w.write(struct.pack("<IIII", t // 10**9, t % 10**9, len(b), wire) + b)
+        self.assertGreater(min(len(b) for b in sent.values()), 1000, "frames with a payload")
+        out = os.path.join(d, "out")
+        r = subprocess.run([ROCESW, "replay", "--config", ZONE, "--in-dir", gen, "--out", out],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "summary.json")) as f:
+            summary = json.load(f)
+        switch_tx = sum(p["tx_packets"] for s in summary["switches"] for p in s["ports"])
+        recorded, seen = 0, set()
+        for f in pcaps(out):
+            if "/" not in f:
+                continue  # a host's own capture: what it read, sent as read
+            for _, caplen, wire, data in records(os.path.join(out, f)):
+                if data[12:14] == b"\x88\x08":
+                    continue  # a PFC frame the switch made
+                recorded += 1
+                want = sent.get(bytes(data[100:132]))
+                self.assertIsNotNone(want, f"{f}: a record no host sent")
+                self.assertEqual((caplen, wire), (len(want), len(want)), f)
+                self.assertEqual(data[34:], want[34:], f"{f}: bytes from the UDP header on")
+                seen.add(bytes(data[100:132]))
+        self.assertEqual(recorded, switch_tx)
+        self.assertEqual(seen, set(sent))
+
     def test_full_size_reported(self):
         files = pcaps(self.full)
         self.assertEqual(len(files), 8 + 6 * 4, "a capture per host and per switch port")
