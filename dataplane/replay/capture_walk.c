@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -143,6 +144,7 @@ int rp_cap_walk_next(struct cap_walk *w, uint64_t *t, uint32_t *len, const uint8
 	*t = (uint64_t)u32(w, r) * 1000000000u + (w->nsec ? frac : frac * 1000u);
 	*len = caplen;
 	*data = r + PCAP_RECORD_HDR;
+	w->at = w->off + PCAP_RECORD_HDR;
 	w->off += PCAP_RECORD_HDR + caplen;
 	return 1;
 }
@@ -158,6 +160,60 @@ static void give_back(struct cap_walk *w, struct cap_block *b)
 	w->spare = b;
 }
 
+#define HELD_ONCE (1u << 31)
+
+/* Region i, where frames held bytes but none does now, goes back. */
+static void region_give_back(struct cap_walk *w, uint64_t i)
+{
+	w->holds[i] = 0;
+	uint64_t at = i * RP_CAP_REGION;
+	uint64_t n = w->size - at < RP_CAP_REGION ? w->size - at : RP_CAP_REGION;
+	/* a file mapping's pages: the process lets go of them; the file keeps its bytes */
+	madvise((void *)(uintptr_t)(w->map + at), n, MADV_DONTNEED);
+}
+
+int rp_cap_walk_map(struct cap_walk *w)
+{
+	if (w->fd < 0 || w->map || !w->size)
+		return -1;
+	uint64_t regions = (w->size + RP_CAP_REGION - 1) / RP_CAP_REGION;
+	w->holds = calloc(regions, sizeof(*w->holds));
+	void *m = w->holds ? mmap(NULL, w->size, PROT_READ, MAP_SHARED, w->fd, 0) : MAP_FAILED;
+	if (m == MAP_FAILED) {
+		free(w->holds);
+		w->holds = NULL;
+		return -1;
+	}
+	w->map = m;
+	return 0;
+}
+
+void rp_cap_walk_hold(struct cap_walk *w, const uint8_t *p, uint32_t n)
+{
+	uint64_t at = (uint64_t)(p - w->map);
+	uint64_t first = at / RP_CAP_REGION, last = (at + n - 1) / RP_CAP_REGION;
+	for (uint64_t i = first; i <= last; i++) /* frames are shorter than a region */
+		w->holds[i] = (w->holds[i] + 1) | HELD_ONCE;
+}
+
+void rp_cap_walk_drop(struct cap_walk *w, const uint8_t *p, uint32_t n)
+{
+	uint64_t at = (uint64_t)(p - w->map);
+	uint64_t first = at / RP_CAP_REGION, last = (at + n - 1) / RP_CAP_REGION;
+	for (uint64_t i = first; i <= last; i++)
+		if (--w->holds[i] == HELD_ONCE && i < w->passed)
+			region_give_back(w, i);
+}
+
+/* The reader keeps no frame before file offset `kept`: the regions before its own that no
+ * frame holds go back; a held one, at its last drop. */
+static void keep_mapped(struct cap_walk *w, uint64_t kept)
+{
+	for (; w->passed < kept / RP_CAP_REGION; w->passed++)
+		if (w->holds[w->passed] == HELD_ONCE)
+			region_give_back(w, w->passed);
+}
+
 void rp_cap_walk_keep(struct cap_walk *w, const uint8_t *keep)
 {
 	/* a frame of this walk's blocks, or none read yet: nothing to give back */
@@ -167,6 +223,8 @@ void rp_cap_walk_keep(struct cap_walk *w, const uint8_t *keep)
 		b = b->next;
 	if (!b)
 		return;
+	if (w->map)
+		keep_mapped(w, b->at + (uint64_t)(k - (uintptr_t)b->b));
 	while (w->first != b) {
 		struct cap_block *old = w->first;
 		w->first = old->next;
@@ -182,6 +240,11 @@ void rp_cap_walk_close(struct cap_walk *w)
 		free(b);
 	}
 	free(w->spare);
+	if (w->map)
+		munmap((void *)(uintptr_t)w->map, w->size);
+	free(w->holds);
+	w->map = NULL;
+	w->holds = NULL;
 	w->last = w->spare = NULL;
 	w->held = 0;
 	w->fd = -1;

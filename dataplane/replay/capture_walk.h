@@ -26,6 +26,13 @@ struct cap_block {
 
 struct cap_walk {
 	int fd;              /* -1: not walked (libpcap reads every record) */
+	/* also mapped (rp_cap_walk_map): the file in a read-only mapping, for frames that keep their
+	 * bytes where they lie; per region of it, the frames holding bytes of it (HELD_ONCE set
+	 * once one has), and the regions before `passed` the reader keeps no frame of */
+	const uint8_t *map;
+	uint32_t *holds;
+	uint64_t passed;
+	uint64_t at;         /* the file offset of the last record's bytes */
 	uint64_t size;       /* the file's size when opened */
 	uint64_t off;        /* the next record's offset in the file */
 	/* the blocks frames may still point into, oldest first; the walk reads in the last */
@@ -50,5 +57,24 @@ int rp_cap_walk_next(struct cap_walk *w, uint64_t *t, uint32_t *len, const uint8
  * the walk holds what is still to be sent, not the file read so far. */
 void rp_cap_walk_keep(struct cap_walk *w, const uint8_t *keep);
 void rp_cap_walk_close(struct cap_walk *w);
+
+/* Mapped as well: for a run whose frames may keep their bytes past the headers where they lie
+ * in the file (for captures of the payload) rather than in packet memory, where each would take
+ * a page of fresh memory. The walk still reads blocks; 0, or -1 when the file cannot be mapped.
+ * A page of the mapping is touched only when a frame's bytes are read there, and a region of
+ * RP_CAP_REGION bytes that was goes back once the reader keeps no frame of it
+ * (rp_cap_walk_keep) and no frame holds any of its bytes (rp_cap_walk_hold); a page gone back
+ * that is read again maps the file's page again. The file must not shrink meanwhile (a page
+ * past its end would fault). */
+#define RP_CAP_REGION (1u << 20)
+int rp_cap_walk_map(struct cap_walk *w);
+/* The bytes at file offset `at` in the mapping, or NULL (not mapped). */
+static inline const uint8_t *rp_cap_walk_mapped(const struct cap_walk *w, uint64_t at)
+{
+	return w->map && at < w->size ? w->map + at : NULL;
+}
+/* The n bytes at p (in the mapping) are held by a frame until rp_cap_walk_drop. */
+void rp_cap_walk_hold(struct cap_walk *w, const uint8_t *p, uint32_t n);
+void rp_cap_walk_drop(struct cap_walk *w, const uint8_t *p, uint32_t n);
 
 #endif

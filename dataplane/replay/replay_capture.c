@@ -12,7 +12,21 @@
 #define PCAP_FILE_HDR 24
 #define PCAP_RECORD_HDR 16
 
-void rp_write(struct rp_cap *c, uint64_t t, const uint8_t *data, uint32_t held, uint32_t len)
+/* A record as pcap_dump writes it (the file's byte order, 32-bit seconds and fraction), its
+ * bytes in up to two pieces. */
+static void dump(struct rp_cap *c, const struct pcap_pkthdr *h, const uint8_t *data, uint32_t n1,
+		 const uint8_t *rest)
+{
+	uint32_t hdr[4] = {(uint32_t)h->ts.tv_sec, (uint32_t)h->ts.tv_usec, h->caplen, h->len};
+	FILE *f = pcap_dump_file(c->d);
+	fwrite(hdr, sizeof(hdr), 1, f);
+	fwrite(data, n1, 1, f);
+	if (h->caplen > n1)
+		fwrite(rest, h->caplen - n1, 1, f);
+}
+
+void rp_write(struct rp_cap *c, uint64_t t, const uint8_t *data, uint32_t held,
+	      const uint8_t *rest, uint32_t len)
 {
 	if (!c->d)
 		return;
@@ -20,7 +34,7 @@ void rp_write(struct rp_cap *c, uint64_t t, const uint8_t *data, uint32_t held, 
 	struct pcap_pkthdr h;
 	h.ts.tv_sec = (time_t)(t / 1000000000u);
 	h.ts.tv_usec = (suseconds_t)(t % 1000000000u); /* nanosecond file */
-	h.caplen = held;
+	h.caplen = rest ? len : held;
 	h.len = len;
 	if (cfg) {
 		if (t < cfg->from_ns || (cfg->to_ns && t >= cfg->to_ns))
@@ -29,13 +43,13 @@ void rp_write(struct rp_cap *c, uint64_t t, const uint8_t *data, uint32_t held, 
 			return;
 		if (cfg->every > 1 && c->seen++ % cfg->every)
 			return;
-		if (cfg->snaplen && held > cfg->snaplen)
+		if (cfg->snaplen && h.caplen > cfg->snaplen)
 			h.caplen = cfg->snaplen;
 	}
-	pcap_dump((u_char *)c->d, &h, data);
+	dump(c, &h, data, h.caplen < held ? h.caplen : held, rest);
 	c->bytes += PCAP_RECORD_HDR + h.caplen;
-	/* pcap_dump says nothing of a failed write: a look every 4096 records (a full disk ends
-	 * the run then, not hours later) */
+	/* a failed write goes unsaid until the stream is flushed: a look every 4096 records (a
+	 * full disk ends the run then, not hours later) */
 	if (!(++c->records & 4095) && fflush(pcap_dump_file(c->d)) != 0 && !c->werr->err) {
 		c->werr->err = errno;
 		snprintf(c->werr->path, sizeof(c->werr->path), "%s", c->path);
@@ -48,6 +62,7 @@ int rp_cap_read(struct cap_in *in, char *err, size_t errlen)
 		int rc = rp_cap_walk_next(&in->walk, &in->t, &in->len, &in->data);
 		if (rc >= 0) {
 			in->eof = !rc;
+			in->at = in->walk.at;
 			return 0;
 		}
 		/* a record the walk does not take: libpcap reads on from it, and says what it is */
@@ -71,6 +86,7 @@ int rp_cap_read(struct cap_in *in, char *err, size_t errlen)
 		return -1;
 	}
 	in->t = (uint64_t)h->ts.tv_sec * 1000000000u + (uint64_t)h->ts.tv_usec; /* opened in ns */
+	in->at = UINT64_MAX;
 	in->len = h->caplen;
 	in->data = d;
 	return 0;
@@ -93,6 +109,7 @@ int rp_cap_open(struct cap_in *in, const char *path, char *err, size_t errlen)
 	}
 	rp_cap_walk_open(&in->walk, fileno(pcap_file(in->p)), path);
 	in->stable = in->walk.fd >= 0;
+	in->at = UINT64_MAX;
 	return 0;
 }
 

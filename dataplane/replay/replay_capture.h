@@ -24,6 +24,7 @@ struct cap_in {
 	uint64_t t;
 	uint32_t len;
 	const uint8_t *data;
+	uint64_t at; /* data's offset in the file (read in place), else UINT64_MAX */
 };
 
 /* The first capture the run could not write (a full disk): it ends the run, and every capture
@@ -55,6 +56,17 @@ struct rp_cap {
 
 /* Opens the capture at path to read (nanosecond times, Ethernet). */
 int rp_cap_open(struct cap_in *in, const char *path, char *err, size_t errlen);
+/* Maps the file as well (rp_cap_walk_map), where frames may keep their bytes past what packet
+ * memory holds of them; 0, or -1 (not read in place, or not mapped). */
+static inline int rp_cap_map(struct cap_in *in)
+{
+	return in->stable ? rp_cap_walk_map(&in->walk) : -1;
+}
+/* Where the frame read at file offset `at` lies in the mapping, or NULL. */
+static inline const uint8_t *rp_cap_mapped(const struct cap_in *in, uint64_t at)
+{
+	return rp_cap_walk_mapped(&in->walk, at);
+}
 /* Frames of in read before `oldest` (NULL: before the one it holds) are no longer referenced. */
 void rp_cap_keep(struct cap_in *in, const uint8_t *oldest);
 /* Closes it; the frames it held are gone. */
@@ -78,7 +90,10 @@ int rp_capture_open(struct rp_captures *cs, const char *name, const char *path,
  * the run stopped at a write error) is removed, never left as if complete. */
 void rp_capture_close(struct rp_captures *cs, struct rp_cap *c);
 /* Records a frame of len bytes that departs at t in capture c, as c's settings select (window,
- * sampling, filter, snap length); its packet memory holds its first held bytes (data). */
-void rp_write(struct rp_cap *c, uint64_t t, const uint8_t *data, uint32_t held, uint32_t len);
+ * sampling, filter, snap length); its packet memory holds its first held bytes (data), and its
+ * bytes from held on are at rest, or not held at all (NULL: its records stop at held). A
+ * capture with a filter gets no rest (the filter reads the frame in one piece). */
+void rp_write(struct rp_cap *c, uint64_t t, const uint8_t *data, uint32_t held,
+	      const uint8_t *rest, uint32_t len);
 
 #endif

@@ -177,7 +177,7 @@ void rp_link_send(struct replay *r, int dir, uint64_t t_start, struct rte_mbuf *
 	if (l->down) {
 		l->lost++;
 		r->res->dropped++;
-		rte_pktmbuf_free(m);
+		rp_frame_free(r, m);
 		return;
 	}
 	/* received whole after its serialization and the propagation; never before the frame
@@ -189,9 +189,18 @@ void rp_link_send(struct replay *r, int dir, uint64_t t_start, struct rte_mbuf *
 	l->last_t = t;
 	if (!rp_end_here(r, &l->to)) { /* its receiver is held by another part */
 		uint32_t fi = *frame_flow(r, m);
-		r->part->send(r->part->arg, (unsigned)dir, t, rte_pktmbuf_mtod(m, uint8_t *),
-			      m->data_len, m->pkt_len, fi != NO_FLOW ? &r->flows.key[fi] : NULL);
-		rte_pktmbuf_free(m);
+		const uint8_t *data = rte_pktmbuf_mtod(m, uint8_t *);
+		uint32_t held = m->data_len;
+		const struct rp_rest *x = rp_mbuf_rest(&r->mem, m);
+		if (x && r->linear) { /* the other part gets the frame's bytes, in one piece */
+			memcpy(r->linear, data, held);
+			memcpy(r->linear + held, x->rest, m->pkt_len - held);
+			data = r->linear;
+			held = m->pkt_len;
+		}
+		r->part->send(r->part->arg, (unsigned)dir, t, data, held, m->pkt_len,
+			      fi != NO_FLOW ? &r->flows.key[fi] : NULL);
+		rp_frame_free(r, m);
 		return;
 	}
 	link_enqueue(r, (unsigned)dir, t, m);

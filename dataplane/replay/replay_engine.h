@@ -120,6 +120,9 @@ struct replay {
 	 * (on any rank) and no trace sees its bytes, a capture's snap length, or UINT32_MAX; a
 	 * frame's packet memory holds only what someone reads (rp_frame_head) */
 	uint32_t read_to;
+	/* one frame's bytes in one piece, for another part, when frames of the hosts' captures
+	 * hold their bytes past the headers where they lie in the capture (replay_run.c) */
+	uint8_t *linear;
 	struct rsw_flow_table flows;
 	struct rsw_replay_flow *fl;
 	struct rp_flow_hot *fl_hot;  /* by flow, as fl: the first links' counts (flow_hop) */
@@ -191,6 +194,15 @@ void rp_flows_fold(struct replay *r);
 static inline uint32_t *frame_flow(const struct replay *r, struct rte_mbuf *m)
 {
 	return rp_mbuf_flow(&r->mem, m);
+}
+
+/* A frame gone (delivered, dropped, out of the zone): the capture it holds bytes of hears. */
+static inline void rp_frame_free(struct replay *r, struct rte_mbuf *m)
+{
+	const struct rp_rest *x = m ? rp_mbuf_rest(&r->mem, m) : NULL;
+	if (x)
+		rp_cap_walk_drop(x->owner, x->rest, m->pkt_len - m->data_len);
+	rte_pktmbuf_free(m);
 }
 
 /* While reading ahead: the flow-cache slot frame m's decision took at the switch its last link

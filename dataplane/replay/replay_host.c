@@ -35,7 +35,8 @@ unsigned rp_host_classify(struct replay *r, const struct host_node *hn, const ui
 	*flow = NO_FLOW;
 	int bad = rsw_parse(data, len, &m);
 	if (head)
-		*head = !bad ? rp_frame_head(&m, len, r->read_to) : len;
+		/* a mapped capture's frame can leave what captures read where it lies */
+		*head = !bad ? rp_frame_head(&m, len, hn->in.walk.map ? 0 : r->read_to) : len;
 	if (bad)
 		return 0;
 	if (m.l2_kind != RSW_L2_DATA)
@@ -50,9 +51,10 @@ unsigned rp_host_classify(struct replay *r, const struct host_node *hn, const ui
 }
 
 void rp_host_send_frame(struct replay *r, struct host_node *hn, uint64_t t, const uint8_t *data,
-			uint32_t len, uint32_t head, uint32_t flow, int lost, int roce_sparse)
+			const uint8_t *where, uint32_t len, uint32_t head, uint32_t flow, int lost,
+			int roce_sparse)
 {
-	rp_write(&hn->out, t, data, len, len);
+	rp_write(&hn->out, t, data, len, NULL, len);
 	hn->res->tx_packets++;
 	hn->res->tx_bytes += len;
 	r->res->entered++;
@@ -66,7 +68,20 @@ void rp_host_send_frame(struct replay *r, struct host_node *hn, uint64_t t, cons
 	}
 	if (hn->tx_link < 0)
 		return; /* zone configs give every host a link */
-	struct rte_mbuf *m = rp_mbuf(&r->mem, data, len, head, flow, roce_sparse);
+	/* captures may read past what the switches read (head: a mapped capture's frames) */
+	uint32_t whole = head < len && r->read_to > head ? (r->read_to < len ? r->read_to : len)
+							   : head;
+	struct rte_mbuf *m = NULL;
+	if (whole > head && where && len <= RP_FRAME_MAX) {
+		/* held whole while packet memory has the room it started with; past that, in part,
+		 * its bytes past the headers left in the host's capture, where they already are */
+		m = rp_mbuf_first_pool(&r->mem, data, len, whole, flow);
+		if (!m && (m = rp_mbuf_ref(&r->mem, data, len, head, flow, &hn->in.walk,
+					   where + head)))
+			rp_cap_walk_hold(&hn->in.walk, where + head, len - head);
+	} else {
+		m = rp_mbuf(&r->mem, data, len, whole, flow, roce_sparse);
+	}
 	if (m)
 		rp_link_send(r, hn->tx_link, t, m);
 	else
@@ -80,9 +95,6 @@ uint32_t rp_host_flow(struct replay *r, unsigned h, const uint8_t *data, uint32_
 	return flow;
 }
 
-/* What anyone may read of a frame the hosts built (rsw_roce_build: Ethernet, IPv4, UDP) when its
- * bytes are unread: rp_frame_head's bound, its L4 header being at 34 */
-#define RP_BUILT_HEAD (14 + 20 + RSW_UDF_OFFSET_MAX + RSW_UDF_MAX_LEN)
 _Static_assert(RP_BUILT_HEAD >= RSW_ROCE_HDR_MAX, "a built frame's headers are held whole");
 
 void rp_host_send(struct replay *r, unsigned h, uint64_t t, const uint8_t *data, uint32_t len,
@@ -90,7 +102,7 @@ void rp_host_send(struct replay *r, unsigned h, uint64_t t, const uint8_t *data,
 {
 	uint32_t head = r->read_to > RP_BUILT_HEAD ? r->read_to : RP_BUILT_HEAD;
 	head = head < len ? head : len;
-	rp_host_send_frame(r, &r->host[h], t, data, len, head, flow, lost, roce_sparse);
+	rp_host_send_frame(r, &r->host[h], t, data, NULL, len, head, flow, lost, roce_sparse);
 }
 
 void rp_host_rx(struct replay *r, unsigned h, uint64_t t, struct rte_mbuf *mb)
@@ -117,7 +129,7 @@ void rp_host_rx(struct replay *r, unsigned h, uint64_t t, struct rte_mbuf *mb)
 		if (r->host_ops->rx && !bad)
 			r->host_ops->rx(r, h, t, rte_pktmbuf_mtod(mb, uint8_t *), &m);
 	}
-	rte_pktmbuf_free(mb);
+	rp_frame_free(r, mb);
 }
 
 void rp_host_lost(struct replay *r, unsigned h, uint64_t t)

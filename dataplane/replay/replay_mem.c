@@ -125,9 +125,8 @@ static struct rte_mempool *pool_mapped(const char *name, unsigned n, uint16_t da
  * so a small run does not pay for a deep one. */
 #define REPLAY_POOL_MIN 8192u
 #define REPLAY_POOL_MAX 131072u
-#define REPLAY_FRAME_ROOM 9216u
 
-static const uint16_t mem_room[REPLAY_MEM_CLASSES] = {512, 2048, 4608, REPLAY_FRAME_ROOM};
+static const uint16_t mem_room[REPLAY_MEM_CLASSES] = {512, 2048, 4608, RP_FRAME_MAX};
 
 static struct rte_mempool *add_pool(struct rp_mem *mem, unsigned c)
 {
@@ -172,9 +171,12 @@ int rp_mem_init(struct rp_mem *mem)
 	static const struct rte_mbuf_dynfield room_field = {
 		.name = "rsw_replay_room", .size = sizeof(struct rp_room),
 		.align = __alignof__(struct rp_room)};
+	static const struct rte_mbuf_dynflag rest_flag = {.name = "rsw_replay_rest"};
 	mem->flow_field = rte_mbuf_dynfield_register(&flow_field);
 	mem->room_field = rte_mbuf_dynfield_register(&room_field);
-	return mem->flow_field < 0 || mem->room_field < 0 || !add_pool(mem, 0) ? -1 : 0;
+	int bit = rte_mbuf_dynflag_register(&rest_flag);
+	mem->rest_flag = bit >= 0 ? 1ull << bit : 0;
+	return mem->flow_field < 0 || mem->room_field < 0 || bit < 0 || !add_pool(mem, 0) ? -1 : 0;
 }
 
 void *rp_zalloc_lines(size_t bytes)
@@ -232,36 +234,46 @@ static void copy_head(struct rp_room *k, uint8_t *buf, const uint8_t *data, uint
 	k->dirty_to = (uint16_t)(head > k->dirty_to ? head : k->dirty_to);
 }
 
-struct rte_mbuf *rp_mbuf(struct rp_mem *mem, const uint8_t *data, uint32_t len, uint32_t head,
-			 uint32_t flow, int roce_sparse)
+/* A buffer of the smallest class that holds `need` bytes, with no headroom (nothing is ever put
+ * in front of a frame in replay), or NULL; with first_pool, none from a pool past the class's
+ * first. */
+static struct rte_mbuf *frame_buffer(struct rp_mem *mem, uint32_t need, int first_pool)
 {
 	struct rte_mbuf *m = NULL;
+	unsigned c = 0;
+	while (c < REPLAY_MEM_CLASSES && need > mem_room[c])
+		c++;
+	if (c == REPLAY_MEM_CLASSES)
+		return NULL;
+	/* the newest pool first: older ones are full while queues grow */
+	for (unsigned i = mem->cls[c].n; !m && i > 0; i--)
+		m = rte_pktmbuf_alloc(mem->cls[c].pool[i - 1]);
+	/* all in use: the newest pool's next chunk, then a new pool */
+	struct rte_mempool *newest = mem->cls[c].n ? mem->cls[c].pool[mem->cls[c].n - 1] : NULL;
+	if (!m && newest && rp_pool_grow(newest, &mem->cls[c].growth) > 0)
+		m = rte_pktmbuf_alloc(newest);
+	/* out of memory, trying a new pool per frame would cost a failed allocation of up to a
+	 * gigabyte each: the frames are no_mbuf drops, and a new pool is tried again after 65536 of
+	 * them (memory the machine may have freed meanwhile) */
+	if (!m && first_pool && mem->cls[c].n)
+		return NULL;
+	if (!m && mem->cls[c].skip)
+		mem->cls[c].skip--;
+	else if (!m && add_pool(mem, c))
+		m = rte_pktmbuf_alloc(mem->cls[c].pool[mem->cls[c].n - 1]);
+	else if (!m)
+		mem->cls[c].skip = 65536;
+	if (m)
+		m->data_off = 0;
+	return m;
+}
+
+static struct rte_mbuf *frame_copy(struct rp_mem *mem, const uint8_t *data, uint32_t len,
+				   uint32_t head, uint32_t flow, int roce_sparse, int first_pool)
+{
 	/* what the buffer holds: a frame nobody reads past head takes a buffer of head's size */
 	uint32_t held = head < len ? head : len;
-	unsigned c = 0;
-	while (c < REPLAY_MEM_CLASSES && held > mem_room[c])
-		c++;
-	if (c < REPLAY_MEM_CLASSES) {
-		/* the newest pool first: older ones are full while queues grow */
-		for (unsigned i = mem->cls[c].n; !m && i > 0; i--)
-			m = rte_pktmbuf_alloc(mem->cls[c].pool[i - 1]);
-		/* all in use: the newest pool's next chunk, then a new pool */
-		struct rte_mempool *newest = mem->cls[c].n ? mem->cls[c].pool[mem->cls[c].n - 1]
-							   : NULL;
-		if (!m && newest && rp_pool_grow(newest, &mem->cls[c].growth) > 0)
-			m = rte_pktmbuf_alloc(newest);
-		/* out of memory, trying a new pool per frame would cost a failed allocation of up
-		 * to a gigabyte each: the frames are no_mbuf drops, and a new pool is tried again
-		 * after 65536 of them (memory the machine may have freed meanwhile) */
-		if (!m && mem->cls[c].skip)
-			mem->cls[c].skip--;
-		else if (!m && add_pool(mem, c))
-			m = rte_pktmbuf_alloc(mem->cls[c].pool[mem->cls[c].n - 1]);
-		else if (!m)
-			mem->cls[c].skip = 65536;
-	}
-	if (m) /* no headroom: nothing is ever put in front of a frame in replay */
-		m->data_off = 0;
+	struct rte_mbuf *m = frame_buffer(mem, held, first_pool);
 	uint32_t room = m ? rte_pktmbuf_tailroom(m) : 0;
 	uint8_t *buf = m ? (uint8_t *)rte_pktmbuf_append(m, (uint16_t)held) : NULL;
 	if (!buf) {
@@ -276,6 +288,41 @@ struct rte_mbuf *rp_mbuf(struct rp_mem *mem, const uint8_t *data, uint32_t len, 
 		copy_head(k, buf, data, held);
 	else
 		copy_whole(k, buf, data, len);
+	*rp_mbuf_tag(mem, m) = (struct rp_frame_tag){.flow = flow};
+	return m;
+}
+
+struct rte_mbuf *rp_mbuf(struct rp_mem *mem, const uint8_t *data, uint32_t len, uint32_t head,
+			 uint32_t flow, int roce_sparse)
+{
+	return frame_copy(mem, data, len, head, flow, roce_sparse, 0);
+}
+
+struct rte_mbuf *rp_mbuf_first_pool(struct rp_mem *mem, const uint8_t *data, uint32_t len,
+				    uint32_t head, uint32_t flow)
+{
+	if (mem->first_pool_off)
+		return NULL;
+	return frame_copy(mem, data, len, head, flow, 0, 1);
+}
+
+struct rte_mbuf *rp_mbuf_ref(struct rp_mem *mem, const uint8_t *data, uint32_t len,
+			     uint32_t head, uint32_t flow, void *owner, const uint8_t *rest)
+{
+	uint32_t at = RTE_ALIGN_CEIL(head, 8);
+	struct rte_mbuf *m = frame_buffer(mem, at + (uint32_t)sizeof(struct rp_rest), 0);
+	uint8_t *buf = m ? (uint8_t *)rte_pktmbuf_append(m, (uint16_t)head) : NULL;
+	if (!buf) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	m->pkt_len = len;
+	struct rp_room *k = RTE_MBUF_DYNFIELD(m, mem->room_field, struct rp_room *);
+	copy_head(k, buf, data, head);
+	*(struct rp_rest *)(buf + at) = (struct rp_rest){.rest = rest, .owner = owner};
+	uint32_t to = at + (uint32_t)sizeof(struct rp_rest);
+	k->dirty_to = (uint16_t)(to > k->dirty_to ? to : k->dirty_to);
+	m->ol_flags |= mem->rest_flag;
 	*rp_mbuf_tag(mem, m) = (struct rp_frame_tag){.flow = flow};
 	return m;
 }

@@ -9,6 +9,7 @@
 #include <rte_mbuf_dyn.h>
 
 #define REPLAY_MEM_CLASSES 4 /* packet memory by frame size */
+#define RP_FRAME_MAX 9216u   /* the longest frame packet memory carries (a no_mbuf drop past it) */
 
 /* How much of a pool's mapping it has been given (rp_pool_grow). */
 struct rp_pool_growth {
@@ -25,6 +26,16 @@ struct rp_mem {
 	} cls[REPLAY_MEM_CLASSES];
 	int flow_field;              /* mbuf dynamic field: struct rp_frame_tag */
 	int room_field;              /* mbuf dynamic field: what rp_mbuf left in its data room */
+	uint64_t rest_flag;          /* mbuf dynamic flag: the frame's rest lies elsewhere */
+	int first_pool_off;          /* rp_mbuf_first_pool finds no buffer (to compare) */
+};
+
+/* Where a frame made by rp_mbuf_rest keeps the bytes it does not hold, in its data room after
+ * those it holds (8-byte aligned): rest is its byte `data_len` on, which owner keeps valid
+ * until the frame is gone. */
+struct rp_rest {
+	const uint8_t *rest;
+	void *owner;
 };
 
 /* What replay keeps with a frame: its flow (an index in the run's flow table) and the links it
@@ -57,6 +68,26 @@ void *rp_zalloc_lines(size_t bytes);
  * class, holds only those: data_len is head, pkt_len the frame's length on the wire. */
 struct rte_mbuf *rp_mbuf(struct rp_mem *mem, const uint8_t *data, uint32_t len, uint32_t head,
 			 uint32_t flow, int roce_sparse);
+
+/* As rp_mbuf (not sparse), but NULL rather than a pool past the class's first: for a frame
+ * whose bytes may instead stay where they are (rp_mbuf_ref) when packet memory would grow. */
+struct rte_mbuf *rp_mbuf_first_pool(struct rp_mem *mem, const uint8_t *data, uint32_t len,
+				    uint32_t head, uint32_t flow);
+/* A frame of which packet memory holds only its first head bytes (< len), copied from data: its
+ * bytes from head on are read at rest (the same bytes elsewhere; by captures: no switch reads
+ * them), and owner hears when the frame is gone (rp_mbuf_rest). */
+struct rte_mbuf *rp_mbuf_ref(struct rp_mem *mem, const uint8_t *data, uint32_t len,
+			     uint32_t head, uint32_t flow, void *owner, const uint8_t *rest);
+
+/* The frame's bytes from data_len on when they lie elsewhere (rp_mbuf_ref), else NULL. */
+static inline const struct rp_rest *rp_mbuf_rest(const struct rp_mem *mem,
+						 const struct rte_mbuf *m)
+{
+	if (!(m->ol_flags & mem->rest_flag))
+		return NULL;
+	return (const struct rp_rest *)rte_pktmbuf_mtod_offset(m, const uint8_t *,
+							       RTE_ALIGN_CEIL(m->data_len, 8));
+}
 
 static inline struct rp_frame_tag *rp_mbuf_tag(const struct rp_mem *mem, struct rte_mbuf *m)
 {

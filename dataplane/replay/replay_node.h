@@ -88,6 +88,7 @@ struct pending {
 	uint64_t t_cap, order;
 	uint32_t flow, len, head; /* head: the bytes the run reads (rp_frame_head) */
 	const uint8_t *data;
+	uint64_t at;              /* data's offset in the capture (cap_in.at) */
 	uint8_t copy[];
 };
 

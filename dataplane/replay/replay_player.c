@@ -41,6 +41,7 @@ static void pull(struct replay *r, struct host_node *hn, uint64_t t)
 		p->order = hn->n_read++;
 		p->len = hn->in.len;
 		p->data = own ? memcpy(p->copy, hn->in.data, own) : hn->in.data;
+		p->at = own ? UINT64_MAX : hn->in.at;
 		unsigned prio = rp_host_classify(r, hn, p->data, p->len, &p->flow, &p->head);
 		if (hn->tail[prio])
 			hn->tail[prio]->next = p;
@@ -59,7 +60,8 @@ static void wake_ignoring_pfc(struct replay *r, unsigned h, uint64_t t)
 	while (!hn->in.eof && hn->in.t <= t) {
 		uint32_t flow, head;
 		rp_host_classify(r, hn, hn->in.data, hn->in.len, &flow, &head);
-		rp_host_send_frame(r, hn, t, hn->in.data, hn->in.len, head, flow, 0, 0);
+		rp_host_send_frame(r, hn, t, hn->in.data, rp_cap_mapped(&hn->in, hn->in.at),
+				   hn->in.len, head, flow, 0, 0);
 		rp_cap_next(r, &hn->in);
 	}
 	rp_cap_keep(&hn->in, NULL);
@@ -83,7 +85,8 @@ static void send_oldest(struct replay *r, unsigned h, struct host_node *hn, int 
 			hn->res->max_delay_ns = d;
 	}
 	rsw_shaper_send(&hn->shaper, t, p->len);
-	rp_host_send_frame(r, hn, t, p->data, p->len, p->head, p->flow, 0, 0);
+	rp_host_send_frame(r, hn, t, p->data, rp_cap_mapped(&hn->in, p->at), p->len, p->head,
+			   p->flow, 0, 0);
 	if (p->data == p->copy) {
 		free(p);
 	} else {

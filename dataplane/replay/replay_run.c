@@ -184,16 +184,37 @@ static void wire_links(struct replay *r)
 	}
 }
 
+/* Whether the hosts' frames may leave their bytes past the headers in the hosts' captures,
+ * mapped: when captures keep more of a frame than the switches read (whole, by default), packet
+ * memory holds each frame in flight whole, and past the buffers it started with, each a page of
+ * fresh memory at 4 KiB, where the bytes already lie in the file's pages (docs/replay.md,
+ * "Limits"). Not for a filter or a trace, which read a frame in one piece. */
+static int rest_in_captures(const struct replay *r)
+{
+	const struct rsw_replay_capture *c = r->opts->capture;
+	return !r->model->coll && !r->trace && !(c && c->filter) && r->read_to > RP_BUILT_HEAD;
+}
+
 /* The hosts' and the direct inputs' captures. */
 static int open_inputs(struct replay *r, char *err, size_t errlen)
 {
 	const struct rsw_replay_model *md = r->model;
+	int mapped = rest_in_captures(r);
+	/* ROCESW_PAYLOAD_IN_CAPTURE=1: every such frame's payload stays there (to compare) */
+	const char *v = getenv("ROCESW_PAYLOAD_IN_CAPTURE");
+	r->mem.first_pool_off = v && !strcmp(v, "1");
+	if (mapped && r->part && !(r->linear = malloc(RP_FRAME_MAX))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	for (unsigned h = 0; h < md->n_host; h++) {
 		struct host_node *hn = &r->host[h];
 		rsw_shaper_init(&hn->shaper, hn->speed_mbps, 0);
 		if (md->host[h].pcap) {
 			if (rp_cap_open(&hn->in, md->host[h].pcap, err, errlen) < 0)
 				return -1;
+			if (mapped)
+				rp_cap_map(&hn->in); /* else its frames are held whole */
 			hn->has_in = 1;
 		}
 	}
@@ -336,6 +357,7 @@ static void cleanup(struct replay *r)
 	rp_sw_tables_free(r);
 	rsw_flow_cache_free(r->decided);
 	free(r->host);
+	free(r->linear);
 	/* the pools stay: the TMs handed back to the caller may still hold their packets */
 	rp_mem_free(&r->mem);
 }

@@ -76,7 +76,7 @@ static void drop(struct replay *r, unsigned s, unsigned reason, uint16_t port, u
 	n->res->drops[reason]++;
 	n->res->dropped++;
 	r->res->dropped++;
-	rte_pktmbuf_free(m);
+	rp_frame_free(r, m);
 	if (r->log.f)
 		sw_event1(r, s, t, "drop", port,
 			  (struct rp_field){.key = "reason", .s = rsw_drop_reason_name(reason)});
@@ -149,7 +149,7 @@ static inline void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64
 				     m.l2_kind == RSW_L2_PFC ? m.pfc_class_enable : 0xFF, m.pfc_time);
 		n->res->consumed++;
 		r->res->consumed++;
-		rte_pktmbuf_free(mb);
+		rp_frame_free(r, mb);
 		rp_ports_add(&n->dirty_tx, port);   /* its queues paused or resumed */
 		rp_ports_add(&n->dirty_ctrl, port); /* the watchdog watches them */
 		return;
@@ -211,8 +211,11 @@ static void sw_service(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 		return;
 	}
 	uint32_t len = m->pkt_len;
-	if (n->capturing) /* out[] is there only when some capture is kept */
-		rp_write(&n->out[p], t, rte_pktmbuf_mtod(m, uint8_t *), m->data_len, len);
+	if (n->capturing) { /* out[] is there only when some capture is kept */
+		const struct rp_rest *x = rp_mbuf_rest(&r->mem, m);
+		rp_write(&n->out[p], t, rte_pktmbuf_mtod(m, uint8_t *), m->data_len,
+			 x ? x->rest : NULL, len);
+	}
 	if (r->log.f && rsw_tm_tag(m)->marked) {
 		sw_event1(r, s, t, "ecn_mark", p,
 			  (struct rp_field){.key = "queue", .u = rsw_tm_tag(m)->queue});
@@ -230,7 +233,7 @@ static void sw_service(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 	rp_flow_leave(r, *frame_flow(r, m),
 		      t + rsw_frame_ns(len, pc->unshaped ? 0 : n->fib->ports[p].speed_mbps));
 	r->res->left++;
-	rte_pktmbuf_free(m);
+	rp_frame_free(r, m);
 }
 
 /* Port p at t: the watchdog, and the PFC frame it owes its peer (XOFF, refresh or XON), which
@@ -253,7 +256,7 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 			start = t;
 		rsw_shaper_send(&tp->shaper, t, len);
 		if (n->capturing)
-			rp_write(&n->out[p], start, f, len, len);
+			rp_write(&n->out[p], start, f, len, NULL, len);
 		if (r->log.f)
 			rp_event_pfc(r, start, "pfc_tx", r->model->zone ? "switch" : NULL, n->name,
 				     port_name(n, p), enable, times);

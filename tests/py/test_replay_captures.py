@@ -69,7 +69,10 @@ class Captures(unittest.TestCase):
         """Whole captures of frames whose payload bytes are random: each record a switch port
         writes is a frame of a host's capture, byte for byte from its UDP header on (the
         switches rewrite only MACs, TTL and checksum), as long on the wire; every frame a switch
-        sent is recorded, and each input frame at least once."""
+        sent is recorded, and each input frame at least once. The same when every frame's
+        payload stays in its host's capture rather than in packet memory
+        (ROCESW_PAYLOAD_IN_CAPTURE=1; by default only past the first pool, docs/replay.md), and
+        cut by a snap length past the headers, the whole records cut."""
         d = os.path.join(self.dir, "payload")
         gen = os.path.join(d, "gen")
         os.makedirs(gen)
@@ -84,28 +87,41 @@ class Captures(unittest.TestCase):
                     sent[bytes(b[100:132])] = bytes(b)
                     w.write(struct.pack("<IIII", t // 10**9, t % 10**9, len(b), wire) + b)
         self.assertGreater(min(len(b) for b in sent.values()), 1000, "frames with a payload")
-        out = os.path.join(d, "out")
-        r = subprocess.run([ROCESW, "replay", "--config", ZONE, "--in-dir", gen, "--out", out],
-                           capture_output=True, text=True)
-        self.assertEqual(r.returncode, 0, r.stderr)
+        runs = {"held": ({}, []), "in-capture": ({"ROCESW_PAYLOAD_IN_CAPTURE": "1"}, []),
+                "cut": ({"ROCESW_PAYLOAD_IN_CAPTURE": "1"}, ["--capture-snaplen", "1000"])}
+        for name, (env, extra) in runs.items():
+            out = os.path.join(d, name)
+            r = subprocess.run([ROCESW, "replay", "--config", ZONE, "--in-dir", gen, "--out", out,
+                                *extra], capture_output=True, text=True,
+                               env=dict(os.environ, **env))
+            self.assertEqual(r.returncode, 0, r.stderr)
+        out = os.path.join(d, "held")
         with open(os.path.join(out, "summary.json")) as f:
             summary = json.load(f)
         switch_tx = sum(p["tx_packets"] for s in summary["switches"] for p in s["ports"])
-        recorded, seen = 0, set()
+        for name in ("held", "in-capture"):
+            out = os.path.join(d, name)
+            recorded, seen = 0, set()
+            for f in pcaps(out):
+                if "/" not in f:
+                    continue  # a host's own capture: what it read, sent as read
+                for _, caplen, wire, data in records(os.path.join(out, f)):
+                    if data[12:14] == b"\x88\x08":
+                        continue  # a PFC frame the switch made
+                    recorded += 1
+                    want = sent.get(bytes(data[100:132]))
+                    self.assertIsNotNone(want, f"{name} {f}: a record no host sent")
+                    self.assertEqual((caplen, wire), (len(want), len(want)), f)
+                    self.assertEqual(data[34:], want[34:], f"{name} {f}: from the UDP header on")
+                    seen.add(bytes(data[100:132]))
+            self.assertEqual(recorded, switch_tx, name)
+            self.assertEqual(seen, set(sent), name)
+        cut = os.path.join(d, "cut")
+        self.assertEqual(pcaps(cut), pcaps(out))
         for f in pcaps(out):
-            if "/" not in f:
-                continue  # a host's own capture: what it read, sent as read
-            for _, caplen, wire, data in records(os.path.join(out, f)):
-                if data[12:14] == b"\x88\x08":
-                    continue  # a PFC frame the switch made
-                recorded += 1
-                want = sent.get(bytes(data[100:132]))
-                self.assertIsNotNone(want, f"{f}: a record no host sent")
-                self.assertEqual((caplen, wire), (len(want), len(want)), f)
-                self.assertEqual(data[34:], want[34:], f"{f}: bytes from the UDP header on")
-                seen.add(bytes(data[100:132]))
-        self.assertEqual(recorded, switch_tx)
-        self.assertEqual(seen, set(sent))
+            want = [(t, min(1000, w), w, data[:1000])
+                    for t, _, w, data in records(os.path.join(out, f))]
+            self.assertEqual(records(os.path.join(cut, f)), want, f"{f} cut at 1000")
 
     def test_full_size_reported(self):
         files = pcaps(self.full)

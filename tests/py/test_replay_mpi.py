@@ -61,12 +61,12 @@ class ReplayMpi(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         return out, r.stdout.replace(out, "OUT")
 
-    def mpi(self, name, ranks, sync, config, indir, *extra, check=True):
+    def mpi(self, name, ranks, sync, config, indir, *extra, check=True, env=None):
         out = os.path.join(self.dir, name)
         r = subprocess.run(["mpirun", "-np", str(ranks), MPI, "--sync", sync, "--config", config,
                             "--in-dir", indir, "--out", out, "--sample-ns", "0",
                             *extra], capture_output=True, text=True,
-                           env=dict(ENV, ROCESW_MPI_STATS="1"), timeout=600)
+                           env=dict(ENV, ROCESW_MPI_STATS="1", **(env or {})), timeout=600)
         if check:
             self.assertEqual(r.returncode, 0, r.stderr)
         return out, r.stdout.replace(out, "OUT"), r
@@ -88,6 +88,16 @@ class ReplayMpi(unittest.TestCase):
                                                         (2, "null-messages")])
         with open(os.path.join(s, "summary.json")) as f:
             self.assertTrue(json.load(f)["conservation"]["holds"])
+
+    def test_payload_in_capture_crosses_ranks(self):
+        """Frames whose payload stays in their host's capture (docs/replay.md, "Limits"; here
+        every frame's, ROCESW_PAYLOAD_IN_CAPTURE=1) cross ranks whole: 2 ranks write the
+        sequential run's outputs byte for byte."""
+        s, s_txt = self.seq("payload-seq", ZONE, self.ring)
+        m, m_txt, _ = self.mpi("payload-2-window", 2, "window", ZONE, self.ring,
+                               env={"ROCESW_PAYLOAD_IN_CAPTURE": "1"})
+        same_tree(self, s, m)
+        self.assertEqual(s_txt, m_txt)
 
     def closed(self, tag, config, spec):
         """The sequential closed loop, then 2 ranks in both modes: the same outputs."""
