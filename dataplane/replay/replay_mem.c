@@ -252,11 +252,11 @@ static struct rte_mbuf *frame_buffer(struct rp_mem *mem, uint32_t need, int firs
 	struct rte_mempool *newest = mem->cls[c].n ? mem->cls[c].pool[mem->cls[c].n - 1] : NULL;
 	if (!m && newest && rp_pool_grow(newest, &mem->cls[c].growth) > 0)
 		m = rte_pktmbuf_alloc(newest);
+	if (!m && first_pool && mem->cls[c].n)
+		return NULL;
 	/* out of memory, trying a new pool per frame would cost a failed allocation of up to a
 	 * gigabyte each: the frames are no_mbuf drops, and a new pool is tried again after 65536 of
 	 * them (memory the machine may have freed meanwhile) */
-	if (!m && first_pool && mem->cls[c].n)
-		return NULL;
 	if (!m && mem->cls[c].skip)
 		mem->cls[c].skip--;
 	else if (!m && add_pool(mem, c))
@@ -268,12 +268,16 @@ static struct rte_mbuf *frame_buffer(struct rp_mem *mem, uint32_t need, int firs
 	return m;
 }
 
+/* A frame of which the buffer holds its first head bytes (all, if len); with `after`, room for
+ * that many more bytes past them, 8-byte aligned, which the caller writes. */
 static struct rte_mbuf *frame_copy(struct rp_mem *mem, const uint8_t *data, uint32_t len,
-				   uint32_t head, uint32_t flow, int roce_sparse, int first_pool)
+				   uint32_t head, uint32_t flow, int roce_sparse, int first_pool,
+				   uint32_t after)
 {
 	/* what the buffer holds: a frame nobody reads past head takes a buffer of head's size */
 	uint32_t held = head < len ? head : len;
-	struct rte_mbuf *m = frame_buffer(mem, held, first_pool);
+	uint32_t need = after ? RTE_ALIGN_CEIL(held, 8) + after : held;
+	struct rte_mbuf *m = frame_buffer(mem, need, first_pool);
 	uint32_t room = m ? rte_pktmbuf_tailroom(m) : 0;
 	uint8_t *buf = m ? (uint8_t *)rte_pktmbuf_append(m, (uint16_t)held) : NULL;
 	if (!buf) {
@@ -288,6 +292,8 @@ static struct rte_mbuf *frame_copy(struct rp_mem *mem, const uint8_t *data, uint
 		copy_head(k, buf, data, held);
 	else
 		copy_whole(k, buf, data, len);
+	if (after && need > k->dirty_to) /* what the caller writes after them */
+		k->dirty_to = (uint16_t)need;
 	*rp_mbuf_tag(mem, m) = (struct rp_frame_tag){.flow = flow};
 	return m;
 }
@@ -295,7 +301,7 @@ static struct rte_mbuf *frame_copy(struct rp_mem *mem, const uint8_t *data, uint
 struct rte_mbuf *rp_mbuf(struct rp_mem *mem, const uint8_t *data, uint32_t len, uint32_t head,
 			 uint32_t flow, int roce_sparse)
 {
-	return frame_copy(mem, data, len, head, flow, roce_sparse, 0);
+	return frame_copy(mem, data, len, head, flow, roce_sparse, 0, 0);
 }
 
 struct rte_mbuf *rp_mbuf_first_pool(struct rp_mem *mem, const uint8_t *data, uint32_t len,
@@ -303,26 +309,18 @@ struct rte_mbuf *rp_mbuf_first_pool(struct rp_mem *mem, const uint8_t *data, uin
 {
 	if (mem->first_pool_off)
 		return NULL;
-	return frame_copy(mem, data, len, head, flow, 0, 1);
+	return frame_copy(mem, data, len, head, flow, 0, 1, 0);
 }
 
 struct rte_mbuf *rp_mbuf_ref(struct rp_mem *mem, const uint8_t *data, uint32_t len,
 			     uint32_t head, uint32_t flow, void *owner, const uint8_t *rest)
 {
-	uint32_t at = RTE_ALIGN_CEIL(head, 8);
-	struct rte_mbuf *m = frame_buffer(mem, at + (uint32_t)sizeof(struct rp_rest), 0);
-	uint8_t *buf = m ? (uint8_t *)rte_pktmbuf_append(m, (uint16_t)head) : NULL;
-	if (!buf) {
-		rte_pktmbuf_free(m);
+	struct rte_mbuf *m = frame_copy(mem, data, len, head, flow, 0, 0, sizeof(struct rp_rest));
+	if (!m)
 		return NULL;
-	}
-	m->pkt_len = len;
-	struct rp_room *k = RTE_MBUF_DYNFIELD(m, mem->room_field, struct rp_room *);
-	copy_head(k, buf, data, head);
-	*(struct rp_rest *)(buf + at) = (struct rp_rest){.rest = rest, .owner = owner};
-	uint32_t to = at + (uint32_t)sizeof(struct rp_rest);
-	k->dirty_to = (uint16_t)(to > k->dirty_to ? to : k->dirty_to);
+	uint8_t *buf = rte_pktmbuf_mtod(m, uint8_t *);
+	*(struct rp_rest *)(buf + RTE_ALIGN_CEIL(head, 8)) = (struct rp_rest){.rest = rest,
+									   .owner = owner};
 	m->ol_flags |= mem->rest_flag;
-	*rp_mbuf_tag(mem, m) = (struct rp_frame_tag){.flow = flow};
 	return m;
 }
