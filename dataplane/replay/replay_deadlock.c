@@ -33,7 +33,7 @@ static int collect(struct replay *r, struct rp_deadlock *d, uint64_t t)
 		const struct sw_node *n = &r->sw[s];
 		for (uint16_t p = 0; p < n->fib->n_ports; p++) {
 			const struct rsw_tm_port *tp = &n->tm->port[p];
-			int dir = n->tx_link[p];
+			int dir = n->port[p].tx_link;
 			if (dir < 0 || r->link[dir].to.sw == RSW_TOPO_HOST)
 				continue; /* a host's link: a cycle through a host is not a deadlock */
 			uint8_t paused = rsw_pause_mask(&tp->pause, t);

@@ -109,6 +109,7 @@ struct replay {
 	unsigned next_fault, next_install;
 	struct cap_in *in;
 	struct sw_node *sw;
+	struct rp_sw_port *sw_port;  /* every switch's ports (struct sw_node's port) */
 	/* the distinct TM settings of the switches, each one copy (rp_sw_tables) */
 	struct rsw_tm_config **tm_cfg;
 	unsigned n_tm_cfg;

@@ -62,11 +62,20 @@ struct rp_rx_hint {
 	uint8_t queue, pg;
 };
 
+/* What a hop reads of a switch's port besides its tables and TM: the link it transmits on and
+ * where its last frame went. The ports of all switches lie in one array, sized by each switch's
+ * own ports: at zone scale the pages a hop touches cost more than its lines (a page per switch
+ * when each node held 256 ports' worth, docs/performance.md). */
+struct rp_sw_port {
+	int tx_link; /* link direction the port transmits on, or -1 */
+	struct rp_rx_hint rx_hint;
+};
+
 struct sw_node {
-	const char *name;
 	const struct rsw_fib *fib;
 	const struct rsw_tm_config *tc; /* fib->tm, or the same settings shared (rp_sw_tables) */
 	struct rsw_tm *tm;
+	struct rp_sw_port *port;      /* fib->n_ports of them */
 	int capturing;                /* some port's capture is open: out[] is there to read */
 	/* each port's capture (n_ports of them), only when one is open: the node's own fields,
 	 * which every hop of it reads, then stay within a few lines */
@@ -76,10 +85,10 @@ struct sw_node {
 	struct rp_ports xoff_ports;   /* ports with an XOFF in force at their peer */
 	struct rp_ports dirty_ctrl, dirty_tx; /* ports to poll for PFC / to reschedule after this event */
 	struct rp_ports stalled;      /* ports that could not send when woken */
-	/* last: what every event reads comes first, in four lines, not around this kilobyte */
-	int tx_link[RSW_MAX_PORTS];   /* link direction a port transmits on, or -1 */
-	struct rp_rx_hint rx_hint[RSW_MAX_PORTS];
-};
+	const char *name; /* past the four lines every event reads (nodes begin a line each) */
+} __rte_cache_aligned;
+_Static_assert(offsetof(struct sw_node, name) == 4 * RTE_CACHE_LINE_SIZE,
+	       "what every event of a switch reads in four lines");
 
 /* A frame a host's application posted, waiting for its NIC: its bytes where its capture holds
  * them (read in place), or a copy of its own after the struct. */

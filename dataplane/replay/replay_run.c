@@ -119,7 +119,7 @@ static int open_outputs(struct replay *r, const char *dir, char *err, size_t err
 static int alloc_nodes(struct replay *r)
 {
 	const struct rsw_replay_model *md = r->model;
-	r->sw = calloc(md->n_sw ? md->n_sw : 1, sizeof(*r->sw));
+	r->sw = rp_zalloc_lines((md->n_sw ? md->n_sw : 1) * sizeof(*r->sw));
 	r->host = calloc(md->n_host ? md->n_host : 1, sizeof(*r->host));
 	size_t link_bytes = (md->n_link ? 2 * md->n_link : 1) * sizeof(*r->link);
 	r->link = rp_zalloc_lines(link_bytes); /* a line each */
@@ -134,6 +134,13 @@ static int alloc_nodes(struct replay *r)
 	if (!r->sw || !r->host || !r->link || !r->in || !r->res->sw || !r->res->host ||
 	    (rsw_flow_cache_wanted() && !r->decided))
 		return -1;
+	size_t ports = 0;
+	for (unsigned s = 0; s < md->n_sw; s++)
+		ports += rsw_switch_fib(md->sw[s].sw)->n_ports;
+	r->sw_port = rp_zalloc_lines((ports ? ports : 1) * sizeof(*r->sw_port));
+	if (!r->sw_port)
+		return -1;
+	ports = 0;
 	for (unsigned s = 0; s < md->n_sw; s++) {
 		struct sw_node *n = &r->sw[s];
 		n->name = md->sw[s].name;
@@ -142,10 +149,12 @@ static int alloc_nodes(struct replay *r)
 		n->ictx.rnd = 0x9E3779B97F4A7C15ull;
 		n->ictx.cache = r->decided;
 		n->res = &r->res->sw[s];
-		for (unsigned p = 0; p < RSW_MAX_PORTS; p++) {
-			n->tx_link[p] = -1;
-			n->rx_hint[p].egress = UINT16_MAX;
+		n->port = &r->sw_port[ports];
+		for (unsigned p = 0; p < n->fib->n_ports; p++) {
+			n->port[p].tx_link = -1;
+			n->port[p].rx_hint.egress = UINT16_MAX;
 		}
+		ports += n->fib->n_ports;
 	}
 	for (unsigned h = 0; h < md->n_host; h++) {
 		struct host_node *hn = &r->host[h];
@@ -170,7 +179,7 @@ static void wire_links(struct replay *r)
 			l->speed_mbps = lk->speed_mbps;
 			l->delay_ns = lk->delay_ns;
 			if (from[d]->sw != RSW_TOPO_HOST) {
-				r->sw[from[d]->sw].tx_link[from[d]->idx] = (int)(2 * i + d);
+				r->sw[from[d]->sw].port[from[d]->idx].tx_link = (int)(2 * i + d);
 				continue;
 			}
 			struct host_node *hn = &r->host[from[d]->idx];
@@ -354,6 +363,7 @@ static void cleanup(struct replay *r)
 	rp_engine_free(r);
 	free(r->in);
 	free(r->sw);
+	free(r->sw_port);
 	rp_sw_tables_free(r);
 	rsw_flow_cache_free(r->decided);
 	free(r->host);

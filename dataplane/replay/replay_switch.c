@@ -170,7 +170,7 @@ static inline void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64
 	rp_ports_add(&n->dirty_tx, v.port);
 	if (r->read_ahead && n->ictx.cache) {
 		const struct rsw_tm_tag *tg = rsw_tm_tag(mb);
-		n->rx_hint[port] = (struct rp_rx_hint){.fc_slot = n->ictx.cache->last_slot,
+		n->port[port].rx_hint = (struct rp_rx_hint){.fc_slot = n->ictx.cache->last_slot,
 						       .nexthop = m.nexthop, .egress = v.port,
 						       .queue = tg->queue, .pg = tg->pg};
 		rp_flow_fc_seen(r, mb, n->ictx.cache->last_slot);
@@ -225,8 +225,8 @@ static void sw_service(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 	n->res->transmitted++;
 	if (t > r->res->end_ns)
 		r->res->end_ns = t;
-	if (n->tx_link[p] >= 0) {
-		rp_link_send(r, n->tx_link[p], t, m);
+	if (n->port[p].tx_link >= 0) {
+		rp_link_send(r, n->port[p].tx_link, t, m);
 		return;
 	}
 	const struct rsw_tm_port_cfg *pc = &n->tc->port[p];
@@ -263,12 +263,12 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 		n->res->port[p].pfc_tx_frames++;
 		r->res->generated++;
 		rp_deadlock_poke(r, t);
-		if (n->tx_link[p] >= 0) {
+		if (n->port[p].tx_link >= 0) {
 			struct rte_mbuf *m = rp_mbuf(&r->mem, f, len, len, NO_FLOW, 0);
 			if (m)
-				rp_link_send(r, n->tx_link[p], start, m);
+				rp_link_send(r, n->port[p].tx_link, start, m);
 			else
-				rp_link_lost(r, n->tx_link[p], start, len);
+				rp_link_lost(r, n->port[p].tx_link, start, len);
 		}
 		rp_ports_add(&n->dirty_tx, p);
 	}
@@ -369,7 +369,7 @@ void rp_sw_ctrl(struct replay *r, unsigned s, uint16_t port, uint64_t t)
 /* The lines of a switch's node every event of it reads (ahead of its pointers). */
 static void node_ahead(const struct sw_node *n)
 {
-	for (unsigned k = 0; k < offsetof(struct sw_node, tx_link); k += 64)
+	for (unsigned k = 0; k < offsetof(struct sw_node, name); k += 64)
 		__builtin_prefetch((const char *)n + k);
 }
 
@@ -386,7 +386,7 @@ void rp_sw_rx_ahead(const struct replay *r, unsigned s, uint16_t port, unsigned 
 	const struct sw_node *n = &r->sw[s];
 	if (stage == 2) {
 		node_ahead(n);
-		__builtin_prefetch(&n->rx_hint[port]);
+		__builtin_prefetch(&n->port[port].rx_hint);
 		return;
 	}
 	if (stage == 0) { /* from the tables' first line, asked for a stage ago: the classifier's
@@ -395,9 +395,9 @@ void rp_sw_rx_ahead(const struct replay *r, unsigned s, uint16_t port, unsigned 
 			return;
 		if (n->fib->n_cls)
 			__builtin_prefetch(n->fib->cls);
-		if (n->rx_hint[port].egress != UINT16_MAX) /* (a prefetch never faults) */
+		if (n->port[port].rx_hint.egress != UINT16_MAX) /* (a prefetch never faults) */
 			__builtin_prefetch((const char *)n->fib->nh +
-					   (size_t)n->rx_hint[port].nexthop * sizeof(*n->fib->nh));
+					   (size_t)n->port[port].rx_hint.nexthop * sizeof(*n->fib->nh));
 		return;
 	}
 	__builtin_prefetch(&n->res->port[port]);
@@ -407,7 +407,7 @@ void rp_sw_rx_ahead(const struct replay *r, unsigned s, uint16_t port, unsigned 
 	__builtin_prefetch(&n->fib->ports[port].dscp_to_tc);
 	__builtin_prefetch(&n->tm->port[port]);
 	/* where the port's last frame went: its flow's cache entry and egress queue */
-	const struct rp_rx_hint *h = &n->rx_hint[port];
+	const struct rp_rx_hint *h = &n->port[port].rx_hint;
 	if (h->egress == UINT16_MAX || !n->ictx.cache)
 		return;
 	rsw_flow_cache_prefetch(n->ictx.cache, h->fc_slot);
@@ -429,14 +429,14 @@ void rp_sw_tx_ahead(const struct replay *r, unsigned s, uint16_t port, unsigned 
 	if (stage == 2) {
 		__builtin_prefetch(tp);
 		__builtin_prefetch(&tp->sched);
-		__builtin_prefetch(&n->tx_link[port]);
+		__builtin_prefetch(&n->port[port].tx_link);
 		tm_ahead(n);
 		return;
 	}
 	if (stage == 1) {
 		__builtin_prefetch(&n->res->port[port]);
-		if (n->tx_link[port] >= 0)
-			__builtin_prefetch(&r->link[n->tx_link[port]]);
+		if (n->port[port].tx_link >= 0)
+			__builtin_prefetch(&r->link[n->port[port].tx_link]);
 	}
 }
 
