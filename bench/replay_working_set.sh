@@ -101,10 +101,12 @@ if pages:
     print("second-level TLB misses per switch-hop of the replay event loop (callgrind: 4 KiB lines,"
           " a 64-entry first level, a 16-way last level)")
 else:
-    print("last-level misses per switch-hop of the replay event loop (callgrind, 16-way, 64 B lines)")
+    print("last-level misses per switch-hop of the replay event loop (callgrind, 16-way,"
+          " 64 B lines)")
 print(f"  {small}: ring over {small.split('x')[0]} ranks, whole run; "
       f"{large}: ring over {large.split('x')[0]} ranks, first 100 us")
-print(f"{'entries' if pages else 'LL_MiB':>7} {'zone':>10} {'hops':>9} {'instr/hop':>10} {'read_miss/hop':>14} "
+unit = "entries" if pages else "LL_MiB"
+print(f"{unit:>7} {'zone':>10} {'hops':>9} {'instr/hop':>10} {'read_miss/hop':>14} "
       f"{'write_miss/hop':>15}")
 for size in sizes:
     for z, tag in ((small, f"s{size}"), (large, f"l{size}")):

@@ -63,9 +63,9 @@ struct rp_rx_hint {
 };
 
 /* What a hop reads of a switch's port besides its tables and TM: the link it transmits on and
- * where its last frame went. The ports of all switches lie in one array, sized by each switch's
- * own ports: at zone scale the pages a hop touches cost more than its lines (a page per switch
- * when each node held 256 ports' worth, docs/performance.md). */
+ * where its last frame went. The ports of all switches lie in one array, each switch's sized by
+ * its own ports, not 256 ports' worth in every node (docs/performance.md, "the 208-switch hop's
+ * pages"). */
 struct rp_sw_port {
 	int tx_link; /* link direction the port transmits on, or -1 */
 	struct rp_rx_hint rx_hint;

@@ -171,8 +171,8 @@ static inline void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64
 	if (r->read_ahead && n->ictx.cache) {
 		const struct rsw_tm_tag *tg = rsw_tm_tag(mb);
 		n->port[port].rx_hint = (struct rp_rx_hint){.fc_slot = n->ictx.cache->last_slot,
-						       .nexthop = m.nexthop, .egress = v.port,
-						       .queue = tg->queue, .pg = tg->pg};
+							    .nexthop = m.nexthop, .egress = v.port,
+							    .queue = tg->queue, .pg = tg->pg};
 		rp_flow_fc_seen(r, mb, n->ictx.cache->last_slot);
 	}
 	if (rsw_tm_pfc_may_act(n->tm, n->tc, port, rsw_tm_tag(mb)->pg))
