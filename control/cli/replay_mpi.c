@@ -243,26 +243,26 @@ static void put_tm(struct pack *p, const struct rsw_tm *tm)
 	put(p, tm->pool_peak, sizeof(tm->pool_peak));
 	put(p, tm->pool_hdrm, sizeof(tm->pool_hdrm));
 	for (uint16_t i = 0; i < tm->n_ports; i++) {
-		const struct rsw_tm_port *tp = &tm->port[i];
+		const struct rsw_tm_port *tp = rsw_tm_port_read(tm, i);
 		put(p, tp->pg, sizeof(tp->pg));
 		put(p, tp->q, sizeof(tp->q));
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) /* the counters, not the VOQ */
 			put(p, &tp->qt[q].packets, QT_COUNTERS);
-		put(p, tp->qd, sizeof(tp->qd));
+		put(p, tp->cold->qd, sizeof(tp->cold->qd));
 		put(p, &tp->pause, sizeof(tp->pause));
-		put(p, tp->gen, sizeof(tp->gen));
+		put(p, tp->cold->gen, sizeof(tp->cold->gen));
 		put(p, &tp->xoff_pgs, sizeof(tp->xoff_pgs));
-		put(p, tp->wd, sizeof(tp->wd));
+		put(p, tp->cold->wd, sizeof(tp->cold->wd));
 	}
 }
 
 static size_t tm_bytes(const struct rsw_tm *tm)
 {
-	const struct rsw_tm_port *tp = tm->port;
+	const struct rsw_tm_port *tp = &rsw_tm_port_idle;
 	return sizeof(tm->pool_used) + sizeof(tm->pool_peak) + sizeof(tm->pool_hdrm) +
 	       tm->n_ports * (sizeof(tp->pg) + sizeof(tp->q) + RSW_TM_QUEUES * QT_COUNTERS +
-			      sizeof(tp->qd) + sizeof(tp->pause) +
-			      sizeof(tp->gen) + sizeof(tp->xoff_pgs) + sizeof(tp->wd));
+			      sizeof(tp->cold->qd) + sizeof(tp->pause) +
+			      sizeof(tp->cold->gen) + sizeof(tp->xoff_pgs) + sizeof(tp->cold->wd));
 }
 
 static void take_tm(const char **at, struct rsw_tm *tm)
@@ -271,16 +271,16 @@ static void take_tm(const char **at, struct rsw_tm *tm)
 	memcpy(tm->pool_peak, take(at, sizeof(tm->pool_peak)), sizeof(tm->pool_peak));
 	memcpy(tm->pool_hdrm, take(at, sizeof(tm->pool_hdrm)), sizeof(tm->pool_hdrm));
 	for (uint16_t i = 0; i < tm->n_ports; i++) {
-		struct rsw_tm_port *tp = &tm->port[i];
+		struct rsw_tm_port *tp = rsw_tm_port_use(tm, i);
 		memcpy(tp->pg, take(at, sizeof(tp->pg)), sizeof(tp->pg));
 		memcpy(tp->q, take(at, sizeof(tp->q)), sizeof(tp->q));
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
 			memcpy(&tp->qt[q].packets, take(at, QT_COUNTERS), QT_COUNTERS);
-		memcpy(tp->qd, take(at, sizeof(tp->qd)), sizeof(tp->qd));
+		memcpy(tp->cold->qd, take(at, sizeof(tp->cold->qd)), sizeof(tp->cold->qd));
 		memcpy(&tp->pause, take(at, sizeof(tp->pause)), sizeof(tp->pause));
-		memcpy(tp->gen, take(at, sizeof(tp->gen)), sizeof(tp->gen));
+		memcpy(tp->cold->gen, take(at, sizeof(tp->cold->gen)), sizeof(tp->cold->gen));
 		memcpy(&tp->xoff_pgs, take(at, sizeof(tp->xoff_pgs)), sizeof(tp->xoff_pgs));
-		memcpy(tp->wd, take(at, sizeof(tp->wd)), sizeof(tp->wd));
+		memcpy(tp->cold->wd, take(at, sizeof(tp->cold->wd)), sizeof(tp->cold->wd));
 	}
 }
 

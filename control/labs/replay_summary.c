@@ -22,8 +22,8 @@ static void pfcwd_json(json_t *x, const struct rsw_tm *tm, uint16_t p, unsigned 
 		return;
 	for (unsigned i = 0; i < RSW_PFCWD_STATS; i++)
 		json_object_set_new(x, rsw_pfcwd_stat_names[i], J(wd[i]));
-	json_object_set_new(x, "PFC_WD_STATUS",
-			    json_string(tm->port[p].wd[q].storm ? "stormed" : "operational"));
+	int storm = rsw_tm_port_read(tm, p)->cold->wd[q].storm;
+	json_object_set_new(x, "PFC_WD_STATUS", json_string(storm ? "stormed" : "operational"));
 }
 
 /* SAI's names of a port's PFC counters, per priority: written once, not formatted per port */
@@ -39,7 +39,7 @@ static json_t *ports_json(const struct rsw_fib *fib, const struct rsw_replay_swi
 	json_t *ports = json_array();
 	for (uint16_t p = 0; p < fib->n_ports; p++) {
 		const struct rsw_replay_port_stats *s = &r->port[p];
-		const struct rsw_tm_port *tp = &r->tm->port[p];
+		const struct rsw_tm_port *tp = rsw_tm_port_read(r->tm, p);
 		json_t *o = json_object(), *queues = json_array(), *pfc = json_object();
 		SET(o, "name", json_string(fib->ports[p].name));
 		SET(o, "speed", J(fib->tm.port[p].unshaped ? 0 : fib->ports[p].speed_mbps));
@@ -48,7 +48,7 @@ static json_t *ports_json(const struct rsw_fib *fib, const struct rsw_replay_swi
 		SET(o, "tx_packets", J(s->tx_packets));
 		SET(o, "tx_bytes", J(s->tx_bytes));
 		for (unsigned i = 0; i < 8; i++) {
-			SET(pfc, pfc_names[i][0], J(tp->gen[i].tx_frames));
+			SET(pfc, pfc_names[i][0], J(tp->cold->gen[i].tx_frames));
 			SET(pfc, pfc_names[i][1], J(tp->pause.rx_frames[i]));
 		}
 		SET(o, "pfc", pfc);
@@ -60,7 +60,7 @@ static json_t *ports_json(const struct rsw_fib *fib, const struct rsw_replay_swi
 			SET(x, "packets", J(tp->qt[q].packets));
 			SET(x, "max_depth_bytes", J(tp->q[q].use.peak));
 			SET(x, "ecn_marked_packets", J(tp->qt[q].ecn_marked_packets));
-			SET(x, "dropped_packets", J(tp->qd[q].dropped_packets));
+			SET(x, "dropped_packets", J(tp->cold->qd[q].dropped_packets));
 			pfcwd_json(x, r->tm, p, q);
 			json_array_append_new(queues, x);
 		}
@@ -639,8 +639,8 @@ static void print_ports(FILE *f, const char *sw, const struct rsw_fib *fib,
 		const struct rsw_replay_port_stats *s = &r->port[p];
 		uint64_t peak = 0;
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
-			if (r->tm->port[p].q[q].use.peak > peak)
-				peak = r->tm->port[p].q[q].use.peak;
+			if (rsw_tm_port_read(r->tm, p)->q[q].use.peak > peak)
+				peak = rsw_tm_port_read(r->tm, p)->q[q].use.peak;
 		char name[96];
 		snprintf(name, sizeof(name), "%s%s%s", sw ? sw : "", sw ? "|" : "", fib->ports[p].name);
 		fprintf(f, "%-24s %10lu %12lu %10lu %12lu %8lu %8lu %12lu\n", name,

@@ -41,8 +41,8 @@ static int collect(const struct rsw_dp_zone *z, struct rsw_pfc_wait *g)
 			uint16_t psw, pport;
 			if (dp->ports[p].kind != RSW_DP_PORT_LINK || !peer_of(z->model, s, p, &psw, &pport))
 				continue;
-			const struct rsw_tm_port *tp = &dp->tm->port[p];
-			const struct rsw_tm_port *pp = &z->dp[psw]->tm->port[pport];
+			const struct rsw_tm_port *tp = rsw_tm_port_read(dp->tm, p);
+			const struct rsw_tm_port *pp = rsw_tm_port_read(z->dp[psw]->tm, pport);
 			uint8_t paused = 0;
 			for (unsigned q = 0; q < RSW_PFC_PRIOS; q++)
 				if (now < __atomic_load_n(&tp->pause.until_ns[q], __ATOMIC_RELAXED))
@@ -73,7 +73,7 @@ static json_t *member_json(const struct rsw_dp_zone *z, const struct rsw_pfc_wai
 {
 	const struct rsw_dp *dp = z->dp[a->sw];
 	const struct rsw_fib *fib = rsw_switch_fib(dp->sw);
-	const struct rsw_tm_port *tp = &dp->tm->port[a->port];
+	const struct rsw_tm_port *tp = rsw_tm_port_read(dp->tm, a->port);
 	uint64_t now = rsw_clock_now(&dp->clock);
 	uint64_t since = __atomic_load_n(&tp->pause.start_ns[a->prio], __ATOMIC_RELAXED);
 	*held = now > since ? now - since : 0;
@@ -86,10 +86,9 @@ static json_t *member_json(const struct rsw_dp_zone *z, const struct rsw_pfc_wai
 						     ? rsw_pfcwd_action_name(wc->action) : "off"));
 	json_object_set_new(w, "detection_ms", J(wc->detection_ns / 1000000));
 	json_object_set_new(w, "restoration_ms", J(wc->restoration_ns / 1000000));
+	uint8_t storm = __atomic_load_n(&tp->cold->wd[a->prio].storm, __ATOMIC_RELAXED);
 	json_object_set_new(w, "status",
-			    json_string(!wc->enabled ? "off"
-					: __atomic_load_n(&tp->wd[a->prio].storm, __ATOMIC_RELAXED)
-					? "stormed" : "operational"));
+			    json_string(!wc->enabled ? "off" : storm ? "stormed" : "operational"));
 	for (unsigned i = 0; i < RSW_PFCWD_STATS; i++)
 		json_object_set_new(w, rsw_pfcwd_stat_names[i], J(wd[i]));
 	const struct rsw_fib *pfib = rsw_switch_fib(z->dp[a->peer_sw]->sw);

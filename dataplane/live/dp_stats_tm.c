@@ -19,7 +19,8 @@ uint64_t rsw_dp_stats_tm_flushed(const struct rsw_dp *dp, uint64_t *lossless)
 		return 0;
 	for (unsigned p = 0; p < dp->n_ports; p++)
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
-			const struct rsw_tm_queue_drops *s = &dp->tm->port[p].qd[q];
+			const struct rsw_tm_queue_drops *s =
+				&rsw_tm_port_read(dp->tm, p)->cold->qd[q];
 			n += __atomic_load_n(&s->pfcwd_flushed, __ATOMIC_RELAXED);
 			*lossless += __atomic_load_n(&s->pfcwd_flushed_lossless, __ATOMIC_RELAXED);
 		}

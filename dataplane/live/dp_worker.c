@@ -238,7 +238,7 @@ static void send_pfc(struct rsw_dp *dp, struct rsw_dp_counters *c, const struct 
 	rsw_pfc_build(d, fib->ports[port].mac, enable, time);
 	if (port_tx(&dp->ports[port], &m, 1, now, RSW_DP_LINK_TX_PFC) == 1) {
 		RSW_CNT_ADD(c->pfc_tx_frames[port], 1);
-		rsw_shaper_send(&dp->tm->port[port].shaper, now, RSW_PFC_FRAME_LEN);
+		rsw_shaper_send(&rsw_tm_port_use(dp->tm, port)->shaper, now, RSW_PFC_FRAME_LEN);
 	} else {
 		RSW_CNT_ADD(c->pfc_tx_failed[port], 1);
 		rsw_mbuf_free(m);

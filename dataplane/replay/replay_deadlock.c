@@ -32,13 +32,13 @@ static int collect(struct replay *r, struct rp_deadlock *d, uint64_t t)
 	for (unsigned s = 0; s < md->n_sw; s++) {
 		const struct sw_node *n = &r->sw[s];
 		for (uint16_t p = 0; p < n->fib->n_ports; p++) {
-			const struct rsw_tm_port *tp = &n->tm->port[p];
+			const struct rsw_tm_port *tp = rsw_tm_port_read(n->tm, p);
 			int dir = n->port[p].tx_link;
 			if (dir < 0 || r->link[dir].to.sw == RSW_TOPO_HOST)
 				continue; /* a host's link: a cycle through a host is not a deadlock */
 			uint8_t paused = rsw_pause_mask(&tp->pause, t);
 			const struct rsw_topo_end *to = &r->link[dir].to;
-			const struct rsw_tm_port *pp = &r->sw[to->sw].tm->port[to->idx];
+			const struct rsw_tm_port *pp = rsw_tm_port_read(r->sw[to->sw].tm, to->idx);
 			for (unsigned bits = paused & pp->xoff_pgs; bits; bits &= bits - 1) {
 				unsigned q = (unsigned)__builtin_ctz(bits);
 				if (!rsw_tm_queue_bytes(n->tm, p, q))
@@ -140,7 +140,8 @@ static int found(struct replay *r, struct rp_deadlock *d, const unsigned *cyc, u
 	uint64_t formed = 0;
 	for (unsigned i = 0; i < len; i++) {
 		const struct rsw_pfc_wait_node *a = &d->g.node[cyc[i]];
-		uint64_t since = rsw_pause_since(&r->sw[a->sw].tm->port[a->port].pause, a->prio, t);
+		const struct rsw_tm_port *tp = rsw_tm_port_read(r->sw[a->sw].tm, a->port);
+		uint64_t since = rsw_pause_since(&tp->pause, a->prio, t);
 		formed = since > formed ? since : formed;
 	}
 	struct rsw_replay_dl_member *c = calloc(len, sizeof(*c));

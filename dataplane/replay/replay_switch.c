@@ -182,7 +182,7 @@ static inline void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64
 /* When port p can next send: its wire frees, or a pause ends. */
 static uint64_t next_tx(const struct sw_node *n, uint16_t p, uint64_t t)
 {
-	const struct rsw_tm_port *tp = &n->tm->port[p];
+	struct rsw_tm_port *tp = rsw_tm_port_use(n->tm, p);
 	uint64_t next = NEVER; /* the earliest a non-empty queue may send */
 	/* nothing paused after latest_until_ns (the port's first line): the pauses' own line is
 	 * read only while some pause may last */
@@ -241,7 +241,7 @@ static void sw_service(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 {
 	struct sw_node *n = &r->sw[s];
-	struct rsw_tm_port *tp = &n->tm->port[p];
+	struct rsw_tm_port *tp = rsw_tm_port_use(n->tm, p);
 	uint8_t enable;
 	uint16_t times[8];
 	if (rsw_tm_watchdog(n->tm, n->tc, p, t)) {
@@ -405,15 +405,16 @@ void rp_sw_rx_ahead(const struct replay *r, unsigned s, uint16_t port, unsigned 
 		return;
 	tm_ahead(n);
 	__builtin_prefetch(&n->fib->ports[port].dscp_to_tc);
-	__builtin_prefetch(&n->tm->port[port]);
+	__builtin_prefetch(rsw_tm_port_read(n->tm, port));
 	/* where the port's last frame went: its flow's cache entry and egress queue */
 	const struct rp_rx_hint *h = &n->port[port].rx_hint;
 	if (h->egress == UINT16_MAX || !n->ictx.cache)
 		return;
 	rsw_flow_cache_prefetch(n->ictx.cache, h->fc_slot);
 	rsw_tm_prefetch_at(n->tm, n->tc, h->egress, h->queue, port, h->pg);
-	__builtin_prefetch(&n->tm->port[h->egress]);
-	__builtin_prefetch(&n->tm->port[h->egress].qt[h->queue & 7]);
+	const struct rsw_tm_port *ep = rsw_tm_port_read(n->tm, h->egress);
+	__builtin_prefetch(ep);
+	__builtin_prefetch(&ep->qt[h->queue & 7]);
 }
 
 void rp_sw_tx_ahead(const struct replay *r, unsigned s, uint16_t port, unsigned stage)
@@ -425,7 +426,7 @@ void rp_sw_tx_ahead(const struct replay *r, unsigned s, uint16_t port, unsigned 
 	}
 	if (!n->fib || !n->tm)
 		return;
-	const struct rsw_tm_port *tp = &n->tm->port[port];
+	const struct rsw_tm_port *tp = rsw_tm_port_read(n->tm, port);
 	if (stage == 2) {
 		__builtin_prefetch(tp);
 		__builtin_prefetch(&tp->sched);

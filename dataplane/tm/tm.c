@@ -95,53 +95,92 @@ void rsw_tm_live_limit(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint64
 		tm->desc.size = d;
 }
 
+static const struct rsw_tm_port_cold idle_cold;
+const struct rsw_tm_port rsw_tm_port_idle = {.cold = (struct rsw_tm_port_cold *)&idle_cold};
+
+struct rsw_tm_port *rsw_tm_port_make(struct rsw_tm *tm, uint16_t p)
+{
+	/* tm_alloc reserved a record for every port: the next one is this port's */
+	struct rsw_tm_port *tp = &tm->slab[tm->n_made];
+	struct rsw_tm_port_cold *cold = &tm->cold_slab[tm->n_made++];
+	const struct rsw_tm_port_seed *sd = &tm->seed[p];
+	memset(tp, 0, sizeof(*tp));
+	memset(cold, 0, sizeof(*cold));
+	tp->cold = cold;
+	for (unsigned g = 0; g < RSW_TM_PGS; g++)
+		tp->pg[g].hdrm_pkts_max = sd->hdrm_pkts_max[g];
+	rsw_shaper_init(&tp->shaper, sd->shaper_mbps, tm->shaper_burst_ns);
+	/* seeded per port: the same seed gives the same marks run after run */
+	tp->rng = (tm->ecn_seed + 1) * 0x9E3779B97F4A7C15ULL + p * 0xBF58476D1CE4E5B9ULL;
+	tp->rng_in = tp->rng ^ 0x94D049BB133111EBULL;
+	if (!tp->rng)
+		tp->rng = 1;
+	if (!tp->rng_in)
+		tp->rng_in = 1;
+	tm->port[p] = tp;
+	return tp;
+}
+
+/* Live: every port's record now, in port order, with its VOQ rings. */
+static int make_live_ports(struct rsw_tm *tm, const char *name, char *err, size_t errlen)
+{
+	for (uint16_t p = 0; p < tm->n_ports; p++) {
+		struct rsw_tm_port *tp = rsw_tm_port_make(tm, p);
+		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
+			char rn[RTE_RING_NAMESIZE];
+			snprintf(rn, sizeof(rn), "%s-%u-%u", name, p, q);
+			unsigned flags = RING_F_SC_DEQ | (tm->mt ? 0 : RING_F_SP_ENQ);
+			tp->qt[q].voq.ring = rte_ring_create(rn, rte_align32pow2(tm->voq_slots + 1),
+							  SOCKET_ID_ANY, flags);
+			if (!tp->qt[q].voq.ring) {
+				snprintf(err, errlen, "cannot create VOQ %s of %u packets: %s", rn,
+					 tm->voq_slots, rte_strerror(rte_errno));
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 static struct rsw_tm *tm_alloc(const char *name, uint16_t n_ports, unsigned producers,
 			       const struct rsw_tm_config *tc, uint64_t shaper_burst_ns, int growing,
 			       char *err, size_t errlen)
 {
-	size_t sz = sizeof(struct rsw_tm) + n_ports * sizeof(struct rsw_tm_port);
-	struct rsw_tm *tm = aligned_alloc(RTE_CACHE_LINE_SIZE, RTE_ALIGN_CEIL(sz, RTE_CACHE_LINE_SIZE));
+	size_t sz = sizeof(struct rsw_tm) + n_ports * sizeof(struct rsw_tm_port *);
+	struct rsw_tm *tm = calloc(1, sz);
 	if (!tm) {
 		snprintf(err, errlen, "out of memory for the traffic manager");
 		return NULL;
 	}
-	memset(tm, 0, sz);
 	tm->n_ports = n_ports;
 	tm->mt = producers > 1;
-	if (!growing) {
-		/* every packet the descriptors and headrooms let in fits any one ring, with room for
-		 * what concurrent admissions may overshoot by (a burst per producer) */
-		tm->desc.size = rsw_tm_live_desc(tc, n_ports);
-		tm->voq_slots = (uint32_t)(tm->desc.size + hdrm_pkts_all(tc, n_ports) +
-					   64u * producers);
+	tm->ecn_seed = tc->pools.ecn_seed;
+	tm->shaper_burst_ns = shaper_burst_ns;
+	/* address space for every port; only the records made are touched */
+	size_t n = n_ports ? n_ports : 1;
+	tm->slab = aligned_alloc(RTE_CACHE_LINE_SIZE, n * sizeof(*tm->slab));
+	tm->cold_slab = malloc(n * sizeof(*tm->cold_slab));
+	tm->seed = calloc(n, sizeof(*tm->seed));
+	if (!tm->slab || !tm->cold_slab || !tm->seed) {
+		snprintf(err, errlen, "out of memory for the traffic manager");
+		rsw_tm_free(tm);
+		return NULL;
 	}
 	for (uint16_t p = 0; p < n_ports; p++) {
-		struct rsw_tm_port *tp = &tm->port[p];
-		for (unsigned g = 0; g < RSW_TM_PGS; g++)
-			tp->pg[g].hdrm_pkts_max = (uint32_t)rsw_buf_hdrm_pkts(&tc->port[p].pg[g]);
-		for (unsigned q = 0; q < RSW_TM_QUEUES && !growing; q++) {
-			char rn[RTE_RING_NAMESIZE];
-			snprintf(rn, sizeof(rn), "%s-%u-%u", name, p, q);
-			tp->qt[q].voq.ring = rte_ring_create(rn, rte_align32pow2(tm->voq_slots + 1),
-							  SOCKET_ID_ANY,
-							  RING_F_SC_DEQ | (tm->mt ? 0 : RING_F_SP_ENQ));
-			if (!tp->qt[q].voq.ring) {
-				snprintf(err, errlen, "cannot create VOQ %s of %u packets: %s", rn,
-					 tm->voq_slots, rte_strerror(rte_errno));
-				rsw_tm_free(tm);
-				return NULL;
-			}
-		}
 		const struct rsw_tm_port_cfg *cfg = &tc->port[p];
-		rsw_shaper_init(&tp->shaper, cfg->unshaped ? 0 : tc->speed_mbps[p],
-				shaper_burst_ns);
-		/* seeded per port: the same seed gives the same marks run after run */
-		tp->rng = (tc->pools.ecn_seed + 1) * 0x9E3779B97F4A7C15ULL + p * 0xBF58476D1CE4E5B9ULL;
-		tp->rng_in = tp->rng ^ 0x94D049BB133111EBULL;
-		if (!tp->rng)
-			tp->rng = 1;
-		if (!tp->rng_in)
-			tp->rng_in = 1;
+		for (unsigned g = 0; g < RSW_TM_PGS; g++)
+			tm->seed[p].hdrm_pkts_max[g] = (uint32_t)rsw_buf_hdrm_pkts(&cfg->pg[g]);
+		tm->seed[p].shaper_mbps = cfg->unshaped ? 0 : tc->speed_mbps[p];
+	}
+	if (growing)
+		return tm;
+	/* every packet the descriptors and headrooms let in fits any one ring, with room for
+	 * what concurrent admissions may overshoot by (a burst per producer) */
+	tm->desc.size = rsw_tm_live_desc(tc, n_ports);
+	tm->voq_slots = (uint32_t)(tm->desc.size + hdrm_pkts_all(tc, n_ports) + 64u * producers);
+	if (make_live_ports(tm, name, err, errlen) < 0) {
+		rsw_tm_free(tm);
+		return NULL;
 	}
 	return tm;
 }
@@ -163,17 +202,20 @@ void rsw_tm_free(struct rsw_tm *tm)
 {
 	if (!tm)
 		return;
-	for (uint16_t p = 0; p < tm->n_ports; p++) {
-		struct rsw_tm_port *tp = &tm->port[p];
+	for (uint16_t i = 0; i < tm->n_made; i++) {
+		struct rsw_tm_port *tp = &tm->slab[i];
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
-			for (unsigned i = tp->c_head[q]; i < tp->c_n[q]; i++)
-				rsw_mbuf_free(tp->cache[q][i]);
+			for (unsigned k = tp->c_head[q]; k < tp->c_n[q]; k++)
+				rsw_mbuf_free(tp->cold->cache[q][k]);
 			struct rte_mbuf *m;
 			while (voq_dequeue(&tp->qt[q].voq, &m, 1) == 1)
 				rsw_mbuf_free(m);
 			rte_ring_free(tp->qt[q].voq.ring);
 		}
 	}
+	free(tm->slab);
+	free(tm->cold_slab);
+	free(tm->seed);
 	free(tm);
 }
 
@@ -181,7 +223,7 @@ void rsw_tm_free(struct rsw_tm *tm)
 static void release_pg(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t in, unsigned pg,
 		       uint32_t len, unsigned n)
 {
-	struct rsw_buf_use *u = &tm->port[in].pg[pg].use;
+	struct rsw_buf_use *u = &rsw_tm_port_use(tm, in)->pg[pg].use;
 	const struct rsw_tm_pg_hot_cfg *gh = &tc->pg_hot[in][pg];
 	if (!gh->pooled) {
 		__atomic_fetch_sub(&u->bytes, len, __ATOMIC_RELAXED);
@@ -197,7 +239,7 @@ static void release_pg(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16
 static void release_q(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t eport, unsigned q,
 		      uint32_t len, unsigned n)
 {
-	struct rsw_buf_use *u = &tm->port[eport].q[q].use;
+	struct rsw_buf_use *u = &rsw_tm_port_use(tm, eport)->q[q].use;
 	const struct rsw_tm_queue_hot_cfg *qh = &tc->queue_hot[eport][q];
 	if (!qh->pooled) {
 		__atomic_fetch_sub(&u->bytes, len, __ATOMIC_RELAXED);
@@ -242,8 +284,8 @@ unsigned rsw_tm_admit_bin(struct rsw_tm *tm, const struct rsw_tm_config *tc, str
 	const struct rsw_pkt_meta *m0 = meta[0];
 	uint16_t in = m0->in_port, e = m0->egress_port;
 	uint8_t q = m0->tc & 7, pg = m0->pg & 7;
-	struct rsw_tm_queue_hot *eq = &tm->port[e].q[q];
-	struct rsw_tm_pg_hot *ig = &tm->port[in].pg[pg];
+	struct rsw_tm_queue_hot *eq = &rsw_tm_port_use(tm, e)->q[q];
+	struct rsw_tm_pg_hot *ig = &rsw_tm_port_use(tm, in)->pg[pg];
 	const struct rsw_tm_queue_hot_cfg *qh = &tc->queue_hot[e][q];
 	const struct rsw_buf_profile_cfg *qp = &qh->prof, *gp = &tc->pg_hot[in][pg].prof;
 	const struct rsw_buf_pool_cfg *pools = tc->pools.pool;
@@ -285,13 +327,13 @@ unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_tm_config *tc, struct 
 	uint16_t in = meta->in_port, e = meta->egress_port;
 	uint8_t q = meta->tc & 7, pg = meta->pg & 7;
 	uint32_t len = m->pkt_len;
-	struct rsw_tm_port *ep = &tm->port[e], *ip = &tm->port[in];
+	struct rsw_tm_port *ep = rsw_tm_port_use(tm, e), *ip = rsw_tm_port_use(tm, in);
 	struct rsw_tm_queue_hot *eq = &ep->q[q];
 	struct rsw_tm_pg_hot *ig = &ip->pg[pg];
 	const struct rsw_tm_queue_hot_cfg *qh = &tc->queue_hot[e][q];
 
 	if (__atomic_load_n(&eq->storm, __ATOMIC_RELAXED) && qh->wd_drop) {
-		__atomic_fetch_add(&ep->qd[q].pfcwd_dropped, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&ep->cold->qd[q].pfcwd_dropped, 1, __ATOMIC_RELAXED);
 		return RSW_DROP_PFCWD_DROP;
 	}
 	uint64_t qbytes = __atomic_load_n(&eq->use.bytes, __ATOMIC_RELAXED);
@@ -306,8 +348,8 @@ unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_tm_config *tc, struct 
 					  &tm->pool_hdrm[gp->pool]) == RSW_BUF_DROP)
 			reason = gp->lossless ? RSW_DROP_HEADROOM_OVERFLOW : RSW_DROP_PG_THRESHOLD;
 		if (reason) {
-			__atomic_fetch_add(&ep->qd[q].dropped_packets, 1, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&ep->qd[q].dropped_bytes, len, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&ep->cold->qd[q].dropped_packets, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&ep->cold->qd[q].dropped_bytes, len, __ATOMIC_RELAXED);
 			return reason;
 		}
 		rsw_buf_queue_charge(&eq->use, qp, &tm->pool_used[qp->pool], len, tm->mt);
@@ -337,7 +379,7 @@ unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_tm_config *tc, struct 
 unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 			      uint8_t queue, struct rte_mbuf **pkts, unsigned n)
 {
-	struct rsw_tm_port *ep = &tm->port[port];
+	struct rsw_tm_port *ep = rsw_tm_port_use(tm, port);
 	unsigned k = voq_enqueue(&ep->qt[queue].voq, pkts, n);
 	if (k) {
 		if (tm->mt)
@@ -347,8 +389,8 @@ unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_tm_config *tc,
 	}
 	for (unsigned j = k; j < n; j++) {
 		release(tm, tc, port, pkts[j]);
-		__atomic_fetch_add(&ep->qd[queue].dropped_packets, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&ep->qd[queue].dropped_bytes, pkts[j]->pkt_len,
+		__atomic_fetch_add(&ep->cold->qd[queue].dropped_packets, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&ep->cold->qd[queue].dropped_bytes, pkts[j]->pkt_len,
 				   __ATOMIC_RELAXED);
 	}
 	return k;
@@ -385,7 +427,7 @@ static inline struct rte_mbuf *take(struct rsw_tm_port *ep, unsigned q)
 	}
 	uint8_t h = ep->c_head[q];
 	cache_index_set(&ep->c_head[q], h + 1u);
-	return ep->cache[q][h];
+	return ep->cold->cache[q][h];
 }
 
 /* A burst of a ring VOQ into its owner's cache. */
@@ -394,7 +436,7 @@ static unsigned cache_fill(struct rsw_tm_port *ep, unsigned q)
 	struct rte_mbuf *got[RSW_TM_DEQ_BURST];
 	unsigned n = voq_dequeue(&ep->qt[q].voq, got, RSW_TM_DEQ_BURST);
 	for (unsigned i = 0; i < n; i++)
-		__atomic_store_n(&ep->cache[q][i], got[i], __ATOMIC_RELAXED);
+		__atomic_store_n(&ep->cold->cache[q][i], got[i], __ATOMIC_RELAXED);
 	cache_index_set(&ep->c_n[q], n);
 	return n;
 }
@@ -419,7 +461,7 @@ static inline struct rte_mbuf *peek(struct rsw_tm *tm, struct rsw_tm_port *ep, u
 		return NULL;
 	}
 	if (ep->c_head[q] != ep->c_n[q])
-		return ep->cache[q][ep->c_head[q]];
+		return ep->cold->cache[q][ep->c_head[q]];
 	cache_index_set(&ep->c_head[q], 0);
 	cache_index_set(&ep->c_n[q], 0);
 	if (!(__atomic_load_n(&ep->busy, __ATOMIC_RELAXED) & (1u << q)))
@@ -435,7 +477,7 @@ static inline struct rte_mbuf *peek(struct rsw_tm *tm, struct rsw_tm_port *ep, u
 		else
 			ep->busy |= (uint8_t)(1u << q);
 	}
-	return ep->cache[q][0];
+	return ep->cold->cache[q][0];
 }
 
 /* The heads of the queues that can have one (packets cached or a VOQ marked busy): their lengths
@@ -457,7 +499,7 @@ static uint8_t look_heads(struct rsw_tm *tm, struct rsw_tm_port *ep, uint8_t cac
 unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 			uint64_t now_ns, struct rte_mbuf **out, unsigned max)
 {
-	struct rsw_tm_port *ep = &tm->port[port];
+	struct rsw_tm_port *ep = rsw_tm_port_use(tm, port);
 	const struct rsw_tm_port_cfg *cfg = &tc->port[port];
 	if (!ep->sched_ready) {
 		rsw_sched_init(&ep->sched, &cfg->sched);
@@ -536,12 +578,12 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint1
 void rsw_tm_pause_rx(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 		     const struct rsw_pkt_meta *meta, uint64_t arrived_after_ns, uint64_t now_ns)
 {
-	struct rsw_tm_port *ep = &tm->port[port];
+	struct rsw_tm_port *ep = rsw_tm_port_use(tm, port);
 	int pause = meta->l2_kind == RSW_L2_PAUSE;
 	uint8_t enable = pause ? 0xFF : meta->pfc_class_enable;
 	for (unsigned i = 0; i < RSW_PFC_PRIOS; i++)
 		if (enable & (1u << i))
-			rsw_pfcwd_pfc_rx(&ep->wd[i], now_ns);
+			rsw_pfcwd_pfc_rx(&ep->cold->wd[i], now_ns);
 	/* PFC pauses only the port's lossless priorities; 802.3x PAUSE the whole link. Queues
 	 * whose watchdog fired (forward/drop action) ignore it until restored. */
 	ep->pause.ignore_mask = ep->wd_ignore;
@@ -593,19 +635,19 @@ uint64_t rsw_tm_ctrl_next(const struct rsw_tm *tm, const struct rsw_tm_config *t
 			  uint64_t now_ns)
 {
 	const struct rsw_tm_port_brief *b = &tc->brief[port];
-	const struct rsw_tm_port *tp = &tm->port[port];
+	const struct rsw_tm_port *tp = rsw_tm_port_read(tm, port);
 	uint64_t next = UINT64_MAX;
 	for (unsigned bits = tp->xoff_pgs; bits; bits &= bits - 1) {
 		unsigned pg = (unsigned)__builtin_ctz(bits);
-		if (tp->gen[pg].last_sent_ns + b->refresh_ns < next)
-			next = tp->gen[pg].last_sent_ns + b->refresh_ns;
+		if (tp->cold->gen[pg].last_sent_ns + b->refresh_ns < next)
+			next = tp->cold->gen[pg].last_sent_ns + b->refresh_ns;
 	}
 	if (!b->wd_enable)
 		return next;
 	uint8_t paused = rsw_pause_mask(&tp->pause, now_ns);
 	for (unsigned bits = b->wd_enable; bits; bits &= bits - 1) {
 		unsigned q = (unsigned)__builtin_ctz(bits);
-		if (tp->wd[q].storm || (paused & (1u << q))) {
+		if (tp->cold->wd[q].storm || (paused & (1u << q))) {
 			if (tp->next_wd_poll_ns < next)
 				next = tp->next_wd_poll_ns;
 			break;
@@ -617,7 +659,7 @@ uint64_t rsw_tm_ctrl_next(const struct rsw_tm *tm, const struct rsw_tm_config *t
 int rsw_tm_pfc_may_act(const struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 		       unsigned pg)
 {
-	const struct rsw_tm_port *ip = &tm->port[port];
+	const struct rsw_tm_port *ip = rsw_tm_port_read(tm, port);
 	if (__atomic_load_n(&ip->pg[pg].port_xoff, __ATOMIC_RELAXED))
 		return 1;
 	const struct rsw_tm_pg_hot_cfg *gh = &tc->pg_hot[port][pg];
@@ -632,7 +674,7 @@ int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t p
 		   uint64_t now_ns, uint8_t *class_enable, uint16_t time[8])
 {
 	const struct rsw_tm_port_brief *b = &tc->brief[port];
-	struct rsw_tm_port *ip = &tm->port[port];
+	struct rsw_tm_port *ip = rsw_tm_port_use(tm, port);
 	const struct rsw_buf_pool_cfg *pools = tc->pools.pool;
 	*class_enable = 0;
 	if (!b->pfc_enable || tc->pools.n_pools == 0)
@@ -656,12 +698,13 @@ int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t p
 						&tm->pool_used[gp->pool], &tm->desc);
 		int below = rsw_buf_pg_below_xon(&ip->pg[pg].use, gp, &pools[gp->pool],
 						 &tm->pool_used[gp->pool], &tm->desc);
-		enum rsw_pfc_action a = rsw_pfc_gen_poll(&ip->gen[pg], over, below, now_ns, refresh);
+		struct rsw_pfc_gen *gen = &ip->cold->gen[pg];
+		enum rsw_pfc_action a = rsw_pfc_gen_poll(gen, over, below, now_ns, refresh);
 		if (a == RSW_PFC_NONE)
 			continue;
 		/* only the owner writes it; the main lcore reads it (show deadlock, counters) */
-		uint8_t x = ip->gen[pg].xoff ? (uint8_t)(ip->xoff_pgs | 1u << pg)
-					     : (uint8_t)(ip->xoff_pgs & ~(1u << pg));
+		uint8_t x = gen->xoff ? (uint8_t)(ip->xoff_pgs | 1u << pg)
+				      : (uint8_t)(ip->xoff_pgs & ~(1u << pg));
 		if (!x != !ip->xoff_pgs)
 			for (unsigned g = 0; g < RSW_TM_PGS; g++)
 				__atomic_store_n(&ip->pg[g].port_xoff, (uint8_t)(x != 0),
@@ -669,7 +712,7 @@ int rsw_tm_pfc_due(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t p
 		__atomic_store_n(&ip->xoff_pgs, x, __ATOMIC_RELAXED);
 		*class_enable |= (uint8_t)(1u << pg);
 		time[pg] = a == RSW_PFC_SEND_XOFF ? cfg->pfc_pause_quanta : 0;
-		RSW_CNT_ADD(ip->gen[pg].tx_frames, 1);
+		RSW_CNT_ADD(gen->tx_frames, 1);
 	}
 	return *class_enable != 0;
 }
@@ -690,15 +733,16 @@ static void logf_tm(struct rsw_tm *tm, const char *fmt, ...)
 static uint64_t flush_queue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 			    unsigned q)
 {
-	struct rsw_tm_port *ep = &tm->port[port];
+	struct rsw_tm_port *ep = rsw_tm_port_use(tm, port);
 	struct rte_mbuf *m;
 	uint64_t n = 0;
 	while ((m = peek(tm, ep, q)) != NULL) {
 		take(ep, q);
 		const struct rsw_tm_tag *t = rsw_tm_tag(m);
-		ep->qd[q].pfcwd_flushed_lossless += tc->pg_hot[t->in_port][t->pg].prof.lossless;
+		struct rsw_tm_queue_drops *qd = &ep->cold->qd[q];
+		qd->pfcwd_flushed_lossless += tc->pg_hot[t->in_port][t->pg].prof.lossless;
 		release(tm, tc, port, m);
-		RSW_CNT_ADD(ep->qd[q].pfcwd_flushed, 1);
+		RSW_CNT_ADD(qd->pfcwd_flushed, 1);
 		if (tm->flushed)
 			tm->flushed(tm->log_arg, port, m);
 		else
@@ -712,7 +756,7 @@ static uint64_t flush_queue(struct rsw_tm *tm, const struct rsw_tm_config *tc, u
 uint64_t rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t port,
 			 uint64_t now_ns)
 {
-	struct rsw_tm_port *ep = &tm->port[port];
+	struct rsw_tm_port *ep = rsw_tm_port_use(tm, port);
 	const struct rsw_tm_port_cfg *cfg = &tc->port[port];
 	uint64_t flushed = 0;
 	if (now_ns < ep->next_wd_poll_ns)
@@ -724,8 +768,9 @@ uint64_t rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint
 		unsigned q = (unsigned)__builtin_ctz(bits);
 		const struct rsw_pfcwd_cfg *wc = &cfg->wd[q];
 		enum rsw_pfcwd_event ev =
-			rsw_pfcwd_poll(&ep->wd[q], wc, rsw_pause_since(&ep->pause, q, now_ns), now_ns);
-		__atomic_store_n(&ep->q[q].storm, ep->wd[q].storm, __ATOMIC_RELAXED);
+			rsw_pfcwd_poll(&ep->cold->wd[q], wc, rsw_pause_since(&ep->pause, q, now_ns),
+				       now_ns);
+		__atomic_store_n(&ep->q[q].storm, ep->cold->wd[q].storm, __ATOMIC_RELAXED);
 		if (ev == RSW_PFCWD_DETECTED) {
 			logf_tm(tm, "pfcwd: storm detected on %s queue %u, action %s",
 				tc->port_name[port], q, rsw_pfcwd_action_name(wc->action));
@@ -746,10 +791,10 @@ uint64_t rsw_tm_watchdog(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint
 void rsw_tm_pfcwd_stats(const struct rsw_tm *tm, uint16_t port, unsigned queue,
 			uint64_t out[RSW_PFCWD_STATS])
 {
-	const struct rsw_tm_port *tp = &tm->port[port];
-	const struct rsw_tm_queue_drops *s = &tp->qd[queue];
-	out[RSW_PFCWD_STAT_DETECTED] = RSW_CNT_GET(tp->wd[queue].storms_detected);
-	out[RSW_PFCWD_STAT_RESTORED] = RSW_CNT_GET(tp->wd[queue].storms_restored);
+	const struct rsw_tm_port *tp = rsw_tm_port_read(tm, port);
+	const struct rsw_tm_queue_drops *s = &tp->cold->qd[queue];
+	out[RSW_PFCWD_STAT_DETECTED] = RSW_CNT_GET(tp->cold->wd[queue].storms_detected);
+	out[RSW_PFCWD_STAT_RESTORED] = RSW_CNT_GET(tp->cold->wd[queue].storms_restored);
 	out[RSW_PFCWD_STAT_TX_DROPPED] = RSW_CNT_GET(s->pfcwd_dropped) +
 					 RSW_CNT_GET(s->pfcwd_flushed);
 }
@@ -757,10 +802,10 @@ void rsw_tm_pfcwd_stats(const struct rsw_tm *tm, uint16_t port, unsigned queue,
 void rsw_tm_port_stats(const struct rsw_tm *tm, uint16_t port, uint64_t now_ns,
 		       struct rsw_tm_port_stats *s)
 {
-	const struct rsw_tm_port *tp = &tm->port[port];
+	const struct rsw_tm_port *tp = rsw_tm_port_read(tm, port);
 	for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
 		const struct rsw_tm_queue_tx *qt = &tp->qt[q];
-		const struct rsw_tm_queue_drops *qd = &tp->qd[q];
+		const struct rsw_tm_queue_drops *qd = &tp->cold->qd[q];
 		s->qs[q] = (struct rsw_tm_queue_stats){
 			.packets = RSW_CNT_GET(qt->packets), .bytes = RSW_CNT_GET(qt->bytes),
 			.dropped_packets = RSW_CNT_GET(qd->dropped_packets),
@@ -770,8 +815,8 @@ void rsw_tm_port_stats(const struct rsw_tm *tm, uint16_t port, uint64_t now_ns,
 			.pfcwd_flushed = RSW_CNT_GET(qd->pfcwd_flushed)};
 		s->q_peak[q] = RSW_CNT_GET(tp->q[q].use.peak);
 		s->q_bytes[q] = RSW_CNT_GET(tp->q[q].use.bytes);
-		s->wd_detected[q] = RSW_CNT_GET(tp->wd[q].storms_detected);
-		s->wd_restored[q] = RSW_CNT_GET(tp->wd[q].storms_restored);
+		s->wd_detected[q] = RSW_CNT_GET(tp->cold->wd[q].storms_detected);
+		s->wd_restored[q] = RSW_CNT_GET(tp->cold->wd[q].storms_restored);
 	}
 	for (unsigned g = 0; g < RSW_TM_PGS; g++) {
 		s->pg_peak[g] = RSW_CNT_GET(tp->pg[g].use.peak);
@@ -779,9 +824,9 @@ void rsw_tm_port_stats(const struct rsw_tm *tm, uint16_t port, uint64_t now_ns,
 		s->pg_bytes[g] = RSW_CNT_GET(tp->pg[g].use.bytes);
 		s->pg_hdrm[g] = RSW_CNT_GET(tp->pg[g].use.hdrm);
 		s->pg_pkts[g] = RSW_CNT_GET(tp->pg[g].use.pkts) + RSW_CNT_GET(tp->pg[g].use.hdrm_pkts);
-		s->pfc_tx[g] = RSW_CNT_GET(tp->gen[g].tx_frames);
-		s->xoff[g] = RSW_CNT_GET(tp->gen[g].xoff_transitions);
-		s->xon[g] = RSW_CNT_GET(tp->gen[g].xon_transitions);
+		s->pfc_tx[g] = RSW_CNT_GET(tp->cold->gen[g].tx_frames);
+		s->xoff[g] = RSW_CNT_GET(tp->cold->gen[g].xoff_transitions);
+		s->xon[g] = RSW_CNT_GET(tp->cold->gen[g].xon_transitions);
 	}
 	s->xoff_pgs = __atomic_load_n(&tp->xoff_pgs, __ATOMIC_RELAXED);
 	s->paused = 0;
@@ -796,24 +841,24 @@ void rsw_tm_port_stats(const struct rsw_tm *tm, uint16_t port, uint64_t now_ns,
 uint64_t rsw_tm_queued(const struct rsw_tm *tm)
 {
 	uint64_t n = 0;
-	for (uint16_t p = 0; p < tm->n_ports; p++)
+	for (uint16_t i = 0; i < tm->n_made; i++)
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
-			n += voq_count(&tm->port[p].qt[q].voq);
-	for (uint16_t p = 0; p < tm->n_ports; p++)
-		n += RSW_CNT_GET(tm->port[p].cached);
+			n += voq_count(&tm->slab[i].qt[q].voq);
+	for (uint16_t i = 0; i < tm->n_made; i++)
+		n += RSW_CNT_GET(tm->slab[i].cached);
 	return n;
 }
 
 uint64_t rsw_tm_queue_bytes(const struct rsw_tm *tm, uint16_t port, unsigned queue)
 {
-	return __atomic_load_n(&tm->port[port].q[queue].use.bytes, __ATOMIC_RELAXED);
+	return __atomic_load_n(&rsw_tm_port_read(tm, port)->q[queue].use.bytes, __ATOMIC_RELAXED);
 }
 
 void rsw_tm_port_bytes(const struct rsw_tm *tm, uint16_t port, uint64_t *sent, uint64_t *queued)
 {
 	uint64_t s = 0, q = 0;
 	for (unsigned i = 0; i < RSW_TM_QUEUES; i++) {
-		s += __atomic_load_n(&tm->port[port].qt[i].bytes, __ATOMIC_RELAXED);
+		s += __atomic_load_n(&rsw_tm_port_read(tm, port)->qt[i].bytes, __ATOMIC_RELAXED);
 		q += rsw_tm_queue_bytes(tm, port, i);
 	}
 	*sent = s;

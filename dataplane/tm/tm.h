@@ -95,10 +95,21 @@ struct rsw_tm_queue_drops {
 	uint64_t pfcwd_flushed_lossless;
 };
 
+/* What only some events of a port read or write: the owner's dequeue cache (live; replay's list
+ * VOQs are read in place), drop counters, PFC generation and watchdog state. Kept apart from the
+ * port's record so that the lines every hop reads lie on fewer pages. */
+struct rsw_tm_port_cold {
+	/* packets taken off each ring in bursts, waiting for the scheduler (owner only) */
+	struct rte_mbuf *cache[RSW_TM_QUEUES][RSW_TM_DEQ_BURST];
+	struct rsw_tm_queue_drops qd[RSW_TM_QUEUES];
+	struct rsw_pfc_gen gen[RSW_TM_PGS];
+	struct rsw_pfcwd wd[RSW_TM_QUEUES];
+};
+
 /* A port's state: what every event of the port reads first, in its first cache line (queues
  * marked busy, the owner's cache indexes, the shaper, whether anything is paused), the scheduler
- * in the next, then per PG and per queue, then what only some events read (sized by the
- * switch's own ports, tm_alloc). At zone scale each line a hop touches is a cache miss. */
+ * in the next, then per PG and per queue; the rest in its cold record. At zone scale each line a
+ * hop touches is a cache miss, and each page a TLB miss (docs/performance.md). */
 struct rsw_tm_port {
 	/* queues that may hold packets: set by producers after enqueueing, cleared by the owner
 	 * only after it saw the ring empty, so the owner never polls empty rings */
@@ -119,11 +130,7 @@ struct rsw_tm_port {
 	struct rsw_tm_pg_hot pg[RSW_TM_PGS];      /* as ingress port */
 	struct rsw_tm_queue_hot q[RSW_TM_QUEUES]; /* as egress port */
 	struct rsw_tm_queue_tx qt[RSW_TM_QUEUES];
-	/* packets taken off each ring in bursts, waiting for the scheduler (owner only) */
-	struct rte_mbuf *cache[RSW_TM_QUEUES][RSW_TM_DEQ_BURST];
-	struct rsw_tm_queue_drops qd[RSW_TM_QUEUES];
-	struct rsw_pfc_gen gen[RSW_TM_PGS];
-	struct rsw_pfcwd wd[RSW_TM_QUEUES];
+	struct rsw_tm_port_cold *cold;
 } __rte_cache_aligned;
 _Static_assert(offsetof(struct rsw_tm_port, pause.latest_until_ns) < RTE_CACHE_LINE_SIZE,
 	       "a port's first line says whether anything is paused");
@@ -144,8 +151,41 @@ struct rsw_tm {
 	 * packets it refuses at admission; NULL: freed and counted in pfcwd_flushed only. Called
 	 * from rsw_tm_watchdog, with log_arg. */
 	void (*flushed)(void *arg, uint16_t port, struct rte_mbuf *m);
-	struct rsw_tm_port port[];
+	/* Port records, handed out in the order ports are first used: replay makes only the ports
+	 * traffic reaches, packed, so a 256-port switch with 32 ports in use touches 32 records;
+	 * live makes every port at creation, in port order. */
+	struct rsw_tm_port *slab;
+	struct rsw_tm_port_cold *cold_slab;
+	uint16_t n_made;
+	struct rsw_tm_port_seed *seed; /* what each port's record starts with */
+	uint64_t ecn_seed, shaper_burst_ns;
+	struct rsw_tm_port *port[]; /* NULL until first used: rsw_tm_port_use, rsw_tm_port_read */
 };
+
+/* A port's settings its record starts with (copied from the settings at creation: replay's
+ * tables may be replaced before a port is first used, the record keeps what it began with). */
+struct rsw_tm_port_seed {
+	uint32_t hdrm_pkts_max[RSW_TM_PGS];
+	uint32_t shaper_mbps; /* 0: unshaped */
+};
+
+/* What a port that was never used reads as: nothing queued, paused, counted or stormed. */
+extern const struct rsw_tm_port rsw_tm_port_idle;
+struct rsw_tm_port *rsw_tm_port_make(struct rsw_tm *tm, uint16_t port);
+
+/* Port's record to change, made on first use. */
+static inline struct rsw_tm_port *rsw_tm_port_use(struct rsw_tm *tm, uint16_t port)
+{
+	struct rsw_tm_port *tp = tm->port[port];
+	return __builtin_expect(tp != NULL, 1) ? tp : rsw_tm_port_make(tm, port);
+}
+
+/* Port's record to read: a port never used reads as idle, and is not made by being read. */
+static inline const struct rsw_tm_port *rsw_tm_port_read(const struct rsw_tm *tm, uint16_t port)
+{
+	const struct rsw_tm_port *tp = tm->port[port];
+	return __builtin_expect(tp != NULL, 1) ? tp : &rsw_tm_port_idle;
+}
 
 /* A live TM for n_ports ports fed by `producers` threads; shaper_burst_ns is how late a
  * backlogged port may catch up (live polling slack). name makes the ring names unique. Packets
@@ -191,8 +231,10 @@ static inline void rsw_tm_prefetch_at(const struct rsw_tm *tm, const struct rsw_
 {
 	rte_prefetch0(&tc->queue_hot[egress][q & 7]);
 	rte_prefetch0(&tc->pg_hot[in_port][pg & 7]);
-	rte_prefetch0(&tm->port[egress].q[q & 7]);
-	rte_prefetch0(&tm->port[in_port].pg[pg & 7]);
+	if (tm->port[egress]) /* not made yet: nothing to fetch ahead */
+		rte_prefetch0(&tm->port[egress]->q[q & 7]);
+	if (tm->port[in_port])
+		rte_prefetch0(&tm->port[in_port]->pg[pg & 7]);
 }
 
 static inline void rsw_tm_prefetch(const struct rsw_tm *tm, const struct rsw_tm_config *tc,
@@ -261,7 +303,7 @@ static inline uint8_t rsw_tm_byte_mask(uint64_t d)
  * or with packets taken into the owner's cache. Owner only. */
 static inline uint8_t rsw_tm_maybe_queued(const struct rsw_tm *tm, uint16_t port)
 {
-	const struct rsw_tm_port *tp = &tm->port[port];
+	const struct rsw_tm_port *tp = rsw_tm_port_read(tm, port);
 	_Static_assert(sizeof(tp->c_head) == sizeof(uint64_t), "eight queues' cache indexes");
 	uint64_t c_head, c_n;
 	memcpy(&c_head, tp->c_head, sizeof(c_head));

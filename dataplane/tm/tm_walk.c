@@ -21,7 +21,7 @@ static unsigned walk_ring(const struct rsw_tm_port *tp, unsigned q,
 	uint8_t h = __atomic_load_n(&tp->c_head[q], __ATOMIC_RELAXED),
 		n = __atomic_load_n(&tp->c_n[q], __ATOMIC_RELAXED);
 	for (unsigned i = h; i < n && i < RSW_TM_DEQ_BURST; i++, seen++) {
-		struct rte_mbuf *m = __atomic_load_n(&tp->cache[q][i], __ATOMIC_RELAXED);
+		struct rte_mbuf *m = __atomic_load_n(&tp->cold->cache[q][i], __ATOMIC_RELAXED);
 		if (m && fn(arg, m))
 			return seen + 1;
 	}
@@ -41,14 +41,14 @@ static unsigned walk_ring(const struct rsw_tm_port *tp, unsigned q,
 unsigned rsw_tm_queue_walk(const struct rsw_tm *tm, uint16_t port, unsigned q,
 			   int (*fn)(void *arg, struct rte_mbuf *m), void *arg)
 {
-	const struct rsw_tm_port *tp = &tm->port[port];
+	const struct rsw_tm_port *tp = rsw_tm_port_read(tm, port);
 	const struct rsw_voq *v = &tp->qt[q].voq;
 	unsigned seen = 0;
 	if (v->ring)
 		return walk_ring(tp, q, fn, arg);
 	/* the owner's cache holds the oldest packets, the FIFO the rest in order */
 	for (unsigned i = tp->c_head[q]; i < tp->c_n[q]; i++, seen++)
-		if (fn(arg, tp->cache[q][i]))
+		if (fn(arg, tp->cold->cache[q][i]))
 			return seen + 1;
 	struct rte_mbuf *m = v->first;
 	for (uint32_t i = 0; i < v->n; i++, seen++, m = m->next)

@@ -92,14 +92,14 @@ static struct fill fill_pg(struct rsw_tm *tm, const struct rsw_tm_config *tc, ui
 {
 	struct fill f = {0};
 	for (unsigned i = 1; i < 40000; i++) {
-		uint64_t hdrm = tm->port[in_port].pg[3].use.hdrm;
+		uint64_t hdrm = rsw_tm_port_read(tm, in_port)->pg[3].use.hdrm;
 		unsigned v = send_frame(tm, tc, in_port, out_port, len);
 		if (v) {
 			assert_int_equal(v, RSW_DROP_HEADROOM_OVERFLOW);
 			f.drop_at = i;
 			return f;
 		}
-		if (tm->port[in_port].pg[3].use.hdrm > hdrm && !f.hdrm++)
+		if (rsw_tm_port_read(tm, in_port)->pg[3].use.hdrm > hdrm && !f.hdrm++)
 			f.hdrm0 = i;
 		if (pfc3(tm, tc, in_port, now) == 1) {
 			assert_int_equal(f.xoff_at, 0);
@@ -164,7 +164,8 @@ static void th3_400g_profile(void **state)
 	assert_int_equal(f.hdrm0, 8123);
 	assert_int_equal(f.hdrm, 150);
 	assert_int_equal(f.drop_at, 8273);
-	assert_int_equal(tm->port[0].pg[3].use.bytes + tm->port[0].pg[3].use.hdrm, 8272ull * 1270);
+	const struct rsw_tm_port *p0 = rsw_tm_port_read(tm, 0);
+	assert_int_equal(p0->pg[3].use.bytes + p0->pg[3].use.hdrm, 8272ull * 1270);
 	assert_int_equal(tm->pool_hdrm[in], 190500);
 	/* Departures release headroom first (150 frames), then shared. XON needs no headroom and
 	 * s < max(xon, alpha (S - s) - xon_offset): s = 8121 L: floor((S - s) / 4) - 2540 =
