@@ -266,16 +266,29 @@ static int build(struct replay *r, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create the packet pool");
 		return -1;
 	}
+	/* one region for every switch's TM port records: those the traffic reaches lie together */
+	size_t ports = 0;
+	for (unsigned s = 0; s < md->n_sw; s++)
+		ports += r->sw[s].fib->n_ports;
+	struct rsw_tm_region *region = rsw_tm_region_new(ports);
+	if (!region) {
+		snprintf(err, errlen, "out of memory for the traffic managers");
+		return -1;
+	}
 	for (unsigned s = 0; s < md->n_sw; s++) {
 		struct sw_node *n = &r->sw[s];
 		/* events are in ns, the shaper in ps: a 1 ns slack lets a busy port start its next
 		 * frame at the exact ps its wire freed instead of the ns rounded up */
-		n->tm = rsw_tm_new_growing(n->fib->n_ports, &n->fib->tm, 1, err, errlen);
+		n->tm = rsw_tm_new_growing(n->fib->n_ports, &n->fib->tm, 1, region, err, errlen);
 		if (!n->tm)
-			return -1;
+			break;
 		n->tm->log = rp_sw_tm_log;
 		n->tm->flushed = rp_sw_flushed;
 	}
+	rsw_tm_region_put(region); /* the TMs hold it */
+	for (unsigned s = 0; s < md->n_sw; s++)
+		if (!r->sw[s].tm)
+			return -1;
 	r->read_ahead = read_ahead_pays(r);
 	r->ops = &node_ops;
 	r->host_ops = md->coll ? &rp_coll_ops : &rp_player_ops;

@@ -100,9 +100,10 @@ const struct rsw_tm_port rsw_tm_port_idle = {.cold = (struct rsw_tm_port_cold *)
 
 struct rsw_tm_port *rsw_tm_port_make(struct rsw_tm *tm, uint16_t p)
 {
-	/* tm_alloc reserved a record for every port: the next one is this port's */
-	struct rsw_tm_port *tp = &tm->slab[tm->n_made];
-	struct rsw_tm_port_cold *cold = &tm->cold_slab[tm->n_made++];
+	/* the region has room for every port of every TM given it: the next one is this port's */
+	struct rsw_tm_region *rg = tm->region;
+	struct rsw_tm_port *tp = &rg->hot[rg->used];
+	struct rsw_tm_port_cold *cold = &rg->cold[rg->used++];
 	const struct rsw_tm_port_seed *sd = &tm->seed[p];
 	memset(tp, 0, sizeof(*tp));
 	memset(cold, 0, sizeof(*cold));
@@ -144,7 +145,7 @@ static int make_live_ports(struct rsw_tm *tm, const char *name, char *err, size_
 
 static struct rsw_tm *tm_alloc(const char *name, uint16_t n_ports, unsigned producers,
 			       const struct rsw_tm_config *tc, uint64_t shaper_burst_ns, int growing,
-			       char *err, size_t errlen)
+			       struct rsw_tm_region *region, char *err, size_t errlen)
 {
 	size_t sz = sizeof(struct rsw_tm) + n_ports * sizeof(struct rsw_tm_port *);
 	struct rsw_tm *tm = calloc(1, sz);
@@ -156,12 +157,17 @@ static struct rsw_tm *tm_alloc(const char *name, uint16_t n_ports, unsigned prod
 	tm->mt = producers > 1;
 	tm->ecn_seed = tc->pools.ecn_seed;
 	tm->shaper_burst_ns = shaper_burst_ns;
-	/* address space for every port; only the records made are touched */
-	size_t n = n_ports ? n_ports : 1;
-	tm->slab = aligned_alloc(RTE_CACHE_LINE_SIZE, n * sizeof(*tm->slab));
-	tm->cold_slab = malloc(n * sizeof(*tm->cold_slab));
-	tm->seed = calloc(n, sizeof(*tm->seed));
-	if (!tm->slab || !tm->cold_slab || !tm->seed) {
+	if (region && region->n - region->reserved < n_ports) {
+		snprintf(err, errlen, "the traffic managers' region has room for %zu more ports, not %u",
+			 region->n - region->reserved, n_ports);
+		free(tm);
+		return NULL;
+	}
+	tm->region = region ? rsw_tm_region_hold(region) : rsw_tm_region_new(n_ports);
+	if (tm->region)
+		tm->region->reserved += n_ports;
+	tm->seed = calloc(n_ports ? n_ports : 1, sizeof(*tm->seed));
+	if (!tm->region || !tm->seed) {
 		snprintf(err, errlen, "out of memory for the traffic manager");
 		rsw_tm_free(tm);
 		return NULL;
@@ -189,21 +195,24 @@ struct rsw_tm *rsw_tm_new(const char *name, uint16_t n_ports, unsigned producers
 			  const struct rsw_tm_config *tc, uint64_t shaper_burst_ns, char *err,
 			  size_t errlen)
 {
-	return tm_alloc(name, n_ports, producers, tc, shaper_burst_ns, 0, err, errlen);
+	return tm_alloc(name, n_ports, producers, tc, shaper_burst_ns, 0, NULL, err, errlen);
 }
 
 struct rsw_tm *rsw_tm_new_growing(uint16_t n_ports, const struct rsw_tm_config *tc,
-				  uint64_t shaper_burst_ns, char *err, size_t errlen)
+				  uint64_t shaper_burst_ns, struct rsw_tm_region *region,
+				  char *err, size_t errlen)
 {
-	return tm_alloc(NULL, n_ports, 1, tc, shaper_burst_ns, 1, err, errlen);
+	return tm_alloc(NULL, n_ports, 1, tc, shaper_burst_ns, 1, region, err, errlen);
 }
 
 void rsw_tm_free(struct rsw_tm *tm)
 {
 	if (!tm)
 		return;
-	for (uint16_t i = 0; i < tm->n_made; i++) {
-		struct rsw_tm_port *tp = &tm->slab[i];
+	for (uint16_t p = 0; p < tm->n_ports; p++) {
+		struct rsw_tm_port *tp = tm->port[p];
+		if (!tp)
+			continue;
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
 			for (unsigned k = tp->c_head[q]; k < tp->c_n[q]; k++)
 				rsw_mbuf_free(tp->cold->cache[q][k]);
@@ -213,8 +222,7 @@ void rsw_tm_free(struct rsw_tm *tm)
 			rte_ring_free(tp->qt[q].voq.ring);
 		}
 	}
-	free(tm->slab);
-	free(tm->cold_slab);
+	rsw_tm_region_put(tm->region);
 	free(tm->seed);
 	free(tm);
 }
@@ -841,11 +849,12 @@ void rsw_tm_port_stats(const struct rsw_tm *tm, uint16_t port, uint64_t now_ns,
 uint64_t rsw_tm_queued(const struct rsw_tm *tm)
 {
 	uint64_t n = 0;
-	for (uint16_t i = 0; i < tm->n_made; i++)
-		for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
-			n += voq_count(&tm->slab[i].qt[q].voq);
-	for (uint16_t i = 0; i < tm->n_made; i++)
-		n += RSW_CNT_GET(tm->slab[i].cached);
+	for (uint16_t p = 0; p < tm->n_ports; p++) {
+		const struct rsw_tm_port *tp = tm->port[p];
+		for (unsigned q = 0; tp && q < RSW_TM_QUEUES; q++)
+			n += voq_count(&tp->qt[q].voq);
+		n += tp ? RSW_CNT_GET(tp->cached) : 0;
+	}
 	return n;
 }
 

@@ -24,6 +24,7 @@
 #include "sched.h"
 #include "shaper.h"
 #include "tm_cfg.h"
+#include "tm_region.h"
 
 #define RSW_TM_DEQ_BURST 16 /* packets taken off a VOQ at a time */
 /* Live: packets the mbuf pool provides per port for what the TM holds (dp_ports.c); the TM's
@@ -151,12 +152,10 @@ struct rsw_tm {
 	 * packets it refuses at admission; NULL: freed and counted in pfcwd_flushed only. Called
 	 * from rsw_tm_watchdog, with log_arg. */
 	void (*flushed)(void *arg, uint16_t port, struct rte_mbuf *m);
-	/* Port records, handed out in the order ports are first used: replay makes only the ports
-	 * traffic reaches, packed, so a 256-port switch with 32 ports in use touches 32 records;
+	/* Where port records are made, in the order ports are first used: replay makes only the
+	 * ports traffic reaches, so a switch whose ring uses 3 of its 32 ports touches 3 records;
 	 * live makes every port at creation, in port order. */
-	struct rsw_tm_port *slab;
-	struct rsw_tm_port_cold *cold_slab;
-	uint16_t n_made;
+	struct rsw_tm_region *region;
 	struct rsw_tm_port_seed *seed; /* what each port's record starts with */
 	uint64_t ecn_seed, shaper_burst_ns;
 	struct rsw_tm_port *port[]; /* NULL until first used: rsw_tm_port_use, rsw_tm_port_read */
@@ -197,9 +196,11 @@ struct rsw_tm *rsw_tm_new(const char *name, uint16_t n_ports, unsigned producers
 			  size_t errlen);
 /* Replay's TM: one thread, VOQs that grow, packets limited by bytes only. Its WRED random source
  * is seeded from tc's ECN seed, here; later calls may pass any settings rsw_tm_config_same as
- * tc. */
+ * tc. Its port records come from region, which must have room for n_ports more (NULL: a region
+ * of its own). */
 struct rsw_tm *rsw_tm_new_growing(uint16_t n_ports, const struct rsw_tm_config *tc,
-				  uint64_t shaper_burst_ns, char *err, size_t errlen);
+				  uint64_t shaper_burst_ns, struct rsw_tm_region *region,
+				  char *err, size_t errlen);
 /* Live descriptor pool of n_ports ports: n_ports × RSW_TM_DESC_PER_PORT less the packet headroom
  * of every lossless PG of tc (at least 256 a port). */
 uint64_t rsw_tm_live_desc(const struct rsw_tm_config *tc, uint16_t n_ports);
