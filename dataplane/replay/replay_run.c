@@ -275,20 +275,21 @@ static int build(struct replay *r, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory for the traffic managers");
 		return -1;
 	}
-	for (unsigned s = 0; s < md->n_sw; s++) {
+	int made = 1;
+	for (unsigned s = 0; made && s < md->n_sw; s++) {
 		struct sw_node *n = &r->sw[s];
 		/* events are in ns, the shaper in ps: a 1 ns slack lets a busy port start its next
 		 * frame at the exact ps its wire freed instead of the ns rounded up */
 		n->tm = rsw_tm_new_growing(n->fib->n_ports, &n->fib->tm, 1, region, err, errlen);
-		if (!n->tm)
-			break;
-		n->tm->log = rp_sw_tm_log;
-		n->tm->flushed = rp_sw_flushed;
+		made = n->tm != NULL;
+		if (made) {
+			n->tm->log = rp_sw_tm_log;
+			n->tm->flushed = rp_sw_flushed;
+		}
 	}
 	rsw_tm_region_put(region); /* the TMs hold it */
-	for (unsigned s = 0; s < md->n_sw; s++)
-		if (!r->sw[s].tm)
-			return -1;
+	if (!made)
+		return -1;
 	r->read_ahead = read_ahead_pays(r);
 	r->ops = &node_ops;
 	r->host_ops = md->coll ? &rp_coll_ops : &rp_player_ops;

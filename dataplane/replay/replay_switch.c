@@ -182,7 +182,9 @@ static inline void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64
 /* When port p can next send: its wire frees, or a pause ends. */
 static uint64_t next_tx(const struct sw_node *n, uint16_t p, uint64_t t)
 {
-	struct rsw_tm_port *tp = rsw_tm_port_use(n->tm, p);
+	/* a question, not a use: a port never used has nothing queued and stays unmade (a fault
+	 * asks this of every port of the switch) */
+	const struct rsw_tm_port *tp = rsw_tm_port_read(n->tm, p);
 	uint64_t next = NEVER; /* the earliest a non-empty queue may send */
 	/* nothing paused after latest_until_ns (the port's first line): the pauses' own line is
 	 * read only while some pause may last */

@@ -158,8 +158,8 @@ static struct rsw_tm *tm_alloc(const char *name, uint16_t n_ports, unsigned prod
 	tm->ecn_seed = tc->pools.ecn_seed;
 	tm->shaper_burst_ns = shaper_burst_ns;
 	if (region && region->n - region->reserved < n_ports) {
-		snprintf(err, errlen, "the traffic managers' region has room for %zu more ports, not %u",
-			 region->n - region->reserved, n_ports);
+		snprintf(err, errlen, "the traffic managers' region has room for %zu more ports, "
+			 "not %u", region->n - region->reserved, n_ports);
 		free(tm);
 		return NULL;
 	}
@@ -231,7 +231,7 @@ void rsw_tm_free(struct rsw_tm *tm)
 static void release_pg(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t in, unsigned pg,
 		       uint32_t len, unsigned n)
 {
-	struct rsw_buf_use *u = &rsw_tm_port_use(tm, in)->pg[pg].use;
+	struct rsw_buf_use *u = &tm->port[in]->pg[pg].use; /* made when the packets were admitted */
 	const struct rsw_tm_pg_hot_cfg *gh = &tc->pg_hot[in][pg];
 	if (!gh->pooled) {
 		__atomic_fetch_sub(&u->bytes, len, __ATOMIC_RELAXED);
@@ -247,7 +247,7 @@ static void release_pg(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16
 static void release_q(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t eport, unsigned q,
 		      uint32_t len, unsigned n)
 {
-	struct rsw_buf_use *u = &rsw_tm_port_use(tm, eport)->q[q].use;
+	struct rsw_buf_use *u = &tm->port[eport]->q[q].use; /* made when they were admitted */
 	const struct rsw_tm_queue_hot_cfg *qh = &tc->queue_hot[eport][q];
 	if (!qh->pooled) {
 		__atomic_fetch_sub(&u->bytes, len, __ATOMIC_RELAXED);

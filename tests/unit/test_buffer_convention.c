@@ -157,7 +157,8 @@ static void th3_400g_profile(void **state)
 	 * changes nothing: (S - 8120 L) / 4 = 10314940 exactly). Frame 8123 does not fit, goes
 	 * into headroom and XOFF is due: the PG holds 8123 x 1270 = 10316210 bytes. Headroom takes
 	 * 190500 / 1270 = 150 frames (8123..8272); frame 8273 overflows. */
-	struct rsw_tm *tm = rsw_tm_new_growing(rsw_switch_fib(sw)->n_ports, tc, 1, NULL, err, sizeof(err));
+	struct rsw_tm *tm = rsw_tm_new_growing(rsw_switch_fib(sw)->n_ports, tc, 1, NULL, err,
+						  sizeof(err));
 	assert_non_null(tm);
 	struct fill f = fill_pg(tm, tc, 0, 1, 1270, 1000);
 	assert_int_equal(f.xoff_at, 8123);
@@ -202,7 +203,8 @@ static void td3_shared_headroom_pool(void **state)
 	assert_int_equal(rsw_buf_threshold(pg, &tc->pools.pool[in], 1000000),
 			 2ull * (12569600 - 1000000));
 
-	struct rsw_tm *tm = rsw_tm_new_growing(rsw_switch_fib(sw)->n_ports, tc, 1, NULL, err, sizeof(err));
+	struct rsw_tm *tm = rsw_tm_new_growing(rsw_switch_fib(sw)->n_ports, tc, 1, NULL, err,
+						  sizeof(err));
 	assert_non_null(tm);
 	/* The first PG, alone in the pool (S = 12569600): XOFF once s >= 2 (S - s), s >= 2S / 3
 	 * = 8379733.3; frame i holds s = 1024 i - 9427 (the reserve first), so frame 8193 (s =
@@ -243,7 +245,8 @@ static void mellanox_private_headroom(void **state)
 	const struct rsw_buf_profile_cfg *pg = &tc->port[0].pg[3];
 	assert_int_equal(pg->reserved, 19456);
 	assert_int_equal(pg->xoff, 34816);
-	struct rsw_tm *tm = rsw_tm_new_growing(rsw_switch_fib(sw)->n_ports, tc, 1, NULL, err, sizeof(err));
+	struct rsw_tm *tm = rsw_tm_new_growing(rsw_switch_fib(sw)->n_ports, tc, 1, NULL, err,
+						  sizeof(err));
 	assert_non_null(tm);
 	struct fill f = fill_pg(tm, tc, 0, 1, 1024, 1000);
 	assert_int_equal(f.xoff_at, 5139);
@@ -271,7 +274,8 @@ static void mellanox_shared_headroom_pool(void **state)
 	assert_int_equal(tc->pools.pool[in].xoff, 49152);
 	assert_int_equal(tc->port[0].pg[3].reserved, 19456);
 	assert_int_equal(tc->port[0].pg[3].xoff, 31744);
-	struct rsw_tm *tm = rsw_tm_new_growing(rsw_switch_fib(sw)->n_ports, tc, 1, NULL, err, sizeof(err));
+	struct rsw_tm *tm = rsw_tm_new_growing(rsw_switch_fib(sw)->n_ports, tc, 1, NULL, err,
+						  sizeof(err));
 	assert_non_null(tm);
 	struct fill a = fill_pg(tm, tc, 0, 2, 1024, 1000);
 	struct fill b = fill_pg(tm, tc, 1, 2, 1024, 1000);
