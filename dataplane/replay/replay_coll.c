@@ -426,6 +426,7 @@ void rp_coll_finish(struct replay *r)
 	cr->complete = L->arrived == L->n_x;
 	cr->transfers = L->n_x;
 	cr->arrived = L->arrived;
+	rp_rc_fold(L->rc);
 	for (unsigned h = 0; h < L->n_host; h++)
 		r->res->host[h].unsent += rp_rc_unsent(L->rc, h);
 	if (r->opts && r->opts->setup_cpu)

@@ -101,21 +101,26 @@ struct pending {
 	uint8_t copy[];
 };
 
-struct host_node {
-	const char *name;
-	struct cap_in in;
-	int has_in;
-	struct rp_cap out;
+/* What a host's wake-up and the sending of its frame read of it come first: its link, its
+ * counters' record, its shaper and whether anything pauses it, in the first line (the array is
+ * line-aligned); at zone scale each host's lines are misses. */
+struct __attribute__((aligned(64))) host_node {
 	int tx_link;
 	int att_sw;                  /* switch at the far end of its link (classification) */
 	uint16_t att_port;
 	uint32_t speed_mbps;
+	struct rsw_replay_host_result *res;
 	struct rsw_shaper shaper;
 	struct rsw_pause_state pause;
+	struct rp_cap out;
+	const char *name;
+	struct cap_in in;
+	int has_in;
 	struct pending *head[HOST_CTRL_PRIO + 1], *tail[HOST_CTRL_PRIO + 1];
 	struct pending *spare;       /* sent frames' records without a copy, for the next ones */
 	uint64_t n_pending, n_read;
-	struct rsw_replay_host_result *res;
 };
+_Static_assert(__builtin_offsetof(struct host_node, pause.latest_until_ns) + 8 <= 64,
+	       "a host's wake-up reads one line of it, and its capture's");
 
 #endif

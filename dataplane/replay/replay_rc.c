@@ -77,6 +77,9 @@ struct __attribute__((aligned(64))) qp {
 	/* the flows of its data frames and of the control frames its responder sends back (each
 	 * kind has one address, port and QP tuple), found at the first frame of each */
 	uint32_t flow[2];
+	/* data packets and bytes sent, retransmissions included: counted in the line a send reads
+	 * anyway, into st at the end (rp_rc_fold) */
+	uint64_t sent_packets, sent_bytes;
 };
 _Static_assert(__builtin_offsetof(struct qp, error) < 64, "a wake-up's fields in one line");
 
@@ -600,8 +603,8 @@ static uint32_t send_data(struct rp_rc *rc, struct qp *qp, uint64_t t)
 	const struct rsw_coll *c = rc->c;
 	const struct msg *mg = msg_at(qp, qp->cur_msg);
 	uint32_t len = build_data(rc, qp, mg, qp->snd_nxt);
-	qp->st->data_packets++;
-	qp->st->data_bytes += len;
+	qp->sent_packets++;
+	qp->sent_bytes += len;
 	if (qp->snd_nxt < qp->snd_max)
 		qp->st->retransmitted++;
 	if (qp->snd_una == qp->snd_max && qp->snd_nxt == qp->snd_max)
@@ -859,6 +862,16 @@ uint64_t rp_rc_unsent(const struct rp_rc *rc, unsigned h)
 	for (const struct ctl *k = rc->h[h].head; k; k = k->next)
 		n++;
 	return n;
+}
+
+void rp_rc_fold(struct rp_rc *rc)
+{
+	for (uint32_t k = 0; k < rc->n_qp; k++) {
+		struct qp *qp = &rc->qp[k];
+		qp->st->data_packets += qp->sent_packets;
+		qp->st->data_bytes += qp->sent_bytes;
+		qp->sent_packets = qp->sent_bytes = 0;
+	}
 }
 
 void rp_rc_free(struct rp_rc *rc)

@@ -44,6 +44,9 @@ typedef void rp_rc_done_fn(struct replay *r, uint32_t xfer, uint64_t t);
 struct rp_rc *rp_rc_new(struct replay *r, const struct rsw_coll *c, const struct rp_rc_conn *conn,
 			uint32_t n_conn, const struct rp_conn_map *map,
 			struct rsw_coll_qp_stats *st, rp_rc_done_fn *done);
+/* The counts the QPs keep in their own lines, into their results (struct rsw_coll_qp_stats): at
+ * the end of the run, before the results are read. */
+void rp_rc_fold(struct rp_rc *rc);
 void rp_rc_free(struct rp_rc *rc);
 
 /* Posts bytes of transfer xfer on QP qp as one message; seq: the transfer's place among its

@@ -120,7 +120,7 @@ static int alloc_nodes(struct replay *r)
 {
 	const struct rsw_replay_model *md = r->model;
 	r->sw = rp_zalloc_lines((md->n_sw ? md->n_sw : 1) * sizeof(*r->sw));
-	r->host = calloc(md->n_host ? md->n_host : 1, sizeof(*r->host));
+	r->host = rp_zalloc_lines((md->n_host ? md->n_host : 1) * sizeof(*r->host));
 	size_t link_bytes = (md->n_link ? 2 * md->n_link : 1) * sizeof(*r->link);
 	r->link = rp_zalloc_lines(link_bytes); /* a line each */
 	r->in = calloc(md->n_in ? md->n_in : 1, sizeof(*r->in));
