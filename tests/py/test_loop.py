@@ -202,6 +202,11 @@ class Loop(unittest.TestCase):
         self.assertIn("busbw", stdout)
         self.assertEqual(c["retransmitted"], 0)
         self.assertTrue(s["conservation"]["holds"])
+        # each QP's data packets and bytes sent: 2(N-1) chunks of the frames above
+        self.assertEqual(len(c["qps"]), n)
+        for q in c["qps"]:
+            self.assertEqual((q["data_packets"], q["data_bytes"]),
+                             (2 * (n - 1) * pkts, 2 * (n - 1) * sum(lens)), q["host"])
         # every frame a host sent is valid RoCEv2: ICRC computed independently
         frames = read(os.path.join(out, "h0.pcap"))
         ops = set()
@@ -259,6 +264,11 @@ class Loop(unittest.TestCase):
         self.assertEqual(sent[2][0], first[0] + rto)
         q = next(x for x in c["qps"] if x["host"] == "h0")
         self.assertEqual((q["timeouts"], q["retransmitted"], q["naks_rx"]), (1, 2, 0))
+        # data sent, retransmissions included: every data frame of h0's capture
+        data = [raw for _, raw in read(os.path.join(out, "h0.pcap"))
+                if bth(raw) and bth(raw)[0] in (6, 7, 8, 10)]
+        self.assertEqual((q["data_packets"], q["data_bytes"]),
+                         (len(data), sum(len(raw) for raw in data)))
         got = [p for _, p in self.data_psns(os.path.join(out, "sw", "Ethernet8.pcap"))]
         self.assertEqual(got, [1, 0, 1])  # what reached h1: the lost one never did
         self.assertEqual(self.accepted_in_order(got), [0, 1])
