@@ -62,14 +62,17 @@ struct rp_rx_hint {
 	uint8_t queue, pg;
 };
 
-/* What a hop reads of a switch's port besides its tables and TM: the link it transmits on and
- * where its last frame went. The ports of all switches lie in one array, each switch's sized by
- * its own ports, not 256 ports' worth in every node (docs/performance.md, "the 208-switch hop's
- * pages"). */
-struct rp_sw_port {
+/* What a hop reads and counts of a switch's port besides its tables and TM, in one line: the
+ * link it transmits on, where its last frame went, and its frames and bytes in and out, added to
+ * the switch's results at the end (rp_sw_fold) so that a hop writes no line of those. The ports
+ * of all switches lie in one array, each switch's sized by its own ports, not 256 ports' worth
+ * in every node (docs/performance.md, "the 208-switch hop's pages"). */
+struct __rte_cache_aligned rp_sw_port {
 	int tx_link; /* link direction the port transmits on, or -1 */
 	struct rp_rx_hint rx_hint;
+	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
 };
+_Static_assert(sizeof(struct rp_sw_port) == RTE_CACHE_LINE_SIZE, "a port's hop in one line");
 
 struct sw_node {
 	const struct rsw_fib *fib;

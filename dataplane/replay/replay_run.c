@@ -329,6 +329,7 @@ static void finish(struct replay *r)
 	rp_deadlock_check(r, res->cut_ns ? res->cut_ns : res->end_ns); /* held to the end? */
 	for (unsigned s = 0; s < md->n_sw; s++) {
 		struct sw_node *n = &r->sw[s];
+		rp_sw_fold(r, s);
 		n->res->queued = rsw_tm_queued(n->tm);
 		res->queued += n->res->queued;
 		/* the watchdog's flushed packets were dropped as they were flushed (rp_sw_flushed) */

@@ -110,8 +110,8 @@ void rp_sw_flushed(void *arg, uint16_t port, struct rte_mbuf *m)
 void rp_sw_lost(struct replay *r, unsigned s, uint16_t port, uint64_t t, uint32_t len)
 {
 	struct sw_node *n = &r->sw[s];
-	n->res->port[port].rx_packets++;
-	n->res->port[port].rx_bytes += len;
+	n->port[port].rx_packets++;
+	n->port[port].rx_bytes += len;
 	n->res->received++;
 	drop(r, s, RSW_DROP_NO_MBUF, port, t, NULL);
 }
@@ -122,7 +122,7 @@ static inline void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64
 			     struct rte_mbuf *mb, int entering)
 {
 	struct sw_node *n = &r->sw[s];
-	struct rsw_replay_port_stats *ps = &n->res->port[port];
+	struct rp_sw_port *ps = &n->port[port];
 	uint32_t len = mb->pkt_len;
 	ps->rx_packets++;
 	ps->rx_bytes += len;
@@ -139,9 +139,9 @@ static inline void sw_arrive(struct replay *r, unsigned s, uint16_t port, uint64
 		r->trace->write(r->trace->arg, t, n->name, port_name(n, port), n->fib, trp, &v);
 	if (v.kind == RSW_VERDICT_MAC_CONTROL) {
 		if (m.l2_kind == RSW_L2_PFC)
-			ps->pfc_rx_frames++;
+			n->res->port[port].pfc_rx_frames++;
 		else
-			ps->pause_rx_frames++;
+			n->res->port[port].pause_rx_frames++;
 		rsw_tm_pause_rx(n->tm, n->tc, port, &m, t, t); /* arrivals are exact */
 		if (r->log.f)
 			rp_event_pfc(r, t, m.l2_kind == RSW_L2_PFC ? "pfc_rx" : "pause_rx",
@@ -222,8 +222,8 @@ static void sw_service(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 		sw_event1(r, s, t, "ecn_mark", p,
 			  (struct rp_field){.key = "queue", .u = rsw_tm_tag(m)->queue});
 	}
-	n->res->port[p].tx_packets++;
-	n->res->port[p].tx_bytes += len;
+	n->port[p].tx_packets++;
+	n->port[p].tx_bytes += len;
 	n->res->transmitted++;
 	if (t > r->res->end_ns)
 		r->res->end_ns = t;
@@ -402,7 +402,6 @@ void rp_sw_rx_ahead(const struct replay *r, unsigned s, uint16_t port, unsigned 
 					   (size_t)n->port[port].rx_hint.nexthop * sizeof(*n->fib->nh));
 		return;
 	}
-	__builtin_prefetch(&n->res->port[port]);
 	if (!n->fib || !n->tm)
 		return;
 	tm_ahead(n);
@@ -437,9 +436,22 @@ void rp_sw_tx_ahead(const struct replay *r, unsigned s, uint16_t port, unsigned 
 		return;
 	}
 	if (stage == 1) {
-		__builtin_prefetch(&n->res->port[port]);
 		if (n->port[port].tx_link >= 0)
 			__builtin_prefetch(&r->link[n->port[port].tx_link]);
+	}
+}
+
+void rp_sw_fold(struct replay *r, unsigned s)
+{
+	struct sw_node *n = &r->sw[s];
+	for (uint16_t p = 0; p < n->fib->n_ports; p++) {
+		struct rsw_replay_port_stats *ps = &n->res->port[p];
+		ps->rx_packets += n->port[p].rx_packets;
+		ps->rx_bytes += n->port[p].rx_bytes;
+		ps->tx_packets += n->port[p].tx_packets;
+		ps->tx_bytes += n->port[p].tx_bytes;
+		n->port[p].rx_packets = n->port[p].rx_bytes = 0;
+		n->port[p].tx_packets = n->port[p].tx_bytes = 0;
 	}
 }
 

@@ -18,6 +18,8 @@ void rp_sw_lost(struct replay *r, unsigned s, uint16_t port, uint64_t t, uint32_
 void rp_sw_tx(struct replay *r, unsigned s, uint16_t port, uint64_t t);
 void rp_sw_ctrl(struct replay *r, unsigned s, uint16_t port, uint64_t t);
 void rp_sw_sample(struct replay *r, uint64_t t);
+/* Adds what s's ports counted (struct rp_sw_port) into its results, once the run is over. */
+void rp_sw_fold(struct replay *r, unsigned s);
 /* What a frame's arrival at s's port, or port's sending, will read, asked for ahead (struct
  * rp_node_ops) */
 void rp_sw_rx_ahead(const struct replay *r, unsigned s, uint16_t port, unsigned stage);
