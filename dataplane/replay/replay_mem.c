@@ -84,7 +84,7 @@ int rp_pool_grow(struct rte_mempool *mp, struct rp_pool_growth *g)
  * ever in use at once keep their data rooms untouched; the default ring driver hands out every
  * buffer in turn, so a run's buffers would be as cold, and as resident, as the pool is large. */
 static struct rte_mempool *pool_mapped(const char *name, unsigned n, uint16_t data_room,
-				       struct rp_pool_growth *g)
+				       struct rp_pool_growth *g, int huge)
 {
 	struct rte_pktmbuf_pool_private priv = {.mbuf_data_room_size = data_room};
 	unsigned elt = (unsigned)sizeof(struct rte_mbuf) + data_room;
@@ -106,6 +106,8 @@ static struct rte_mempool *pool_mapped(const char *name, unsigned n, uint16_t da
 		rte_mempool_free(mp);
 		return NULL;
 	}
+	if (huge) /* a fault a 2 MiB page, not one a 4 KiB page (a page's fault is dear on a VM) */
+		madvise(va, (size_t)len, MADV_HUGEPAGE);
 	rte_pktmbuf_pool_init(mp, &priv);
 	*g = (struct rp_pool_growth){.va = va, .len = (size_t)len};
 	if (rp_pool_grow(mp, g) <= 0) {
@@ -144,7 +146,7 @@ static struct rte_mempool *add_pool(struct rp_mem *mem, unsigned c)
 	unsigned n = REPLAY_POOL_MIN << shift;
 	snprintf(name, sizeof(name), "rsw_replay%u", instance++);
 	struct rte_mempool *mp = pool_mapped(name, n <= REPLAY_POOL_MAX ? n : REPLAY_POOL_MAX,
-					     mem_room[c], &mem->cls[c].growth);
+					     mem_room[c], &mem->cls[c].growth, mem->huge);
 	if (mp)
 		mem->cls[c].pool[mem->cls[c].n++] = mp;
 	return mp;

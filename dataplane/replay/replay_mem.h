@@ -28,6 +28,7 @@ struct rp_mem {
 	int room_field;              /* mbuf dynamic field: what rp_mbuf left in its data room */
 	uint64_t rest_flag;          /* mbuf dynamic flag: the frame's rest lies elsewhere */
 	int first_pool_off;          /* rp_mbuf_first_pool finds no buffer (to compare) */
+	int huge;                    /* pools advised onto transparent huge pages */
 };
 
 /* Where a frame made by rp_mbuf_rest keeps the bytes it does not hold, in its data room after
@@ -53,7 +54,8 @@ struct rp_frame_tag {
 
 /* Gives pool mp the next chunk of its mapping; returns the buffers added (0: it has all). */
 int rp_pool_grow(struct rte_mempool *mp, struct rp_pool_growth *g);
-/* The first pool and the flow field. Returns 0, or -1 when neither could be had. */
+/* The first pool and the flow field (set mem->huge first). Returns 0, or -1 when neither could
+ * be had. */
 int rp_mem_init(struct rp_mem *mem);
 /* Frees the lists of pools; the pools stay (the TMs handed to the caller may hold packets). */
 void rp_mem_free(struct rp_mem *mem);

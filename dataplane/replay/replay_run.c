@@ -252,6 +252,17 @@ static int read_ahead_pays(const struct replay *r)
 }
 
 /* Nodes, links, the agenda and packet memory. */
+/* Whether malloc puts its heap on transparent huge pages (glibc's tunable glibc.malloc.hugetlb=1,
+ * which `rocesw replay` sets for itself: control/cli/huge_heap.c): packet memory follows, so
+ * that ROCESW_HUGE_HEAP=0 or the user's own tunable decides for both. Packet memory is touched
+ * as frames fill it: a fault a 4 KiB page was 15 % of the CPU of a deep 4:1 zone's replay. */
+static int malloc_on_huge_pages(void)
+{
+	const char *t = getenv("GLIBC_TUNABLES"), *k = "glibc.malloc.hugetlb=";
+	const char *v = t ? strstr(t, k) : NULL;
+	return v && v[strlen(k)] == '1' && (v[strlen(k) + 1] == '\0' || v[strlen(k) + 1] == ':');
+}
+
 static int build(struct replay *r, char *err, size_t errlen)
 {
 	const struct rsw_replay_model *md = r->model;
@@ -260,12 +271,13 @@ static int build(struct replay *r, char *err, size_t errlen)
 		return -1;
 	}
 	wire_links(r);
-	if (open_inputs(r, err, errlen) < 0)
-		return -1;
+	r->mem.huge = malloc_on_huge_pages();
 	if (rp_mem_init(&r->mem) < 0) {
 		snprintf(err, errlen, "cannot create the packet pool");
 		return -1;
 	}
+	if (open_inputs(r, err, errlen) < 0)
+		return -1;
 	/* one region for every switch's TM port records: those the traffic reaches lie together */
 	size_t ports = 0;
 	for (unsigned s = 0; s < md->n_sw; s++)
