@@ -251,18 +251,21 @@ static int read_ahead_pays(const struct replay *r)
 	return ports * sizeof(struct rsw_tm_port) > (size_t)(l2 > 0 ? l2 : 1 << 20);
 }
 
-/* Nodes, links, the agenda and packet memory. */
 /* Whether malloc puts its heap on transparent huge pages (glibc's tunable glibc.malloc.hugetlb=1,
  * which `rocesw replay` sets for itself: control/cli/huge_heap.c): packet memory follows, so
  * that ROCESW_HUGE_HEAP=0 or the user's own tunable decides for both. Packet memory is touched
  * as frames fill it: a fault a 4 KiB page was 15 % of the CPU of a deep 4:1 zone's replay. */
 static int malloc_on_huge_pages(void)
 {
-	const char *t = getenv("GLIBC_TUNABLES"), *k = "glibc.malloc.hugetlb=";
-	const char *v = t ? strstr(t, k) : NULL;
-	return v && v[strlen(k)] == '1' && (v[strlen(k) + 1] == '\0' || v[strlen(k) + 1] == ':');
+	static const char k[] = "glibc.malloc.hugetlb=";
+	const char *t = getenv("GLIBC_TUNABLES"), *v = t ? strstr(t, k) : NULL;
+	if (!v)
+		return 0;
+	v += sizeof(k) - 1;
+	return v[0] == '1' && (v[1] == '\0' || v[1] == ':');
 }
 
+/* Nodes, links, the agenda and packet memory. */
 static int build(struct replay *r, char *err, size_t errlen)
 {
 	const struct rsw_replay_model *md = r->model;
