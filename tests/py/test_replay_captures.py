@@ -123,6 +123,33 @@ class Captures(unittest.TestCase):
                     for t, _, w, data in records(os.path.join(out, f))]
             self.assertEqual(records(os.path.join(cut, f)), want, f"{f} cut at 1000")
 
+    def test_port_counters_are_the_captures(self):
+        """Every switch port's counters in summary.json are what scapy reads of the captures:
+        frames and bytes sent, those of its own capture less the PFC frames it made (counted
+        apart); frames and bytes received, those of the capture at the link's other end (the
+        run goes to its end on lossless links: nothing is left in flight or lost)."""
+        with open(os.path.join(self.full, "summary.json")) as f:
+            summary = json.load(f)
+
+        def sent(end, pfc):
+            path = os.path.join(self.full, end.replace("|", "/") + ".pcap")
+            recs = [r for r in records(path) if pfc or r[3][12:14] != b"\x88\x08"]
+            return len(recs), sum(r[2] for r in recs)
+
+        peer = {}
+        for link in summary["links"]:
+            peer[link["a"]], peer[link["b"]] = link["b"], link["a"]
+        checked = 0
+        for sw in summary["switches"]:
+            for p in sw["ports"]:
+                end = f"{sw['name']}|{p['name']}"
+                if end not in peer:
+                    continue
+                self.assertEqual((p["tx_packets"], p["tx_bytes"]), sent(end, False), end)
+                self.assertEqual((p["rx_packets"], p["rx_bytes"]), sent(peer[end], True), end)
+                checked += 1
+        self.assertEqual(checked, 6 * 4, "every cabled port of the zone's 6 switches")
+
     def test_full_size_reported(self):
         files = pcaps(self.full)
         self.assertEqual(len(files), 8 + 6 * 4, "a capture per host and per switch port")
