@@ -513,8 +513,8 @@ static void merge_results(const struct rsw_replay_model *m, struct rsw_replay_re
 static int refuse(const struct rsw_replay_opts *opts, char *err, size_t errlen)
 {
 	if (opts->events && opts->sample_ns)
-		snprintf(err, errlen, "queue-depth samples are taken at the first event past each "
-			 "period of the whole zone, which no rank sees: pass --sample-ns 0");
+		snprintf(err, errlen, "queue-depth samples are taken at the start of the period of "
+			 "the whole zone's next event, which no rank sees: pass --sample-ns 0");
 	else
 		return 0;
 	return -1;

@@ -327,9 +327,10 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* Queue depth as true steps: a sample holds until the next sampling instant. The replay samples
- * every non-empty queue at the first event of each period, so a queue missing at an instant was
- * empty; when no queue at all was sampled for more than two periods (the median gap), every queue
- * was empty and the plot drops to 0 one period after the last instant. */
+ * every non-empty queue at the start of each period with events, before them, so a queue missing
+ * at an instant was empty; when no queue at all was sampled for more than two periods (the
+ * median gap), every queue was empty and the plot drops to 0 one period after the last
+ * instant. */
 static json_t *queue_block(struct view *v)
 {
 	json_t *b = rsw_block_chart("xy", "queue-depth", "Queue depth over time (deepest queues)",
@@ -381,7 +382,12 @@ static json_t *queue_block(struct view *v)
 		json_object_set_new(b, "empty", json_string("No queue held a packet."));
 	} else if (!v->n_inst) {
 		char t[1200];
-		int n = snprintf(t, sizeof(t), "Not sampled (replay --sample-ns 0). Peak depths:");
+		uint64_t period = ju(v->sum, "queue_sample_ns");
+		int n = period ? snprintf(t, sizeof(t), "No queue held a packet at the start of a "
+					  "sampling period (every %llu ns): each was sent within the "
+					  "nanosecond it arrived, or waited between samples. Peak depths:",
+					  (unsigned long long)period)
+			       : snprintf(t, sizeof(t), "Not sampled (replay --sample-ns 0). Peak depths:");
 		for (unsigned i = 0; i < v->n_q && n > 0 && (size_t)n < sizeof(t); i++)
 			n += snprintf(t + n, sizeof(t) - (size_t)n, "%s %s q%u %llu B", i ? "," : "",
 				      v->q[i].key, v->q[i].queue, (unsigned long long)v->q[i].max);

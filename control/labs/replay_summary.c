@@ -572,6 +572,7 @@ json_t *rsw_replay_summary_json(const struct rsw_zone *z, int zone,
 	json_object_set_new(root, "end_ns", J(r->end_ns));
 	json_object_set_new(root, "collective_ns", collective_json(r));
 	json_object_set_new(root, "deadlock_hold_ns", J(r->deadlock_hold_ns));
+	json_object_set_new(root, "queue_sample_ns", J(r->queue_sample_ns));
 	json_object_set_new(root, "deadlocks", rsw_replay_deadlocks_json(z, r));
 	if (r->cut_ns) { /* only then: a run that ended by itself has none of these */
 		json_object_set_new(root, "cut_by_until_ns", J(r->cut_ns));

@@ -153,6 +153,7 @@ struct rsw_replay_result {
 	struct rsw_replay_deadlock *deadlock; /* PFC deadlocks, in the order found */
 	unsigned n_deadlock;
 	uint64_t deadlock_hold_ns;    /* how long a cycle was held before it was reported */
+	uint64_t queue_sample_ns;     /* the event log's queue-depth sampling period; 0: none */
 };
 
 /* Frees what a result holds. */

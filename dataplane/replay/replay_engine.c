@@ -355,16 +355,20 @@ __attribute__((noinline)) void rp_engine_run_one(struct replay *r)
 	r->wake_t = w.t;
 	r->wake_id = w.id;
 	r->wake_n = 0;
-	r->log.t = w.t;
-	r->log.id = w.id;
-	r->log.lines = 0;
+	if (r->log.f && r->sample_ns && w.t >= r->next_sample) {
+		/* the zone at the last period's start before t, as no wake-up of t has run: what a
+		 * sample sees does not depend on the order within a nanosecond */
+		uint64_t at = w.t - w.t % r->sample_ns;
+		rp_log_wake(&r->log, w.t, 0); /* (held first, id 0: written first) */
+		r->ops->sw_sample_all(r, at);
+		r->next_sample = at + r->sample_ns;
+	}
+	rp_log_wake(&r->log, w.t, w.id);
+	if (r->log.oom)
+		r->oom = 1;
 	if (r->read_ahead)
 		read_ahead(r);
 	dispatch(r, &w);
-	if (r->log.f && r->sample_ns && w.t >= r->next_sample) {
-		r->ops->sw_sample_all(r, w.t);
-		r->next_sample = w.t - w.t % r->sample_ns + r->sample_ns;
-	}
 	r->n_events++;
 }
 

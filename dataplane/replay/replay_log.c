@@ -1,7 +1,86 @@
 /* Replay's event log (replay_log.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "replay_log.h"
+
+/* ---- lines held until their nanosecond ends ---- */
+
+static int room(void **p, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 64;
+	while (c < need)
+		c *= 2;
+	void *grown = realloc(*p, c * size);
+	if (!grown)
+		return -1;
+	*p = grown;
+	*cap = c;
+	return 0;
+}
+
+/* One line (with its newline) of the wake-up running, held. */
+static void hold(struct rp_log *log, const char *s, size_t n)
+{
+	if (log->oom || room((void **)&log->held, &log->held_cap, log->held_len + n, 1) < 0 ||
+	    room((void **)&log->line, &log->line_cap, log->n_line + 1, sizeof(*log->line)) < 0) {
+		log->oom = 1;
+		return;
+	}
+	memcpy(log->held + log->held_len, s, n);
+	log->line[log->n_line++] = (struct rp_log_line){
+		.id = log->id, .lines = log->lines++, .off = log->held_len, .len = n};
+	log->held_len += n;
+}
+
+/* By wake-up, and as written within one: an entity woken twice in a nanosecond keeps its
+ * wake-ups' order. */
+static int line_cmp(const void *a, const void *b)
+{
+	const struct rp_log_line *x = a, *y = b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+void rp_log_flush(struct rp_log *log)
+{
+	size_t i;
+	for (i = 1; i < log->n_line && log->line[i - 1].id <= log->line[i].id; i++)
+		;
+	if (i < log->n_line)
+		qsort(log->line, log->n_line, sizeof(*log->line), line_cmp);
+	for (i = 0; i < log->n_line; i++) {
+		const struct rp_log_line *l = &log->line[i];
+		if (log->keyed) /* the line's order key (replay_part.h) */
+			fprintf(log->f, "%016llx%08x%08x ", (unsigned long long)log->t, l->id,
+				l->lines);
+		fwrite(log->held + l->off, 1, l->len, log->f);
+	}
+	log->n_line = log->held_len = 0;
+}
+
+void rp_log_wake(struct rp_log *log, uint64_t t, uint32_t id)
+{
+	if (t != log->t && log->n_line)
+		rp_log_flush(log);
+	log->t = t;
+	log->id = id;
+	log->lines = 0;
+}
+
+void rp_log_close(struct rp_log *log)
+{
+	if (log->f)
+		rp_log_flush(log);
+	free(log->held);
+	free(log->line);
+	log->held = NULL;
+	log->line = NULL;
+	log->held_cap = log->line_cap = 0;
+}
 
 void rp_log_event(struct rp_log *log, uint64_t t, const char *kind, const char *node_key,
 		  const char *node, const char *port, json_t *fields)
@@ -15,11 +94,15 @@ void rp_log_event(struct rp_log *log, uint64_t t, const char *kind, const char *
 		json_object_set_new(o, "port", json_string(port));
 	if (fields)
 		json_object_update(o, fields);
-	if (log->keyed) /* the line's order key (replay_part.h) */
-		fprintf(log->f, "%016llx%08x%08x ", (unsigned long long)log->t, log->id,
-			log->lines++);
-	json_dumpf(o, log->f, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	fputc('\n', log->f);
+	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (s) {
+		size_t n = strlen(s);
+		s[n] = '\n'; /* (its NUL: the line is held by length) */
+		hold(log, s, n + 1);
+	} else {
+		log->oom = 1;
+	}
+	free(s);
 	json_decref(o);
 	json_decref(fields);
 }
@@ -138,8 +221,5 @@ void rp_log_fields(struct rp_log *log, uint64_t t, const char *kind, const char 
 		rp_log_event(log, t, kind, node_key, node, port, o);
 		return;
 	}
-	if (log->keyed)
-		fprintf(log->f, "%016llx%08x%08x ", (unsigned long long)log->t, log->id,
-			log->lines++);
-	fwrite(l.b, 1, l.n, log->f);
+	hold(log, l.b, l.n);
 }

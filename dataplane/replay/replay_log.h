@@ -8,12 +8,32 @@
 
 #include <jansson.h>
 
+/* A line held until its nanosecond ends: its wake-up's entity, its place in the held bytes. */
+struct rp_log_line {
+	uint32_t id, lines;
+	size_t off, len;
+};
+
 struct rp_log {
 	FILE *f;          /* NULL: no event log */
 	int keyed;        /* a part of a zone: each line starts with its order key (replay_part.h) */
 	uint64_t t;       /* the wake-up being run, and the lines it wrote: the key of the next */
 	uint32_t id, lines;
+	/* The lines of nanosecond t, written when it ends in the order of their wake-ups' keys,
+	 * whatever order the wake-ups ran in */
+	char *held;
+	size_t held_len, held_cap;
+	struct rp_log_line *line;
+	size_t n_line, line_cap;
+	int oom;          /* a line could not be held: the run stops, out of memory */
 };
+
+/* The wake-up of entity id at t starts: the lines held of an earlier nanosecond are written. */
+void rp_log_wake(struct rp_log *log, uint64_t t, uint32_t id);
+/* Writes the lines held, in their wake-ups' order. */
+void rp_log_flush(struct rp_log *log);
+/* Writes what is held and frees the holding. */
+void rp_log_close(struct rp_log *log);
 
 /* One line: {"t":NS,"event":KIND,[node_key:NODE,]["port":PORT,] ...fields}; takes fields. */
 void rp_log_event(struct rp_log *log, uint64_t t, const char *kind, const char *node_key,

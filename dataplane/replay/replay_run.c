@@ -341,6 +341,7 @@ static void finish(struct replay *r)
 {
 	const struct rsw_replay_model *md = r->model;
 	struct rsw_replay_result *res = r->res;
+	rp_log_flush(&r->log); /* the last nanosecond's lines come before the end's */
 	rp_deadlock_check(r, res->cut_ns ? res->cut_ns : res->end_ns); /* held to the end? */
 	for (unsigned s = 0; s < md->n_sw; s++) {
 		struct sw_node *n = &r->sw[s];
@@ -388,6 +389,7 @@ static void cleanup(struct replay *r)
 		free(r->sw[s].out);
 		rsw_tm_free(r->sw[s].tm);
 	}
+	rp_log_close(&r->log);
 	rp_coll_free(r);
 	rp_deadlock_free(r);
 	rp_engine_free(r);
@@ -451,6 +453,7 @@ static int start(struct replay *r, char *err, size_t errlen)
 		if (!hn->in.eof)
 			rp_schedule(r, r->id_host + h, hn->in.t);
 	}
+	rp_log_flush(&r->log); /* what the start logged comes first */
 	return 0;
 }
 
@@ -481,6 +484,7 @@ struct replay *rsw_replay_part_open(const struct rsw_replay_model *model, const 
 			     .last_flow = NO_FLOW, .part = part, .trace = opts->trace, .opts = opts,
 			     .read_to = frame_read_to(opts)};
 	res->deadlock_hold_ns = opts->deadlock_ns ? opts->deadlock_ns : RSW_REPLAY_DEADLOCK_NS;
+	res->queue_sample_ns = opts->events ? opts->sample_ns : 0;
 	if (rp_captures_init(&r->cap, opts->capture, err, errlen) < 0) {
 		free(r);
 		return NULL;

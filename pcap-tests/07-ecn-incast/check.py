@@ -25,3 +25,16 @@ lib.expect(marked > 0 and ecn[0] == 2, "the first packet (empty queue) keeps ECT
 q3 = lib.port(lib.summary(), "Ethernet16")["queues"][3]
 lib.expect(q3["ecn_marked_packets"] == marked, f"summary {q3['ecn_marked_packets']} marks, tshark {marked}")
 lib.expect(lib.events("ecn_mark").__len__() == marked, "one ecn_mark event per CE packet")
+# a queue-depth sample at t is the queue before anything of t happened: the bytes that arrived
+# before t less those that left before t (and only non-empty queues are listed)
+samples = [e for e in lib.events("queue_depth") if e["port"] == "Ethernet16" and e["queue"] == 3]
+lib.expect(len(samples) > 0, "Ethernet16 q3 was sampled")
+bad = []
+for e in samples:
+    t = e["t"]
+    q = sum(len(a) for ta, a in arrivals if ta < t) - sum(len(d) for td, d in departed if td < t)
+    if q != e["bytes"]:
+        bad.append((t, e["bytes"], q))
+lib.expect(not bad, f"samples (t, bytes, arrived less left before t) disagree: {bad[:5]}")
+lib.expect(all(e["t"] % 1000 == 0 for e in lib.events("queue_depth")),
+           "samples at the start of a --sample-ns 1000 period")

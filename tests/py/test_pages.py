@@ -112,7 +112,7 @@ class Pages(unittest.TestCase):
                        capture_output=True)
         out = os.path.join(self.dir, "z48-run")
         run("replay", "--quiet", "--config", os.path.join(zone, "zone.yaml"), "--captures", "none",
-            "--collective", "ring,size=512K,ranks=32,qps=2", "--out", out)
+            "--collective", "alltoall,size=512K,ranks=32,qps=2", "--out", out)
         page = os.path.join(out, "report.html")
         self.assertLess(os.path.getsize(page), 400_000)
         got = open_page(self, page, "replay-zone-48")
