@@ -53,6 +53,28 @@ class Pages(unittest.TestCase):
         self.assertGreater(marked, 0, "the case marks packets")
         self.assertGreater(len(got["charts"]["ecn-marks"]["data"][1]), 0)
 
+    def test_sampled_queues_never_held(self):
+        """Sampled every second, a run of microseconds is sampled once, at 0, before anything
+        ran: no queue is listed, and the queue chart says they were sampled (with the period)
+        but held nothing at a period's start, with summary.json's deepest queue; not that
+        sampling was off."""
+        out = os.path.join(self.dir, "sampled")
+        run("replay", "--quiet", "--config", ZONE, "--in-dir", self.ring, "--sample-ns",
+            "1000000000", "--out", out)
+        with open(os.path.join(out, "summary.json")) as f:
+            s = json.load(f)
+        self.assertEqual(s["queue_sample_ns"], 1000000000)
+        with open(os.path.join(out, "events.jsonl")) as f:
+            self.assertNotIn('"queue_depth"', f.read())
+        got = open_page(self, os.path.join(out, "report.html"), "replay-sampled-empty")
+        spec = {b.get("id"): b for b in blocks(got["spec"]) if b.get("id")}
+        empty = spec["queue-depth"]["empty"]
+        self.assertIn("every 1000000000 ns", empty)
+        self.assertNotIn("Not sampled", empty)
+        deepest = max(q["max_depth_bytes"] for sw in s["switches"] for p in sw["ports"]
+                      for q in p["queues"])
+        self.assertIn(f" {deepest} B", empty)
+
     def test_compare(self):
         """Two zone runs on one page: each run's charts hold its own values, and each kind of
         chart has the same x range and y maximum in every run."""
