@@ -27,8 +27,11 @@ static void both(int keyed, uint64_t t, const char *node, const char *port, cons
 	rp_log_event(&la, t, "ecn_mark", "switch", node, port, f);
 	struct rp_field one = {.key = key, .s = s, .u = u};
 	rp_log_fields(&lb, t, "ecn_mark", "switch", node, port, &one, 1);
+	rp_log_close(&la); /* writes what it held */
+	rp_log_close(&lb);
 	fclose(la.f);
 	fclose(lb.f);
+	assert_true(na > 0);
 	assert_string_equal(b, a);
 	assert_int_equal(la.lines, lb.lines);
 	free(a);
@@ -59,8 +62,68 @@ static void same_lines(void **state)
 	free(big);
 }
 
+/* One numbered line of the wake-up of entity id at t. */
+static void line(struct rp_log *log, uint64_t t, uint32_t id, unsigned k)
+{
+	struct rp_field f = {.key = "k", .u = k};
+	rp_log_wake(log, t, id);
+	rp_log_fields(log, t, "drop", NULL, NULL, "Ethernet0", &f, 1);
+}
+
+/* A nanosecond's lines come out in their wake-ups' order (entity id; an entity woken twice in
+ * it, in its wake-ups' order) whatever order they were written in; each nanosecond when the
+ * next begins; with their keys in a part's log. */
+static void key_order(void **state)
+{
+	(void)state;
+	for (int keyed = 0; keyed < 2; keyed++) {
+		char *a = NULL;
+		size_t na = 0;
+		struct rp_log log = {.f = open_memstream(&a, &na), .keyed = keyed};
+		line(&log, 10, 9, 1);
+		line(&log, 10, 4, 2);
+		line(&log, 10, 9, 3);
+		log.lines++; /* (a second line of that wake-up: its key counts on) */
+		rp_log_fields(&log, 10, "drop", NULL, NULL, "Ethernet0",
+			      &(struct rp_field){.key = "k", .u = 4}, 1);
+		line(&log, 10, 2, 5);
+		line(&log, 11, 1, 6); /* a new nanosecond: 10's lines are written */
+		fflush(log.f);
+		assert_int_equal(strstr(a, "\"k\":6") == NULL, 1);
+		rp_log_close(&log);
+		fclose(log.f);
+		const char *want_plain =
+			"{\"t\":10,\"event\":\"drop\",\"port\":\"Ethernet0\",\"k\":5}\n"
+			"{\"t\":10,\"event\":\"drop\",\"port\":\"Ethernet0\",\"k\":2}\n"
+			"{\"t\":10,\"event\":\"drop\",\"port\":\"Ethernet0\",\"k\":1}\n"
+			"{\"t\":10,\"event\":\"drop\",\"port\":\"Ethernet0\",\"k\":3}\n"
+			"{\"t\":10,\"event\":\"drop\",\"port\":\"Ethernet0\",\"k\":4}\n"
+			"{\"t\":11,\"event\":\"drop\",\"port\":\"Ethernet0\",\"k\":6}\n";
+		if (!keyed) {
+			assert_string_equal(a, want_plain);
+		} else { /* (time, entity, line of its wake-up) before each line */
+			const char *keys[] = {"000000000000000a0000000200000000",
+					      "000000000000000a0000000400000000",
+					      "000000000000000a0000000900000000",
+					      "000000000000000a0000000900000000",
+					      "000000000000000a0000000900000002",
+					      "000000000000000b0000000100000000"};
+			const char *p = a, *w = want_plain;
+			for (unsigned i = 0; i < 6; i++) {
+				assert_memory_equal(p, keys[i], 32);
+				const char *nl = strchr(w, '\n');
+				assert_memory_equal(p + 33, w, (size_t)(nl - w + 1));
+				p += 33 + (nl - w + 1);
+				w = nl + 1;
+			}
+			assert_int_equal(*p, 0);
+		}
+		free(a);
+	}
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(same_lines)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(same_lines), cmocka_unit_test(key_order)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
