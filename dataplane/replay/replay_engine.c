@@ -356,7 +356,7 @@ __attribute__((noinline)) void rp_engine_run_one(struct replay *r)
 	r->wake_id = w.id;
 	r->wake_n = 0;
 	if (r->log.f && r->sample_ns && w.t >= r->next_sample) {
-		/* the zone at the last period's start before t, as no wake-up of t has run: what a
+		/* the zone at the last period start at or before t, as no wake-up of t has run: what a
 		 * sample sees does not depend on the order within a nanosecond */
 		uint64_t at = w.t - w.t % r->sample_ns;
 		rp_log_wake(&r->log, w.t, 0); /* (held first, id 0: written first) */
