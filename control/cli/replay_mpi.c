@@ -233,8 +233,8 @@ static const char *take(const char **at, size_t len)
 	return d;
 }
 
-/* A queue's transmit counters: what follows its VOQ in struct rsw_tm_queue_tx. */
-#define QT_COUNTERS (sizeof(struct rsw_tm_queue_tx) - offsetof(struct rsw_tm_queue_tx, packets))
+/* A queue's state and counters: what follows its VOQ in struct rsw_tm_queue. */
+#define Q_STATE (sizeof(struct rsw_tm_queue) - offsetof(struct rsw_tm_queue, storm))
 
 /* What the summary reads of a switch's traffic manager: its counters and watermarks. */
 static void put_tm(struct pack *p, const struct rsw_tm *tm)
@@ -245,9 +245,8 @@ static void put_tm(struct pack *p, const struct rsw_tm *tm)
 	for (uint16_t i = 0; i < tm->n_ports; i++) {
 		const struct rsw_tm_port *tp = rsw_tm_port_read(tm, i);
 		put(p, tp->pg, sizeof(tp->pg));
-		put(p, tp->q, sizeof(tp->q));
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++) /* the counters, not the VOQ */
-			put(p, &tp->qt[q].packets, QT_COUNTERS);
+			put(p, &tp->q[q].storm, Q_STATE);
 		put(p, tp->cold->qd, sizeof(tp->cold->qd));
 		put(p, &tp->pause, sizeof(tp->pause));
 		put(p, tp->cold->gen, sizeof(tp->cold->gen));
@@ -260,7 +259,7 @@ static size_t tm_bytes(const struct rsw_tm *tm)
 {
 	const struct rsw_tm_port *tp = &rsw_tm_port_idle;
 	return sizeof(tm->pool_used) + sizeof(tm->pool_peak) + sizeof(tm->pool_hdrm) +
-	       tm->n_ports * (sizeof(tp->pg) + sizeof(tp->q) + RSW_TM_QUEUES * QT_COUNTERS +
+	       tm->n_ports * (sizeof(tp->pg) + RSW_TM_QUEUES * Q_STATE +
 			      sizeof(tp->cold->qd) + sizeof(tp->pause) +
 			      sizeof(tp->cold->gen) + sizeof(tp->xoff_pgs) + sizeof(tp->cold->wd));
 }
@@ -273,9 +272,8 @@ static void take_tm(const char **at, struct rsw_tm *tm)
 	for (uint16_t i = 0; i < tm->n_ports; i++) {
 		struct rsw_tm_port *tp = rsw_tm_port_use(tm, i);
 		memcpy(tp->pg, take(at, sizeof(tp->pg)), sizeof(tp->pg));
-		memcpy(tp->q, take(at, sizeof(tp->q)), sizeof(tp->q));
 		for (unsigned q = 0; q < RSW_TM_QUEUES; q++)
-			memcpy(&tp->qt[q].packets, take(at, QT_COUNTERS), QT_COUNTERS);
+			memcpy(&tp->q[q].storm, take(at, Q_STATE), Q_STATE);
 		memcpy(tp->cold->qd, take(at, sizeof(tp->cold->qd)), sizeof(tp->cold->qd));
 		memcpy(&tp->pause, take(at, sizeof(tp->pause)), sizeof(tp->pause));
 		memcpy(tp->cold->gen, take(at, sizeof(tp->cold->gen)), sizeof(tp->cold->gen));

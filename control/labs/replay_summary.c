@@ -57,9 +57,9 @@ static json_t *ports_json(const struct rsw_fib *fib, const struct rsw_replay_swi
 			SET(x, "queue", json_integer(q));
 			if (fib->tm.pools.n_pools)
 				SET(x, "pool", json_string(fib->tm.pools.name[fib->tm.port[p].queue[q].pool]));
-			SET(x, "packets", J(tp->qt[q].packets));
+			SET(x, "packets", J(tp->q[q].packets));
 			SET(x, "max_depth_bytes", J(tp->q[q].use.peak));
-			SET(x, "ecn_marked_packets", J(tp->qt[q].ecn_marked_packets));
+			SET(x, "ecn_marked_packets", J(tp->cold->qd[q].ecn_marked_packets));
 			SET(x, "dropped_packets", J(tp->cold->qd[q].dropped_packets));
 			pfcwd_json(x, r->tm, p, q);
 			json_array_append_new(queues, x);

@@ -413,9 +413,7 @@ void rp_sw_rx_ahead(const struct replay *r, unsigned s, uint16_t port, unsigned 
 		return;
 	rsw_flow_cache_prefetch(n->ictx.cache, h->fc_slot);
 	rsw_tm_prefetch_at(n->tm, n->tc, h->egress, h->queue, port, h->pg);
-	const struct rsw_tm_port *ep = rsw_tm_port_read(n->tm, h->egress);
-	__builtin_prefetch(ep);
-	__builtin_prefetch(&ep->qt[h->queue & 7]);
+	__builtin_prefetch(rsw_tm_port_read(n->tm, h->egress));
 }
 
 void rp_sw_tx_ahead(const struct replay *r, unsigned s, uint16_t port, unsigned stage)

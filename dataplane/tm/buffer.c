@@ -42,11 +42,10 @@ static void note_peak(struct rsw_buf_use *u)
 	rsw_buf_max(&u->peak, LD(&u->bytes) + LD(&u->hdrm));
 }
 
-/* Would len more bytes stay within the shared threshold and the pool? */
-static int shared_fits(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
+/* Would len more bytes than b stay within the shared threshold and the pool? */
+static int shared_fits(uint64_t b, const struct rsw_buf_profile_cfg *p,
 		       const struct rsw_buf_pool_cfg *pool, uint64_t pool_used, uint32_t len)
 {
-	uint64_t b = LD(&u->bytes);
 	uint64_t grow = shared_of(b + len, p->reserved) - shared_of(b, p->reserved);
 	if (grow == 0)
 		return 1; /* within the reserve */
@@ -54,13 +53,31 @@ static int shared_fits(const struct rsw_buf_use *u, const struct rsw_buf_profile
 	       pool_used + grow <= pool->size;
 }
 
-static void charge(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p, uint64_t *pool_used,
-		   uint32_t len, int mt)
+/* len more bytes in *bytes, and in the pool what of them is shared; returns the new bytes */
+static uint64_t charge_bytes(uint64_t *bytes, const struct rsw_buf_profile_cfg *p,
+			     uint64_t *pool_used, uint64_t len, int mt)
 {
-	uint64_t old = ADD(&u->bytes, len, mt);
+	uint64_t old = ADD(bytes, len, mt);
 	uint64_t grow = shared_of(old + len, p->reserved) - shared_of(old, p->reserved);
 	if (grow)
 		ADD(pool_used, grow, mt);
+	return old + len;
+}
+
+/* len fewer bytes in *bytes, and in the pool what of them was shared */
+static void release_bytes(uint64_t *bytes, const struct rsw_buf_profile_cfg *p,
+			  uint64_t *pool_used, uint64_t len, int mt)
+{
+	uint64_t old = SUB(bytes, len, mt);
+	uint64_t shrink = shared_of(old, p->reserved) - shared_of(old - len, p->reserved);
+	if (shrink)
+		SUB(pool_used, shrink, mt);
+}
+
+static void charge(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p, uint64_t *pool_used,
+		   uint64_t len, int mt)
+{
+	charge_bytes(&u->bytes, p, pool_used, len, mt);
 	note_peak(u);
 }
 
@@ -138,7 +155,7 @@ enum rsw_buf_verdict rsw_buf_pg_admit(struct rsw_buf_use *u, const struct rsw_bu
 				      uint64_t hdrm_pkts_max, uint64_t *pool_hdrm)
 {
 	/* once in headroom, stay there until it drains: XOFF is in force */
-	if (!in_headroom(u, p) && shared_fits(u, p, pool, LD(pool_used), len) &&
+	if (!in_headroom(u, p) && shared_fits(LD(&u->bytes), p, pool, LD(pool_used), len) &&
 	    pkts_fit(u, p, d, 1)) {
 		charge(u, p, pool_used, len, mt);
 		rsw_buf_pkts_charge(u, d, 1, mt);
@@ -159,12 +176,11 @@ enum rsw_buf_verdict rsw_buf_pg_admit(struct rsw_buf_use *u, const struct rsw_bu
 	return RSW_BUF_DROP;
 }
 
-/* Would total bytes arriving together fit in shared space? Judged against the threshold after
- * all of them, so never more permissive than admitting them one at a time. */
-static int all_fit(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
+/* Would total bytes arriving together, on top of b, fit in shared space? Judged against the
+ * threshold after all of them, so never more permissive than admitting them one at a time. */
+static int all_fit(uint64_t b, const struct rsw_buf_profile_cfg *p,
 		   const struct rsw_buf_pool_cfg *pool, uint64_t pool_used, uint64_t total)
 {
-	uint64_t b = LD(&u->bytes);
 	uint64_t grow = shared_of(b + total, p->reserved) - shared_of(b, p->reserved);
 	if (grow == 0)
 		return 1;
@@ -176,45 +192,49 @@ int rsw_buf_pg_fits_all(const struct rsw_buf_use *u, const struct rsw_buf_profil
 			const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used, uint64_t total,
 			const struct rsw_buf_desc *d, unsigned n)
 {
-	return !in_headroom(u, p) && all_fit(u, p, pool, LD(pool_used), total) &&
+	return !in_headroom(u, p) && all_fit(LD(&u->bytes), p, pool, LD(pool_used), total) &&
 	       pkts_fit(u, p, d, n);
 }
 
-int rsw_buf_queue_fits_all(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
+int rsw_buf_queue_fits_all(const struct rsw_buf_count *c, const struct rsw_buf_profile_cfg *p,
 			   const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used,
 			   uint64_t total)
 {
-	return p->lossless || all_fit(u, p, pool, LD(pool_used), total);
+	return p->lossless || all_fit(LD(&c->bytes), p, pool, LD(pool_used), total);
 }
 
 void rsw_buf_charge(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p, uint64_t *pool_used,
 		    uint64_t total, int mt)
 {
-	charge(u, p, pool_used, (uint32_t)total, mt);
+	charge(u, p, pool_used, total, mt);
 }
 
-int rsw_buf_queue_fits(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
+int rsw_buf_queue_fits(const struct rsw_buf_count *c, const struct rsw_buf_profile_cfg *p,
 		       const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used, uint32_t len)
 {
-	return p->lossless || shared_fits(u, p, pool, LD(pool_used), len);
+	return p->lossless || shared_fits(LD(&c->bytes), p, pool, LD(pool_used), len);
 }
 
-void rsw_buf_queue_charge(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
-			  uint64_t *pool_used, uint32_t len, int mt)
+void rsw_buf_queue_charge(struct rsw_buf_count *c, const struct rsw_buf_profile_cfg *p,
+			  uint64_t *pool_used, uint64_t bytes, unsigned n, int mt)
 {
-	charge(u, p, pool_used, len, mt);
+	rsw_buf_max(&c->peak, charge_bytes(&c->bytes, p, pool_used, bytes, mt));
+	ADD(&c->pkts, n, mt);
+}
+
+void rsw_buf_queue_release(struct rsw_buf_count *c, const struct rsw_buf_profile_cfg *p,
+			   uint64_t *pool_used, uint64_t bytes, unsigned n, int mt)
+{
+	release_bytes(&c->bytes, p, pool_used, bytes, mt);
+	SUB(&c->pkts, n, mt);
 }
 
 uint32_t rsw_buf_release(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
 			 uint64_t *pool_used, uint32_t len, int mt)
 {
 	uint32_t hdrm = (uint32_t)take_upto(&u->hdrm, len, mt), rest = len - hdrm;
-	if (rest == 0)
-		return hdrm;
-	uint64_t old = SUB(&u->bytes, rest, mt);
-	uint64_t shrink = shared_of(old, p->reserved) - shared_of(old - rest, p->reserved);
-	if (shrink)
-		SUB(pool_used, shrink, mt);
+	if (rest)
+		release_bytes(&u->bytes, p, pool_used, rest, mt);
 	return hdrm;
 }
 

@@ -42,7 +42,16 @@ struct rsw_buf_profile_cfg {
 	uint64_t xon_offset;/* lossless PG: XON point = threshold − xon_offset */
 };
 
-/* Use of one PG or queue. */
+/* What an egress queue holds. It takes no headroom and counts its drops with its other
+ * counters (tm.h), so three counters say it all, and leave room in the queue's line for its VOQ
+ * and transmit counters. */
+struct rsw_buf_count {
+	uint64_t bytes; /* reserved + shared part */
+	uint64_t pkts;  /* packets held */
+	uint64_t peak;  /* watermark of bytes */
+};
+
+/* Use of one ingress PG. */
 struct rsw_buf_use {
 	uint64_t bytes;     /* reserved + shared part */
 	uint64_t hdrm;      /* headroom part (PG only) */
@@ -104,28 +113,31 @@ enum rsw_buf_verdict rsw_buf_pg_admit(struct rsw_buf_use *u, const struct rsw_bu
 				      uint32_t len, int mt, struct rsw_buf_desc *d,
 				      uint64_t hdrm_pkts_max, uint64_t *pool_hdrm);
 /* Egress (queue) check of len bytes, without charging: 1 if it fits or the queue is lossless. */
-int rsw_buf_queue_fits(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
+int rsw_buf_queue_fits(const struct rsw_buf_count *c, const struct rsw_buf_profile_cfg *p,
 		       const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used, uint32_t len);
-/* Charges len bytes to a queue (after rsw_buf_queue_fits). */
-void rsw_buf_queue_charge(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
-			  uint64_t *pool_used, uint32_t len, int mt);
+/* Charges n packets of bytes in all to a queue (after rsw_buf_queue_fits or _fits_all), or
+ * releases n departing packets of bytes in all (from shared space first, then the reserve). */
+void rsw_buf_queue_charge(struct rsw_buf_count *c, const struct rsw_buf_profile_cfg *p,
+			  uint64_t *pool_used, uint64_t bytes, unsigned n, int mt);
+void rsw_buf_queue_release(struct rsw_buf_count *c, const struct rsw_buf_profile_cfg *p,
+			   uint64_t *pool_used, uint64_t bytes, unsigned n, int mt);
 /* Bursts: do total bytes arriving together fit (PG: in shared space, without headroom)? Checked
  * against the threshold after all of them, so a yes means each would have been admitted one by
- * one. rsw_buf_charge then charges them at once. */
+ * one. rsw_buf_charge (PG) and rsw_buf_queue_charge then charge them at once. */
 int rsw_buf_pg_fits_all(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
 			const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used, uint64_t total,
 			const struct rsw_buf_desc *d, unsigned n);
-int rsw_buf_queue_fits_all(const struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
+int rsw_buf_queue_fits_all(const struct rsw_buf_count *c, const struct rsw_buf_profile_cfg *p,
 			   const struct rsw_buf_pool_cfg *pool, const uint64_t *pool_used,
 			   uint64_t total);
 void rsw_buf_charge(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p, uint64_t *pool_used,
 		    uint64_t total, int mt);
-/* Releases len bytes of a departing packet: headroom first, then shared, then reserved. Returns
- * the headroom bytes released (the caller gives them back to a shared headroom pool). */
+/* Releases len bytes of a PG's departing packets: headroom first, then shared, then reserved.
+ * Returns the headroom bytes released (the caller gives them back to a shared headroom pool). */
 uint32_t rsw_buf_release(struct rsw_buf_use *u, const struct rsw_buf_profile_cfg *p,
 			 uint64_t *pool_used, uint32_t len, int mt);
-/* Packets: n more held outside headroom (charged to d when it limits packets), or n leaving
- * (from headroom first). */
+/* A PG's packets: n more held outside headroom (charged to d when it limits packets), or n
+ * leaving (from headroom first). */
 void rsw_buf_pkts_charge(struct rsw_buf_use *u, struct rsw_buf_desc *d, unsigned n, int mt);
 void rsw_buf_pkts_release(struct rsw_buf_use *u, struct rsw_buf_desc *d, unsigned n, int mt);
 /* Packet threshold of a profile given the descriptors in use (UINT64_MAX: not limited). */

@@ -14,12 +14,17 @@
 
 /* ---- VOQs ---- */
 
-static unsigned voq_enqueue(struct rsw_voq *v, struct rte_mbuf **pkts, unsigned n)
+/* Live VOQs are rings (tm->voq_slots: packets each holds), replay's lists (voq_slots 0). */
+
+static unsigned voq_enqueue(const struct rsw_tm *tm, struct rsw_tm_port *tp, unsigned q,
+			    struct rte_mbuf **pkts, unsigned n)
 {
-	if (v->ring) {
-		RSW_TSAN_RELEASE(v->ring); /* the packets' contents, for voq_dequeue (tsan.h) */
-		return rte_ring_enqueue_burst(v->ring, (void **)pkts, n, NULL);
+	if (tm->voq_slots) {
+		struct rte_ring *r = tp->cold->ring[q];
+		RSW_TSAN_RELEASE(r); /* the packets' contents, for ring_dequeue (tsan.h) */
+		return rte_ring_enqueue_burst(r, (void **)pkts, n, NULL);
 	}
+	struct rsw_tm_queue *v = &tp->q[q];
 	for (unsigned i = 0; i < n; i++) { /* (one segment each: next is NULL) */
 		if (v->n++)
 			v->last->next = pkts[i];
@@ -30,13 +35,15 @@ static unsigned voq_enqueue(struct rsw_voq *v, struct rte_mbuf **pkts, unsigned 
 	return n;
 }
 
-static unsigned voq_dequeue(struct rsw_voq *v, struct rte_mbuf **out, unsigned max)
+static unsigned ring_dequeue(struct rte_ring *r, struct rte_mbuf **out, unsigned max)
 {
-	if (v->ring) {
-		unsigned n = rte_ring_sc_dequeue_burst(v->ring, (void **)out, max, NULL);
-		RSW_TSAN_ACQUIRE(v->ring);
-		return n;
-	}
+	unsigned n = rte_ring_sc_dequeue_burst(r, (void **)out, max, NULL);
+	RSW_TSAN_ACQUIRE(r);
+	return n;
+}
+
+static unsigned list_dequeue(struct rsw_tm_queue *v, struct rte_mbuf **out, unsigned max)
+{
 	unsigned n = v->n < max ? v->n : max;
 	for (unsigned i = 0; i < n; i++) {
 		struct rte_mbuf *m = v->first;
@@ -50,11 +57,11 @@ static unsigned voq_dequeue(struct rsw_voq *v, struct rte_mbuf **out, unsigned m
 
 /* Packets in a VOQ, also read by other threads than the ring's users (the stats): what
  * rte_ring_count() computes, with the tails loaded atomically (it reads them plainly). */
-static uint64_t voq_count(const struct rsw_voq *v)
+static uint64_t voq_count(const struct rsw_tm_port *tp, unsigned q)
 {
-	if (!v->ring)
-		return v->n;
-	const struct rte_ring *r = v->ring;
+	const struct rte_ring *r = tp->cold->ring[q];
+	if (!r)
+		return tp->q[q].n;
 	uint32_t n = (__atomic_load_n(&r->prod.tail, __ATOMIC_RELAXED) -
 		      __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED)) & r->mask;
 	return n > r->capacity ? r->capacity : n;
@@ -131,9 +138,9 @@ static int make_live_ports(struct rsw_tm *tm, const char *name, char *err, size_
 			char rn[RTE_RING_NAMESIZE];
 			snprintf(rn, sizeof(rn), "%s-%u-%u", name, p, q);
 			unsigned flags = RING_F_SC_DEQ | (tm->mt ? 0 : RING_F_SP_ENQ);
-			tp->qt[q].voq.ring = rte_ring_create(rn, rte_align32pow2(tm->voq_slots + 1),
-							  SOCKET_ID_ANY, flags);
-			if (!tp->qt[q].voq.ring) {
+			tp->cold->ring[q] = rte_ring_create(rn, rte_align32pow2(tm->voq_slots + 1),
+							    SOCKET_ID_ANY, flags);
+			if (!tp->cold->ring[q]) {
 				snprintf(err, errlen, "cannot create VOQ %s of %u packets: %s", rn,
 					 tm->voq_slots, rte_strerror(rte_errno));
 				return -1;
@@ -217,9 +224,10 @@ void rsw_tm_free(struct rsw_tm *tm)
 			for (unsigned k = tp->c_head[q]; k < tp->c_n[q]; k++)
 				rsw_mbuf_free(tp->cold->cache[q][k]);
 			struct rte_mbuf *m;
-			while (voq_dequeue(&tp->qt[q].voq, &m, 1) == 1)
+			struct rte_ring *r = tp->cold->ring[q];
+			while (r ? ring_dequeue(r, &m, 1) : list_dequeue(&tp->q[q], &m, 1))
 				rsw_mbuf_free(m);
-			rte_ring_free(tp->qt[q].voq.ring);
+			rte_ring_free(r);
 		}
 	}
 	rsw_tm_region_put(tm->region);
@@ -247,15 +255,14 @@ static void release_pg(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16
 static void release_q(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint16_t eport, unsigned q,
 		      uint32_t len, unsigned n)
 {
-	struct rsw_buf_use *u = &tm->port[eport]->q[q].use; /* made when they were admitted */
+	struct rsw_buf_count *c = &tm->port[eport]->q[q].use; /* made when they were admitted */
 	const struct rsw_tm_queue_hot_cfg *qh = &tc->queue_hot[eport][q];
 	if (!qh->pooled) {
-		__atomic_fetch_sub(&u->bytes, len, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&c->bytes, len, __ATOMIC_RELAXED);
 		return;
 	}
 	const struct rsw_buf_profile_cfg *p = &qh->prof;
-	rsw_buf_release(u, p, &tm->pool_used[p->pool], len, tm->mt);
-	rsw_buf_pkts_release(u, NULL, n, tm->mt); /* egress: counted, not a descriptor */
+	rsw_buf_queue_release(c, p, &tm->pool_used[p->pool], len, n, tm->mt);
 }
 
 /* Undoes the buffer charges of a packet leaving the TM other than by the scheduler. */
@@ -292,7 +299,7 @@ unsigned rsw_tm_admit_bin(struct rsw_tm *tm, const struct rsw_tm_config *tc, str
 	const struct rsw_pkt_meta *m0 = meta[0];
 	uint16_t in = m0->in_port, e = m0->egress_port;
 	uint8_t q = m0->tc & 7, pg = m0->pg & 7;
-	struct rsw_tm_queue_hot *eq = &rsw_tm_port_use(tm, e)->q[q];
+	struct rsw_tm_queue *eq = &rsw_tm_port_use(tm, e)->q[q];
 	struct rsw_tm_pg_hot *ig = &rsw_tm_port_use(tm, in)->pg[pg];
 	const struct rsw_tm_queue_hot_cfg *qh = &tc->queue_hot[e][q];
 	const struct rsw_buf_profile_cfg *qp = &qh->prof, *gp = &tc->pg_hot[in][pg].prof;
@@ -310,8 +317,7 @@ unsigned rsw_tm_admit_bin(struct rsw_tm *tm, const struct rsw_tm_config *tc, str
 					total, &tm->desc, n)) {
 			rsw_buf_charge(&ig->use, gp, &tm->pool_used[gp->pool], total, tm->mt);
 			rsw_buf_pkts_charge(&ig->use, &tm->desc, n, tm->mt);
-			rsw_buf_charge(&eq->use, qp, &tm->pool_used[qp->pool], total, tm->mt);
-			rsw_buf_pkts_charge(&eq->use, NULL, n, tm->mt);
+			rsw_buf_queue_charge(&eq->use, qp, &tm->pool_used[qp->pool], total, n, tm->mt);
 			note_pool_peak(tm, gp->pool);
 			note_pool_peak(tm, qp->pool);
 			for (unsigned i = 0; i < n; i++) {
@@ -336,7 +342,7 @@ unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_tm_config *tc, struct 
 	uint8_t q = meta->tc & 7, pg = meta->pg & 7;
 	uint32_t len = m->pkt_len;
 	struct rsw_tm_port *ep = rsw_tm_port_use(tm, e), *ip = rsw_tm_port_use(tm, in);
-	struct rsw_tm_queue_hot *eq = &ep->q[q];
+	struct rsw_tm_queue *eq = &ep->q[q];
 	struct rsw_tm_pg_hot *ig = &ip->pg[pg];
 	const struct rsw_tm_queue_hot_cfg *qh = &tc->queue_hot[e][q];
 
@@ -360,8 +366,7 @@ unsigned rsw_tm_admit(struct rsw_tm *tm, const struct rsw_tm_config *tc, struct 
 			__atomic_fetch_add(&ep->cold->qd[q].dropped_bytes, len, __ATOMIC_RELAXED);
 			return reason;
 		}
-		rsw_buf_queue_charge(&eq->use, qp, &tm->pool_used[qp->pool], len, tm->mt);
-		rsw_buf_pkts_charge(&eq->use, NULL, 1, tm->mt);
+		rsw_buf_queue_charge(&eq->use, qp, &tm->pool_used[qp->pool], len, 1, tm->mt);
 		note_pool_peak(tm, gp->pool);
 		note_pool_peak(tm, qp->pool);
 	} else {
@@ -388,7 +393,7 @@ unsigned rsw_tm_enqueue_burst(struct rsw_tm *tm, const struct rsw_tm_config *tc,
 			      uint8_t queue, struct rte_mbuf **pkts, unsigned n)
 {
 	struct rsw_tm_port *ep = rsw_tm_port_use(tm, port);
-	unsigned k = voq_enqueue(&ep->qt[queue].voq, pkts, n);
+	unsigned k = voq_enqueue(tm, ep, queue, pkts, n);
 	if (k) {
 		if (tm->mt)
 			__atomic_fetch_or(&ep->busy, (uint8_t)(1u << queue), __ATOMIC_SEQ_CST);
@@ -425,12 +430,11 @@ static inline void cache_index_set(uint8_t *at, unsigned v)
 }
 
 /* The head peek() returned, taken off. */
-static inline struct rte_mbuf *take(struct rsw_tm_port *ep, unsigned q)
+static inline struct rte_mbuf *take(const struct rsw_tm *tm, struct rsw_tm_port *ep, unsigned q)
 {
-	struct rsw_voq *v = &ep->qt[q].voq;
-	if (!v->ring) {
+	if (!tm->voq_slots) {
 		struct rte_mbuf *m;
-		voq_dequeue(v, &m, 1);
+		list_dequeue(&ep->q[q], &m, 1);
 		return m;
 	}
 	uint8_t h = ep->c_head[q];
@@ -442,7 +446,7 @@ static inline struct rte_mbuf *take(struct rsw_tm_port *ep, unsigned q)
 static unsigned cache_fill(struct rsw_tm_port *ep, unsigned q)
 {
 	struct rte_mbuf *got[RSW_TM_DEQ_BURST];
-	unsigned n = voq_dequeue(&ep->qt[q].voq, got, RSW_TM_DEQ_BURST);
+	unsigned n = ring_dequeue(ep->cold->ring[q], got, RSW_TM_DEQ_BURST);
 	for (unsigned i = 0; i < n; i++)
 		__atomic_store_n(&ep->cold->cache[q][i], got[i], __ATOMIC_RELAXED);
 	cache_index_set(&ep->c_n[q], n);
@@ -459,8 +463,8 @@ static inline void busy_clear(struct rsw_tm *tm, struct rsw_tm_port *ep, unsigne
 
 static inline struct rte_mbuf *peek(struct rsw_tm *tm, struct rsw_tm_port *ep, unsigned q)
 {
-	const struct rsw_voq *v = &ep->qt[q].voq;
-	if (!v->ring) {
+	if (!tm->voq_slots) {
+		const struct rsw_tm_queue *v = &ep->q[q];
 		/* a list (replay's growing VOQs, one thread): its head in place, never cached, so
 		 * each packet's link (its second line) is read once, as it goes */
 		if (v->n)
@@ -538,7 +542,7 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint1
 		int q = rsw_sched_pick(&ep->sched, head_len, nonempty & eligible);
 		if (q < 0)
 			break;
-		struct rte_mbuf *m = take(ep, (unsigned)q);
+		struct rte_mbuf *m = take(tm, ep, (unsigned)q);
 		struct rsw_tm_tag *t = rsw_tm_tag(m);
 		const struct rsw_tm_queue_hot_cfg *qh = &tc->queue_hot[port][q];
 		/* instantaneous queue bytes, this packet included */
@@ -549,7 +553,7 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint1
 			t->marked = (uint8_t)rsw_rewrite_ecn_ce_at(rte_pktmbuf_mtod(m, uint8_t *), t->l3,
 								   t->l3_off);
 		if (t->marked)
-			RSW_CNT_ADD(ep->qt[q].ecn_marked_packets, 1);
+			RSW_CNT_ADD(ep->cold->qd[q].ecn_marked_packets, 1);
 		uint32_t len = m->pkt_len;
 		if (run_len && (run_in != t->in_port || run_pg != t->pg)) {
 			release_pg(tm, tc, run_in, run_pg, run_len, run_n);
@@ -569,8 +573,8 @@ unsigned rsw_tm_dequeue(struct rsw_tm *tm, const struct rsw_tm_config *tc, uint1
 			nonempty &= (uint8_t)~(1u << q);
 		rsw_sched_charge(&ep->sched, q, len, next == NULL);
 		rsw_shaper_send(&ep->shaper, now_ns, len);
-		RSW_CNT_ADD(ep->qt[q].packets, 1);
-		RSW_CNT_ADD(ep->qt[q].bytes, len);
+		RSW_CNT_ADD(ep->q[q].packets, 1);
+		RSW_CNT_ADD(ep->q[q].bytes, len);
 		out[n++] = m;
 	}
 	if (run_len)
@@ -745,7 +749,7 @@ static uint64_t flush_queue(struct rsw_tm *tm, const struct rsw_tm_config *tc, u
 	struct rte_mbuf *m;
 	uint64_t n = 0;
 	while ((m = peek(tm, ep, q)) != NULL) {
-		take(ep, q);
+		take(tm, ep, q);
 		const struct rsw_tm_tag *t = rsw_tm_tag(m);
 		struct rsw_tm_queue_drops *qd = &ep->cold->qd[q];
 		qd->pfcwd_flushed_lossless += tc->pg_hot[t->in_port][t->pg].prof.lossless;
@@ -812,13 +816,13 @@ void rsw_tm_port_stats(const struct rsw_tm *tm, uint16_t port, uint64_t now_ns,
 {
 	const struct rsw_tm_port *tp = rsw_tm_port_read(tm, port);
 	for (unsigned q = 0; q < RSW_TM_QUEUES; q++) {
-		const struct rsw_tm_queue_tx *qt = &tp->qt[q];
+		const struct rsw_tm_queue *qt = &tp->q[q];
 		const struct rsw_tm_queue_drops *qd = &tp->cold->qd[q];
 		s->qs[q] = (struct rsw_tm_queue_stats){
 			.packets = RSW_CNT_GET(qt->packets), .bytes = RSW_CNT_GET(qt->bytes),
 			.dropped_packets = RSW_CNT_GET(qd->dropped_packets),
 			.dropped_bytes = RSW_CNT_GET(qd->dropped_bytes),
-			.ecn_marked_packets = RSW_CNT_GET(qt->ecn_marked_packets),
+			.ecn_marked_packets = RSW_CNT_GET(qd->ecn_marked_packets),
 			.pfcwd_dropped = RSW_CNT_GET(qd->pfcwd_dropped),
 			.pfcwd_flushed = RSW_CNT_GET(qd->pfcwd_flushed)};
 		s->q_peak[q] = RSW_CNT_GET(tp->q[q].use.peak);
@@ -852,7 +856,7 @@ uint64_t rsw_tm_queued(const struct rsw_tm *tm)
 	for (uint16_t p = 0; p < tm->n_ports; p++) {
 		const struct rsw_tm_port *tp = tm->port[p];
 		for (unsigned q = 0; tp && q < RSW_TM_QUEUES; q++)
-			n += voq_count(&tp->qt[q].voq);
+			n += voq_count(tp, q);
 		n += tp ? RSW_CNT_GET(tp->cached) : 0;
 	}
 	return n;
@@ -867,7 +871,7 @@ void rsw_tm_port_bytes(const struct rsw_tm *tm, uint16_t port, uint64_t *sent, u
 {
 	uint64_t s = 0, q = 0;
 	for (unsigned i = 0; i < RSW_TM_QUEUES; i++) {
-		s += __atomic_load_n(&rsw_tm_port_read(tm, port)->qt[i].bytes, __ATOMIC_RELAXED);
+		s += __atomic_load_n(&rsw_tm_port_read(tm, port)->q[i].bytes, __ATOMIC_RELAXED);
 		q += rsw_tm_queue_bytes(tm, port, i);
 	}
 	*sent = s;

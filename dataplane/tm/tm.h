@@ -53,19 +53,9 @@ struct rsw_tm_queue_stats {
 	uint64_t pfcwd_flushed_lossless;  /* of them, packets of a lossless PG */
 };
 
-/* A VOQ: live, a fixed multi-producer ring sized so that the descriptor accounting never lets it
- * overflow; replay, a FIFO of the packets themselves (one thread), linked through their mbufs'
- * next pointer, NULL again once a packet leaves it: it never runs out of room, and a packet's
- * slot is not one more cache line to touch, at enqueue and again at dequeue. */
-struct rsw_voq {
-	struct rte_ring *ring;
-	struct rte_mbuf *first, *last;
-	uint32_t n;
-};
-
-/* What admission and dequeue read and write of one ingress (port, PG) and one egress (port, queue):
- * the buffer counters with what sits beside them, a cache line each, where 56-byte counters at a
- * 56-byte stride made one in two straddle two lines. */
+/* What admission and dequeue read and write of one ingress (port, PG) and one egress (port, queue),
+ * a cache line each: a queue's VOQ, buffer counters and transmit counters are read and written
+ * together at its every enqueue and dequeue, so they share one line. */
 struct rsw_tm_pg_hot {
 	struct rsw_buf_use use;
 	/* packets its headroom may hold (live: fixed when the VOQs were sized) */
@@ -75,22 +65,25 @@ struct rsw_tm_pg_hot {
 	uint8_t port_xoff;
 } __rte_cache_aligned;
 
-struct rsw_tm_queue_hot {
-	struct rsw_buf_use use;
-	uint8_t storm; /* wd[q].storm, for admission, which reads this line anyway */
+/* A VOQ: live, a fixed multi-producer ring sized so that the descriptor accounting never lets it
+ * overflow (in the port's cold record: the owner takes bursts of it into its cache there);
+ * replay, a FIFO of the packets themselves (one thread), linked through their mbufs' next
+ * pointer, NULL again once a packet leaves it: it never runs out of room, and a packet's slot is
+ * not one more cache line to touch, at enqueue and again at dequeue. */
+struct rsw_tm_queue {
+	struct rte_mbuf *first, *last; /* replay's VOQ */
+	uint32_t n;
+	/* from here on, its state and counters (what a run's parts exchange: replay_mpi.c) */
+	uint8_t storm;            /* wd[q].storm, for admission, which reads this line anyway */
+	struct rsw_buf_count use;
+	uint64_t packets, bytes;  /* transmitted (SAI_QUEUE_STAT_PACKETS, _BYTES) */
 } __rte_cache_aligned;
+_Static_assert(sizeof(struct rsw_tm_queue) == RTE_CACHE_LINE_SIZE, "a queue in one line");
 
-/* What enqueue and dequeue read and write of one egress queue besides its buffer counters: its
- * VOQ and its transmit counters (SAI_QUEUE_STAT_*), in one line. */
-struct rsw_tm_queue_tx {
-	struct rsw_voq voq;
-	uint64_t packets, bytes;          /* transmitted */
-	uint64_t ecn_marked_packets;      /* WRED_ECN_MARKED_PACKETS */
-} __rte_cache_aligned;
-
-/* The rest of a queue's counters (struct rsw_tm_queue_stats), which only drops move. */
+/* The rest of a queue's counters (struct rsw_tm_queue_stats), which only drops and marks move. */
 struct rsw_tm_queue_drops {
 	uint64_t dropped_packets, dropped_bytes;
+	uint64_t ecn_marked_packets; /* WRED_ECN_MARKED_PACKETS */
 	uint64_t pfcwd_dropped;
 	uint64_t pfcwd_flushed;
 	uint64_t pfcwd_flushed_lossless;
@@ -100,7 +93,9 @@ struct rsw_tm_queue_drops {
  * VOQs are read in place), drop counters, PFC generation and watchdog state. Kept apart from the
  * port's record so that the lines every hop reads lie on fewer pages. */
 struct rsw_tm_port_cold {
-	/* packets taken off each ring in bursts, waiting for the scheduler (owner only) */
+	/* live: each queue's VOQ ring (NULL: replay's VOQs are lists, in struct rsw_tm_queue),
+	 * and the packets taken off it in bursts, waiting for the scheduler (owner only) */
+	struct rte_ring *ring[RSW_TM_QUEUES];
 	struct rte_mbuf *cache[RSW_TM_QUEUES][RSW_TM_DEQ_BURST];
 	struct rsw_tm_queue_drops qd[RSW_TM_QUEUES];
 	struct rsw_pfc_gen gen[RSW_TM_PGS];
@@ -129,8 +124,7 @@ struct rsw_tm_port {
 	uint64_t rng_in;                      /* ECN on enqueue (ingress owner) */
 	uint64_t next_wd_poll_ns;
 	struct rsw_tm_pg_hot pg[RSW_TM_PGS];      /* as ingress port */
-	struct rsw_tm_queue_hot q[RSW_TM_QUEUES]; /* as egress port */
-	struct rsw_tm_queue_tx qt[RSW_TM_QUEUES];
+	struct rsw_tm_queue q[RSW_TM_QUEUES]; /* as egress port */
 	struct rsw_tm_port_cold *cold;
 } __rte_cache_aligned;
 _Static_assert(offsetof(struct rsw_tm_port, pause.latest_until_ns) < RTE_CACHE_LINE_SIZE,
@@ -141,7 +135,7 @@ struct rsw_tm {
 	uint16_t n_ports;
 	int mt;                            /* several workers enqueue: atomic counters, MP rings */
 	struct rsw_buf_desc desc;          /* packet descriptors (size 0: not limited) */
-	uint32_t voq_slots;                /* live: packets a VOQ ring holds */
+	uint32_t voq_slots;                /* live: packets a VOQ ring holds (0: replay's lists) */
 	uint64_t pool_used[RSW_BUF_POOLS]; /* shared bytes in use per pool (atomic) */
 	uint64_t pool_peak[RSW_BUF_POOLS];
 	uint64_t pool_hdrm[RSW_BUF_POOLS]; /* bytes in each pool's shared headroom pool (atomic) */

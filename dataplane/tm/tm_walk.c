@@ -16,7 +16,7 @@
 static unsigned walk_ring(const struct rsw_tm_port *tp, unsigned q,
 			  int (*fn)(void *arg, struct rte_mbuf *m), void *arg)
 {
-	const struct rte_ring *r = tp->qt[q].voq.ring;
+	const struct rte_ring *r = tp->cold->ring[q];
 	unsigned seen = 0;
 	uint8_t h = __atomic_load_n(&tp->c_head[q], __ATOMIC_RELAXED),
 		n = __atomic_load_n(&tp->c_n[q], __ATOMIC_RELAXED);
@@ -42,9 +42,9 @@ unsigned rsw_tm_queue_walk(const struct rsw_tm *tm, uint16_t port, unsigned q,
 			   int (*fn)(void *arg, struct rte_mbuf *m), void *arg)
 {
 	const struct rsw_tm_port *tp = rsw_tm_port_read(tm, port);
-	const struct rsw_voq *v = &tp->qt[q].voq;
+	const struct rsw_tm_queue *v = &tp->q[q];
 	unsigned seen = 0;
-	if (v->ring)
+	if (tp->cold->ring[q])
 		return walk_ring(tp, q, fn, arg);
 	/* the owner's cache holds the oldest packets, the FIFO the rest in order */
 	for (unsigned i = tp->c_head[q]; i < tp->c_n[q]; i++, seen++)

@@ -148,10 +148,42 @@ static void lossless_queue_never_refused(void **state)
 	struct rsw_buf_profile_cfg lossy = {.dynamic = 0, .static_th = 1000};
 	struct rsw_buf_profile_cfg lossless = lossy;
 	lossless.lossless = 1;
-	struct rsw_buf_use u = {.bytes = 5000};
+	struct rsw_buf_count u = {.bytes = 5000};
 	uint64_t used = 5000;
 	assert_false(rsw_buf_queue_fits(&u, &lossy, &pool, &used, 100));
 	assert_true(rsw_buf_queue_fits(&u, &lossless, &pool, &used, 100));
+}
+
+/* A queue (reserve 1000 B, alpha 1/2) charged by bursts and released by departures: the pool
+ * holds only what is past the reserve; the watermark stays at the deepest point. */
+static void queue_bursts_charge_and_release(void **state)
+{
+	(void)state;
+	struct rsw_buf_profile_cfg p = {.dynamic = 1, .dynamic_th = -1, .reserved = 1000};
+	struct rsw_buf_count c = {0};
+	uint64_t used = 0;
+	/* 3 x 600 B: 1800 B, 800 of them shared; threshold 0.5 x (1e6 - 800) = 499600 */
+	assert_true(rsw_buf_queue_fits_all(&c, &p, &pool, &used, 1800));
+	rsw_buf_queue_charge(&c, &p, &used, 1800, 3, 0);
+	assert_int_equal(c.bytes, 1800);
+	assert_int_equal(c.pkts, 3);
+	assert_int_equal(used, 800);
+	/* 333,000 B more in one burst: shared 333,800 against 0.5 x (1e6 - 333,800) = 333,100 */
+	assert_false(rsw_buf_queue_fits_all(&c, &p, &pool, &used, 333000));
+	assert_true(rsw_buf_queue_fits(&c, &p, &pool, &used, 1000));
+	rsw_buf_queue_charge(&c, &p, &used, 1000, 1, 1);
+	assert_int_equal(used, 1800);
+	/* two leave (1200 B): the shared part goes first, 1800 -> 600 */
+	rsw_buf_queue_release(&c, &p, &used, 1200, 2, 0);
+	assert_int_equal(c.bytes, 1600);
+	assert_int_equal(c.pkts, 2);
+	assert_int_equal(used, 600);
+	/* the rest: down past the reserve to nothing */
+	rsw_buf_queue_release(&c, &p, &used, 1600, 2, 1);
+	assert_int_equal(c.bytes, 0);
+	assert_int_equal(c.pkts, 0);
+	assert_int_equal(used, 0);
+	assert_int_equal(c.peak, 2800);
 }
 
 /* REFERENCE §2: MTU + 2 x length x speed / 2e8 m/s (in bytes) + response quanta x 64 bytes */
@@ -176,6 +208,7 @@ int main(void)
 		cmocka_unit_test(static_threshold),
 		cmocka_unit_test(lossless_headroom),
 		cmocka_unit_test(lossless_queue_never_refused),
+		cmocka_unit_test(queue_bursts_charge_and_release),
 		cmocka_unit_test(packets_reach_xoff_first),
 		cmocka_unit_test(headroom_formula),
 	};
