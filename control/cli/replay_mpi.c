@@ -508,24 +508,12 @@ static void merge_results(const struct rsw_replay_model *m, struct rsw_replay_re
 	merge_totals(m, res);
 }
 
-static int refuse(const struct rsw_replay_opts *opts, char *err, size_t errlen)
-{
-	if (opts->events && opts->sample_ns)
-		snprintf(err, errlen, "queue-depth samples are taken at the start of the period of "
-			 "the whole zone's next event, which no rank sees: pass --sample-ns 0");
-	else
-		return 0;
-	return -1;
-}
-
 static int run_parts(const struct rsw_replay_model *m, const char *out_dir,
 		     const struct rsw_replay_opts *opts, struct rsw_replay_result *res, char *err,
 		     size_t errlen)
 {
 	unsigned ranks = rsw_ns3_size();
 	sched_setaffinity(0, sizeof(g_cpus), &g_cpus);
-	if (ranks > 1 && refuse(opts, err, errlen) < 0)
-		return -1;
 	g.model = m;
 	g.sw_rank = calloc(m->n_sw + 1, sizeof(*g.sw_rank));
 	g.host_rank = calloc(m->n_host + 1, sizeof(*g.host_rank));
@@ -545,6 +533,9 @@ static int run_parts(const struct rsw_replay_model *m, const char *out_dir,
 	rsw_ns3_run(opts->until_ns);
 	uint64_t next = rsw_replay_part_next(g.r);
 	uint64_t cut = opts->until_ns && next != UINT64_MAX ? opts->until_ns : 0;
+	uint64_t last = rsw_replay_part_last(g.r); /* the zone's last wake-up */
+	rsw_ns3_max_u64(&last, 1);
+	rsw_replay_part_sample_to(g.r, last);
 	int rc = rsw_replay_part_close(g.r, cut, !g.failed);
 	if (rc < 0) {
 		fprintf(stderr, "rocesw-replay-mpi: rank %u: %s\n", g.part.rank, err);

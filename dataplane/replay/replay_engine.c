@@ -340,6 +340,19 @@ static void dispatch(struct replay *r, const struct rsw_wake *w)
 	}
 }
 
+void rp_engine_sample_to(struct replay *r, uint64_t t)
+{
+	if (!r->log.f || !r->sample_ns || t < r->next_sample)
+		return;
+	/* each period start up to t finds the zone as the last wake-up left it, before any wake-up
+	 * of that nanosecond runs: what a sample sees depends neither on the order within a
+	 * nanosecond nor on which switches other wake-ups were for (nor, in a part, on which
+	 * switches are here: replay_part.h) */
+	uint64_t last = t - t % r->sample_ns;
+	r->ops->sw_sample_all(r, r->next_sample, last, r->sample_ns);
+	r->next_sample = last + r->sample_ns;
+}
+
 /* Out of line, so a profile can collect the event loop alone by this function's name
  * (docs/performance.md). */
 __attribute__((noinline)) void rp_engine_run_one(struct replay *r)
@@ -355,14 +368,8 @@ __attribute__((noinline)) void rp_engine_run_one(struct replay *r)
 	r->wake_t = w.t;
 	r->wake_id = w.id;
 	r->wake_n = 0;
-	if (r->log.f && r->sample_ns && w.t >= r->next_sample) {
-		/* the zone at the last period start at or before t, as no wake-up of t has run: what a
-		 * sample sees does not depend on the order within a nanosecond */
-		uint64_t at = w.t - w.t % r->sample_ns;
-		rp_log_wake(&r->log, w.t, 0); /* (held first, id 0: written first) */
-		r->ops->sw_sample_all(r, at);
-		r->next_sample = at + r->sample_ns;
-	}
+	if (r->log.f && r->sample_ns && w.t >= r->next_sample)
+		rp_engine_sample_to(r, w.t);
 	rp_log_wake(&r->log, w.t, w.id);
 	if (r->log.oom)
 		r->oom = 1;
@@ -375,6 +382,16 @@ __attribute__((noinline)) void rp_engine_run_one(struct replay *r)
 uint64_t rsw_replay_part_next(const struct replay *r)
 {
 	return rsw_event_peek(&r->q);
+}
+
+uint64_t rsw_replay_part_last(const struct replay *r)
+{
+	return r->wake_t;
+}
+
+void rsw_replay_part_sample_to(struct replay *r, uint64_t t)
+{
+	rp_engine_sample_to(r, t);
 }
 
 int rsw_replay_part_run_at(struct replay *r, uint64_t t)

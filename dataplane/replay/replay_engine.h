@@ -55,8 +55,8 @@ struct rp_node_ops {
 	/* port may send (its wake-up), or its PFC timer fired; then the switch settles */
 	void (*sw_tx)(struct replay *r, unsigned s, uint16_t port, uint64_t t);
 	void (*sw_ctrl)(struct replay *r, unsigned s, uint16_t port, uint64_t t);
-	/* queue-depth samples of every switch at t (the event log's sampling period) */
-	void (*sw_sample_all)(struct replay *r, uint64_t t);
+	/* queue-depth samples of every switch at each period start from `from` to `to` */
+	void (*sw_sample_all)(struct replay *r, uint64_t from, uint64_t to, uint64_t step);
 	/* a frame whole at host h at t, from its link */
 	void (*host_rx)(struct replay *r, unsigned h, uint64_t t, struct rte_mbuf *m);
 	/* a frame that reached host h found no packet memory: dropped (no_mbuf) */
@@ -242,6 +242,8 @@ static inline void rp_event_pfc(struct replay *r, uint64_t t, const char *kind,
 int rp_engine_init(struct replay *r);
 /* Pops the next wake-up and runs it. */
 void rp_engine_run_one(struct replay *r);
+/* Queue-depth samples of every period start from the next one not sampled up to t. */
+void rp_engine_sample_to(struct replay *r, uint64_t t);
 static inline int rp_engine_failed(const struct replay *r)
 {
 	return r->failed || r->oom || r->cap.werr.err;

@@ -62,13 +62,23 @@ void rp_log_flush(struct rp_log *log)
 	log->n_line = log->held_len = 0;
 }
 
-void rp_log_wake(struct rp_log *log, uint64_t t, uint32_t id)
+static void start(struct rp_log *log, uint64_t t, uint32_t id)
 {
 	if (t != log->t && log->n_line)
 		rp_log_flush(log);
 	log->t = t;
 	log->id = id;
 	log->lines = 0;
+}
+
+void rp_log_wake(struct rp_log *log, uint64_t t, uint32_t id)
+{
+	start(log, t, id + 1);
+}
+
+void rp_log_samples(struct rp_log *log, uint64_t t)
+{
+	start(log, t, 0);
 }
 
 void rp_log_close(struct rp_log *log)

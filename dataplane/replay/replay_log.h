@@ -8,7 +8,9 @@
 
 #include <jansson.h>
 
-/* A line held until its nanosecond ends: its wake-up's entity, its place in the held bytes. */
+/* A line held until its nanosecond ends: its wake-up's entity (its id + 1; 0: the queue-depth
+ * samples of a period's start, which come before every wake-up of that nanosecond), its number
+ * within the wake-up, its place in the held bytes. */
 struct rp_log_line {
 	uint32_t id, lines;
 	size_t off, len;
@@ -30,6 +32,14 @@ struct rp_log {
 
 /* The wake-up of entity id at t starts: the lines held of an earlier nanosecond are written. */
 void rp_log_wake(struct rp_log *log, uint64_t t, uint32_t id);
+/* The queue-depth samples of the period starting at t follow, before every wake-up of t. */
+void rp_log_samples(struct rp_log *log, uint64_t t);
+/* Numbers the next line of the wake-up running: in a part's log (keyed), its place among the
+ * lines of that wake-up that other parts write (by default, one more than the last). */
+static inline void rp_log_number(struct rp_log *log, uint32_t n)
+{
+	log->lines = n;
+}
 /* Writes the lines held, in their wake-ups' order. */
 void rp_log_flush(struct rp_log *log);
 /* Writes what is held and frees the holding. */

@@ -40,6 +40,13 @@ int rsw_replay_part_run_at(struct replay *r, uint64_t t);
  * direction dir whole at t. */
 void rsw_replay_part_deliver(struct replay *r, unsigned dir, uint64_t t, const uint8_t *data,
 			     uint32_t held, uint32_t len, const struct rsw_flow_key *flow);
+/* Time of the last wake-up the part ran (0: none). */
+uint64_t rsw_replay_part_last(const struct replay *r);
+/* Queue-depth samples of the part's switches at the period starts up to t, the time of the
+ * zone's last wake-up (the largest rsw_replay_part_last of all parts), which a part's own
+ * wake-ups may not reach: after its last one, its queues stay as they are. Before
+ * rsw_replay_part_close, so that the event log holds what the sequential replay's does. */
+void rsw_replay_part_sample_to(struct replay *r, uint64_t t);
 /* Ends the run (cut at until_ns if not 0): the part's results in res. Returns 0, or -1 with a
  * message (then res holds nothing). */
 int rsw_replay_part_close(struct replay *r, uint64_t cut_ns, int ok);

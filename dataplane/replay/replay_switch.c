@@ -322,8 +322,11 @@ void rp_sw_settle(struct replay *r, unsigned s, uint64_t t)
 	rp_ports_clear(&n->stalled);
 }
 
-/* Queue-depth samples of every non-empty queue. */
-static void sw_sample(struct replay *r, unsigned s, uint64_t t)
+/* Queue-depth samples of every non-empty queue of switch s at t (with log, else: is one
+ * non-empty?). Each line is numbered by its queue's place in the zone (a zone's 1,024 switches
+ * of 256 ports: 2^21 queues), so that the samples parts of a zone write merge in one run's
+ * order (replay_part.h). */
+static int sw_sample(struct replay *r, unsigned s, uint64_t t, int log)
 {
 	const struct sw_node *n = &r->sw[s];
 	for (uint16_t p = 0; p < n->fib->n_ports; p++)
@@ -331,11 +334,15 @@ static void sw_sample(struct replay *r, unsigned s, uint64_t t)
 			uint64_t b = rsw_tm_queue_bytes(n->tm, p, q);
 			if (!b)
 				continue;
+			if (!log)
+				return 1;
 			json_t *f = json_object();
 			json_object_set_new(f, "queue", json_integer(q));
 			json_object_set_new(f, "bytes", json_integer((json_int_t)b));
+			rp_log_number(&r->log, ((uint32_t)s * RSW_MAX_PORTS + p) * RSW_TM_QUEUES + q);
 			sw_event(r, s, t, "queue_depth", p, f);
 		}
+	return 0;
 }
 
 /* ---- the engine's switch ops (replay_engine.h) ---- */
@@ -453,8 +460,19 @@ void rp_sw_fold(struct replay *r, unsigned s)
 	}
 }
 
-void rp_sw_sample(struct replay *r, uint64_t t)
+void rp_sw_sample(struct replay *r, uint64_t from, uint64_t to, uint64_t step)
 {
-	for (unsigned s = 0; s < r->model->n_sw; s++)
-		sw_sample(r, s, t);
+	/* nothing happens between wake-ups: every period start from `from` finds the same queues,
+	 * and when all are empty there is nothing to write for any of them */
+	unsigned s = 0;
+	while (s < r->model->n_sw && !(rp_sw_here(r, s) && sw_sample(r, s, from, 0)))
+		s++;
+	if (s == r->model->n_sw)
+		return;
+	for (uint64_t t = from; t <= to; t += step) {
+		rp_log_samples(&r->log, t);
+		for (s = 0; s < r->model->n_sw; s++)
+			if (rp_sw_here(r, s))
+				sw_sample(r, s, t, 1);
+	}
 }

@@ -17,7 +17,8 @@ void rp_sw_input(struct replay *r, unsigned s, uint16_t port, uint64_t t, struct
 void rp_sw_lost(struct replay *r, unsigned s, uint16_t port, uint64_t t, uint32_t len);
 void rp_sw_tx(struct replay *r, unsigned s, uint16_t port, uint64_t t);
 void rp_sw_ctrl(struct replay *r, unsigned s, uint16_t port, uint64_t t);
-void rp_sw_sample(struct replay *r, uint64_t t);
+/* Queue-depth samples at every period start from `from` to `to` (multiples of step). */
+void rp_sw_sample(struct replay *r, uint64_t from, uint64_t to, uint64_t step);
 /* Adds what s's ports counted (struct rp_sw_port) into its results, once the run is over. */
 void rp_sw_fold(struct replay *r, unsigned s);
 /* What a frame's arrival at s's port, or port's sending, will read, asked for ahead (struct

@@ -56,7 +56,7 @@ class ReplayMpi(unittest.TestCase):
     def seq(self, name, config, indir, *extra):
         out = os.path.join(self.dir, name)
         r = subprocess.run([ROCESW, "replay", "--config", config, "--in-dir", indir, "--out", out,
-                            "--sample-ns", "0", *extra],
+                            *extra],
                            capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
         return out, r.stdout.replace(out, "OUT")
@@ -64,7 +64,7 @@ class ReplayMpi(unittest.TestCase):
     def mpi(self, name, ranks, sync, config, indir, *extra, check=True, env=None):
         out = os.path.join(self.dir, name)
         r = subprocess.run(["mpirun", "-np", str(ranks), MPI, "--sync", sync, "--config", config,
-                            "--in-dir", indir, "--out", out, "--sample-ns", "0",
+                            "--in-dir", indir, "--out", out,
                             *extra], capture_output=True, text=True,
                            env=dict(ENV, ROCESW_MPI_STATS="1", **(env or {})), timeout=600)
         if check:
@@ -106,9 +106,8 @@ class ReplayMpi(unittest.TestCase):
                           ("window", ["mpirun", "-np", "2", MPI, "--sync", "window"]),
                           ("null", ["mpirun", "-np", "2", MPI, "--sync", "null-messages"])):
             out = os.path.join(self.dir, f"{tag}-{name}")
-            r = subprocess.run([*cmd, "--config", config, "--collective", spec, "--out", out,
-                                "--sample-ns", "0"], capture_output=True, text=True, env=ENV,
-                               timeout=600)
+            r = subprocess.run([*cmd, "--config", config, "--collective", spec, "--out", out],
+                               capture_output=True, text=True, env=ENV, timeout=600)
             self.assertEqual(r.returncode, 0, r.stderr)
             outs.append((out, r.stdout.replace(out, "OUT")))
         for out, txt in outs[1:]:
@@ -132,7 +131,7 @@ class ReplayMpi(unittest.TestCase):
             out[name] = os.path.join(self.dir, f"cfail-{name}")
             r = subprocess.run([*cmd, "--config", ZONE, "--collective", "ring,size=4M,qps=4",
                                 "--fail", "ctsw1@50us", "--recover", "ctsw1@150us", "--out",
-                                out[name], "--sample-ns", "0"], capture_output=True, text=True,
+                                out[name]], capture_output=True, text=True,
                                env=ENV, timeout=600)
             self.assertEqual(r.returncode, 0, r.stderr)
         for name in ("window", "null"):
@@ -159,7 +158,7 @@ class ReplayMpi(unittest.TestCase):
                           ("null", ["mpirun", "-np", "2", MPI, "--sync", "null-messages"])):
             out[name] = os.path.join(self.dir, f"promise-{name}")
             r = subprocess.run([*cmd, "--config", ZONE, "--collective", "ring,size=4M,qps=4",
-                                "--until", "2000", "--out", out[name], "--sample-ns", "0"],
+                                "--until", "2000", "--out", out[name]],
                                capture_output=True, text=True, env=ENV, timeout=600)
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertNotIn("promising", r.stderr)
@@ -196,8 +195,8 @@ class ReplayMpi(unittest.TestCase):
         s, s_txt = self.seq("ranks-seq", ZONE, self.ring)
         out = os.path.join(self.dir, "ranks-2")
         r = subprocess.run([ROCESW, "replay", "--ranks", "2", "--sync", "null-messages",
-                            "--config", ZONE, "--in-dir", self.ring, "--out", out, "--sample-ns",
-                            "0"], capture_output=True, text=True, env=ENV, timeout=600)
+                            "--config", ZONE, "--in-dir", self.ring, "--out", out],
+                           capture_output=True, text=True, env=ENV, timeout=600)
         self.assertEqual(r.returncode, 0, r.stderr)
         same_tree(self, s, out)
         self.assertEqual(s_txt, r.stdout.replace(out, "OUT"))
@@ -295,7 +294,7 @@ class ReplayMpi(unittest.TestCase):
         for caps, extra in (("all", []), ("whole", ["--capture-snaplen", "0"]),
                             ("none", ["--captures", "none"])):
             seq = os.path.join(self.dir, f"unread-{caps}-seq")
-            args = ["--config", ZONE, "--collective", "ring,size=2M", *extra, "--sample-ns", "0"]
+            args = ["--config", ZONE, "--collective", "ring,size=2M", *extra]
             r = subprocess.run([ROCESW, "replay", *args, "--out", seq], capture_output=True,
                                text=True)
             self.assertEqual(r.returncode, 0, r.stderr)
@@ -334,13 +333,25 @@ class ReplayMpi(unittest.TestCase):
         self.assertGreater(len(tx), 0)
         self.assertEqual(rx, [t + wire + link["delay_ns"] for t in tx][:len(rx)])
 
-    def test_refusals(self):
-        out = os.path.join(self.dir, "sample")
-        r = subprocess.run(["mpirun", "-np", "2", MPI, "--config", ZONE, "--in-dir", self.ring,
-                            "--out", out], capture_output=True, text=True, env=ENV)
-        self.assertNotEqual(r.returncode, 0)
-        self.assertIn("pass --sample-ns 0", r.stderr)
-
+    def test_samples_of_both_ranks(self):
+        """The incast's queue-depth samples (every non-empty queue at the start of each 1 µs
+        period, docs/replay.md) come from both ranks' switches, as the sequential run writes
+        them: also when the run is cut while sw1's rank has had its last wake-up (its hosts
+        paused by PFC) and sw2's rank still runs, so that only the zone's last wake-up says
+        which period starts sw1's held queue is sampled at."""
+        for until in ("6000", "20000", None):
+            extra = ["--until", until] if until else []
+            s, s_txt = self.seq(f"samples-seq-{until}", TWO_HOP, self.incast, *extra)
+            for sync in ("window", "null-messages"):
+                m, m_txt, _ = self.mpi(f"samples-{sync}-{until}", 2, sync, TWO_HOP,
+                                       self.incast, *extra)
+                with self.subTest(until=until, sync=sync):
+                    same_tree(self, s, m)
+                    self.assertEqual(s_txt, m_txt)
+            with open(os.path.join(s, "events.jsonl")) as f:
+                samples = [e for e in map(json.loads, f) if e["event"] == "queue_depth"]
+            self.assertEqual({e["switch"] for e in samples}, {"sw1", "sw2"})
+            self.assertTrue(all(e["t"] % 1000 == 0 for e in samples))
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -101,13 +101,13 @@ static void key_order(void **state)
 			"{\"t\":11,\"event\":\"drop\",\"port\":\"Ethernet0\",\"k\":6}\n";
 		if (!keyed) {
 			assert_string_equal(a, want_plain);
-		} else { /* (time, entity, line of its wake-up) before each line */
-			const char *keys[] = {"000000000000000a0000000200000000",
-					      "000000000000000a0000000400000000",
-					      "000000000000000a0000000900000000",
-					      "000000000000000a0000000900000000",
-					      "000000000000000a0000000900000002",
-					      "000000000000000b0000000100000000"};
+		} else { /* (time, entity + 1, line of its wake-up) before each line */
+			const char *keys[] = {"000000000000000a0000000300000000",
+					      "000000000000000a0000000500000000",
+					      "000000000000000a0000000a00000000",
+					      "000000000000000a0000000a00000000",
+					      "000000000000000a0000000a00000002",
+					      "000000000000000b0000000200000000"};
 			const char *p = a, *w = want_plain;
 			for (unsigned i = 0; i < 6; i++) {
 				assert_memory_equal(p, keys[i], 32);
@@ -122,8 +122,52 @@ static void key_order(void **state)
 	}
 }
 
+/* The samples of a period's start come before every wake-up of that nanosecond, entity 0's
+ * too, and in a part's log carry the numbers given (their queues' places in the zone). */
+static void samples_first(void **state)
+{
+	(void)state;
+	for (int keyed = 0; keyed < 2; keyed++) {
+		char *a = NULL;
+		size_t na = 0;
+		struct rp_log log = {.f = open_memstream(&a, &na), .keyed = keyed};
+		line(&log, 19, 5, 1);
+		rp_log_samples(&log, 20);
+		rp_log_number(&log, 8);
+		rp_log_fields(&log, 20, "queue_depth", NULL, NULL, "Ethernet0",
+			      &(struct rp_field){.key = "k", .u = 2}, 1);
+		rp_log_number(&log, 2049);
+		rp_log_fields(&log, 20, "queue_depth", NULL, NULL, "Ethernet0",
+			      &(struct rp_field){.key = "k", .u = 3}, 1);
+		line(&log, 20, 0, 4);
+		rp_log_close(&log);
+		fclose(log.f);
+		const char *want[] = {
+			"{\"t\":19,\"event\":\"drop\",\"port\":\"Ethernet0\",\"k\":1}\n",
+			"{\"t\":20,\"event\":\"queue_depth\",\"port\":\"Ethernet0\",\"k\":2}\n",
+			"{\"t\":20,\"event\":\"queue_depth\",\"port\":\"Ethernet0\",\"k\":3}\n",
+			"{\"t\":20,\"event\":\"drop\",\"port\":\"Ethernet0\",\"k\":4}\n"};
+		const char *keys[] = {"00000000000000130000000600000000",
+				      "00000000000000140000000000000008",
+				      "00000000000000140000000000000801",
+				      "00000000000000140000000100000000"};
+		const char *p = a;
+		for (unsigned i = 0; i < 4; i++) {
+			if (keyed) {
+				assert_memory_equal(p, keys[i], 32);
+				p += 33;
+			}
+			assert_memory_equal(p, want[i], strlen(want[i]));
+			p += strlen(want[i]);
+		}
+		assert_int_equal(*p, 0);
+		free(a);
+	}
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(same_lines), cmocka_unit_test(key_order)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(same_lines), cmocka_unit_test(key_order),
+					   cmocka_unit_test(samples_first)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
