@@ -463,9 +463,10 @@ void rp_sw_fold(struct replay *r, unsigned s)
 void rp_sw_sample(struct replay *r, uint64_t from, uint64_t to, uint64_t step)
 {
 	/* nothing happens between wake-ups: every period start from `from` finds the same queues,
-	 * and when all are empty there is nothing to write for any of them */
+	 * and when all are empty there is nothing to write for any of them (looked at first only
+	 * when there are several periods to skip) */
 	unsigned s = 0;
-	while (s < r->model->n_sw && !(rp_sw_here(r, s) && sw_sample(r, s, from, 0)))
+	while (to > from && s < r->model->n_sw && !(rp_sw_here(r, s) && sw_sample(r, s, from, 0)))
 		s++;
 	if (s == r->model->n_sw)
 		return;
