@@ -50,7 +50,7 @@ static void send_frame(void *arg, unsigned dir, uint64_t t, const uint8_t *data,
 	memcpy(p, data, held);
 }
 
-void rsw_mpi_receive(const void *msg, size_t len)
+uint64_t rsw_mpi_receive(const void *msg, size_t len)
 {
 	const uint8_t *p = msg;
 	uint32_t dir, flen = 0;
@@ -77,6 +77,7 @@ void rsw_mpi_receive(const void *msg, size_t len)
 		rsw_ns3_abort();
 	}
 	rsw_replay_part_deliver(g.r, dir, t, p, (uint32_t)(len - at), flen, has ? &key : NULL);
+	return t;
 }
 
 uint64_t rsw_mpi_next(void)
@@ -90,6 +91,49 @@ int rsw_mpi_run_at(uint64_t t)
 	if (rsw_replay_part_run_at(g.r, t) < 0)
 		g.failed = 1;
 	return g.failed ? -1 : 0;
+}
+
+uint64_t rsw_mpi_dl_next(void)
+{
+	return rsw_replay_part_dl_next(g.r);
+}
+
+int rsw_mpi_dl_armed(void)
+{
+	return rsw_replay_part_dl_armed(g.r);
+}
+
+static void dl_failed(void)
+{
+	fprintf(stderr, "rocesw-replay-mpi: rank %u: the PFC deadlock check failed (out of "
+		"memory, or its exchange)\n", rsw_ns3_rank());
+	rsw_ns3_abort();
+}
+
+void rsw_mpi_dl_at(uint64_t t, int armed)
+{
+	if (rsw_replay_part_dl_at(g.r, t, armed, t, 1) < 0)
+		dl_failed();
+}
+
+static int gather(void *arg, const void *mine, size_t len, char **all, size_t *all_len)
+{
+	(void)arg;
+	return rsw_ns3_allgather(mine, len, all, all_len);
+}
+
+/* The grid's points up to a cut run's cut, then the check at the end of the run: at its cut, or
+ * at the last frame sent anywhere. */
+static void dl_end(uint64_t cut, uint64_t end)
+{
+	while (cut && rsw_replay_part_dl_next(g.r) <= cut) {
+		uint64_t armed = (uint64_t)rsw_replay_part_dl_armed(g.r);
+		rsw_ns3_sum_u64(&armed, 1);
+		if (rsw_replay_part_dl_at(g.r, rsw_replay_part_dl_next(g.r), armed != 0, cut, 0) < 0)
+			dl_failed();
+	}
+	if (rsw_replay_part_dl_end(g.r, cut ? cut : end) < 0)
+		dl_failed();
 }
 
 /* Racks stay whole: an RTSW (a switch with hosts) and its hosts on one rank, in blocks of
@@ -463,6 +507,22 @@ static void order_flows(struct rsw_replay_result *res, struct rsw_flow_table *ta
 	rsw_flow_table_free(tab);
 }
 
+/* Each deadlock's flows by their index among the merged ones (every rank found the same
+ * deadlocks, their flows by key). */
+static void number_dl_flows(struct rsw_replay_result *res)
+{
+	struct rsw_flow_table tab = {0};
+	for (size_t i = 0; i < res->n_flows; i++)
+		rsw_flow_table_find_add(&tab, &res->flow_key[i]);
+	for (unsigned k = 0; k < res->n_deadlock; k++)
+		for (unsigned i = 0; i < res->deadlock[k].n_flow; i++) {
+			struct rsw_replay_dl_flow *f = &res->deadlock[k].flow[i];
+			long x = rsw_flow_table_find_add(&tab, &f->key);
+			f->flow = x < 0 || (size_t)x >= res->n_flows ? UINT32_MAX : (uint32_t)x;
+		}
+	rsw_flow_table_free(&tab);
+}
+
 /* The zone's totals: summed over the ranks, the earliest start and the latest end. */
 static void merge_totals(const struct rsw_replay_model *m, struct rsw_replay_result *res)
 {
@@ -502,6 +562,7 @@ static void merge_results(const struct rsw_replay_model *m, struct rsw_replay_re
 		for (unsigned r = 0; r < ranks; r++)
 			unpack_rank(m, res, r, &at, &tab, &mf, &cap);
 		order_flows(res, &tab, mf);
+		number_dl_flows(res);
 	}
 	free(all);
 	free(lens);
@@ -521,7 +582,8 @@ static int run_parts(const struct rsw_replay_model *m, const char *out_dir,
 	if (channels(m, ranks, err, errlen) < 0)
 		return -1;
 	g.part = (struct rsw_replay_part){.rank = rsw_ns3_rank(), .sw_rank = g.sw_rank,
-					  .host_rank = g.host_rank, .send = send_frame};
+					  .host_rank = g.host_rank, .send = send_frame,
+					  .gather = gather};
 	struct rsw_replay_opts o = *opts;
 	o.progress = NULL;
 	o.events = opts->events ? tmpfile() : NULL;
@@ -533,9 +595,11 @@ static int run_parts(const struct rsw_replay_model *m, const char *out_dir,
 	rsw_ns3_run(opts->until_ns);
 	uint64_t next = rsw_replay_part_next(g.r);
 	uint64_t cut = opts->until_ns && next != UINT64_MAX ? opts->until_ns : 0;
-	uint64_t last = rsw_replay_part_last(g.r); /* the zone's last wake-up */
-	rsw_ns3_max_u64(&last, 1);
-	rsw_replay_part_sample_to(g.r, last);
+	/* the zone's last wake-up, cut and last frame sent */
+	uint64_t zone[3] = {rsw_replay_part_last(g.r), cut, res->end_ns};
+	rsw_ns3_max_u64(zone, 3);
+	rsw_replay_part_sample_to(g.r, zone[0]);
+	dl_end(zone[1], zone[2]);
 	int rc = rsw_replay_part_close(g.r, cut, !g.failed);
 	if (rc < 0) {
 		fprintf(stderr, "rocesw-replay-mpi: rank %u: %s\n", g.part.rank, err);

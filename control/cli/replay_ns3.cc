@@ -46,6 +46,7 @@ uint64_t g_step_t = UINT64_MAX;
 uint64_t g_stop = 0;
 bool g_null = false;
 uint64_t g_sent = 0, g_received = 0;        // frames crossing ranks
+uint64_t g_sent_due = 0, g_received_due = 0; // those that arrive by the stop time
 uint64_t g_sent_bytes = 0;                  // their records in the messages
 uint64_t g_msg_sent = 0, g_msg_received = 0; // the messages that carried them
 uint64_t g_split = 0;                        // batches that left in several messages
@@ -64,10 +65,14 @@ struct Peer {
 };
 std::vector<Peer> g_peer;
 std::vector<unsigned> g_waiting; // peers with frames waiting
-// null messages run until stopped: every period of virtual time the ranks check together
-// whether anything is left (an allreduce at the same virtual time on every rank, which each
-// rank reaches, as null messages keep every rank's time moving)
+// Ticks: at the same virtual times every rank checks with the others whether anything is left
+// anywhere (an allreduce, which each rank reaches, as null messages or granted windows keep
+// every rank's time moving), and runs the replay's PFC deadlock grid point of that time
+// (replay_part.h) before any step of it. With null messages, which run until stopped, a tick
+// comes at least every CHECK_NS; with granted windows the ticks end when nothing is left.
 const uint64_t CHECK_NS = 100000;
+EventId g_tick;
+uint64_t g_tick_t = UINT64_MAX;
 // what null messages have promised each peer rank: nothing from this rank before then
 std::vector<uint64_t> g_promised;
 // ROCESW_MPI_STATS=1: where each rank's time went (docs/replay-parallel.md, "Measured")
@@ -121,6 +126,7 @@ long g_preempt0 = 0;
 
 void Step();
 void FlushDue();
+void Tick();
 
 // the replay's next time, as the one pending step
 void Arm()
@@ -146,6 +152,10 @@ void Arm()
 void Step()
 {
 	uint64_t t = g_step_t;
+	if (t == g_tick_t) { // the tick of this time comes first, whichever ns-3 put first
+		Simulator::Remove(g_tick);
+		Tick();
+	}
 	g_step_t = UINT64_MAX;
 	Spent t0 = Mark();
 	if (rsw_mpi_run_at(t) < 0)
@@ -156,17 +166,34 @@ void Step()
 	FlushDue();
 }
 
-// Nothing left anywhere: no rank has a wake-up due (up to the stop time) and every frame sent
-// was received.
-void Check()
+void ArmTick()
 {
+	uint64_t now = (uint64_t)Simulator::Now().GetNanoSeconds(), t = rsw_mpi_dl_next();
+	if (g_null && (now / CHECK_NS + 1) * CHECK_NS < t)
+		t = (now / CHECK_NS + 1) * CHECK_NS;
+	g_tick_t = t;
+	g_tick = Simulator::Schedule(NanoSeconds(t - now), &Tick);
+}
+
+// Something is left when a rank has a wake-up due (up to the stop time) or a frame that arrives
+// by then was sent and not yet received: then a wake-up at or after this time will run, and the
+// replay of one process would run the grid point of this time too.
+void Tick()
+{
+	uint64_t t = g_tick_t;
+	g_tick_t = UINT64_MAX;
 	uint64_t n = rsw_mpi_next();
-	uint64_t v[3] = {n != UINT64_MAX && (!g_stop || n <= g_stop), g_sent, g_received};
-	MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-	if (!v[0] && v[1] == v[2])
-		Simulator::Stop();
-	else
-		Simulator::Schedule(NanoSeconds(CHECK_NS), &Check);
+	uint64_t v[4] = {(uint64_t)rsw_mpi_dl_armed(), n != UINT64_MAX && (!g_stop || n <= g_stop),
+			 g_sent_due, g_received_due};
+	MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+	if (!v[1] && v[2] == v[3]) {
+		if (g_null)
+			Simulator::Stop();
+		return;
+	}
+	if (t == rsw_mpi_dl_next())
+		rsw_mpi_dl_at(t, v[0] != 0);
+	ArmTick();
 }
 
 // A batch: every frame onto the replay's agenda at its own arrival time, then the next step.
@@ -183,9 +210,10 @@ void Receive(Ptr<Packet> p)
 			fprintf(stderr, "rocesw-replay-mpi: a malformed batch from another rank\n");
 			rsw_ns3_abort();
 		}
-		rsw_mpi_receive(&buf[at + 4], len);
+		uint64_t t = rsw_mpi_receive(&buf[at + 4], len);
 		at += 4 + len;
 		g_received++;
+		g_received_due += !g_stop || t <= g_stop;
 	}
 	Arm();
 	Add(g_msg_s, t0);
@@ -329,6 +357,7 @@ void *rsw_ns3_frame(unsigned to, uint64_t rx_ns, size_t len)
 		rsw_ns3_abort();
 	}
 	g_sent++;
+	g_sent_due += !g_stop || rx_ns <= g_stop;
 	g_sent_bytes += len;
 	if (p.chunk.empty() || p.chunk.back().size() + 4 + len > CHUNK) {
 		p.chunk.emplace_back();
@@ -361,8 +390,7 @@ void rsw_ns3_run(uint64_t stop_ns)
 {
 	g_stop = stop_ns;
 	Simulator::ScheduleNow(&Arm);
-	if (g_null && rsw_ns3_size() > 1)
-		Simulator::Schedule(NanoSeconds(CHECK_NS), &Check);
+	ArmTick();
 	const char *st = getenv("ROCESW_MPI_STATS");
 	g_stats = st && *st == '1';
 	double t0 = WallNow();
@@ -405,6 +433,25 @@ void rsw_ns3_min_u64(uint64_t *v, size_t n)
 	MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
 }
 
+} // extern "C"
+
+namespace
+{
+// Each rank's byte count and place in the whole, from the lengths; the whole's length.
+long long Places(const std::vector<long long> &all, std::vector<int> &cnt, std::vector<int> &disp)
+{
+	long long total = 0;
+	for (size_t i = 0; i < all.size(); i++) {
+		cnt[i] = (int)all[i];
+		disp[i] = (int)total;
+		total += all[i];
+	}
+	return total;
+}
+} // namespace
+
+extern "C" {
+
 void rsw_ns3_gather(const void *data, size_t len, char **out, size_t *lens)
 {
 	int n = (int)rsw_ns3_size(), me = (int)rsw_ns3_rank();
@@ -412,19 +459,34 @@ void rsw_ns3_gather(const void *data, size_t len, char **out, size_t *lens)
 	std::vector<long long> all(n);
 	MPI_Gather(&l, 1, MPI_LONG_LONG, all.data(), 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
 	std::vector<int> cnt(n), disp(n);
-	long long total = 0;
-	for (int i = 0; i < n; i++) {
-		cnt[i] = (int)all[i];
-		disp[i] = (int)total;
-		total += all[i];
-		if (me == 0)
-			lens[i] = (size_t)all[i];
-	}
+	long long total = Places(all, cnt, disp);
+	for (int i = 0; me == 0 && i < n; i++)
+		lens[i] = (size_t)all[i];
 	char *buf = me == 0 ? static_cast<char *>(malloc((size_t)total + 1)) : nullptr;
 	MPI_Gatherv(data, (int)len, MPI_BYTE, buf, cnt.data(), disp.data(), MPI_BYTE, 0,
 		    MPI_COMM_WORLD);
 	if (me == 0)
 		*out = buf;
+}
+
+int rsw_ns3_allgather(const void *data, size_t len, char **out, size_t *out_len)
+{
+	int n = (int)rsw_ns3_size();
+	long long l = (long long)len;
+	std::vector<long long> all(n);
+	if (MPI_Allgather(&l, 1, MPI_LONG_LONG, all.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD))
+		return -1;
+	std::vector<int> cnt(n), disp(n);
+	long long total = Places(all, cnt, disp);
+	char *buf = static_cast<char *>(malloc((size_t)total + 1));
+	if (!buf || MPI_Allgatherv(data, (int)len, MPI_BYTE, buf, cnt.data(), disp.data(),
+				   MPI_BYTE, MPI_COMM_WORLD)) {
+		free(buf);
+		return -1;
+	}
+	*out = buf;
+	*out_len = (size_t)total;
+	return 0;
 }
 
 // MPI's profiling interface, for ROCESW_MPI_STATS only: ns-3's synchroniser calls these, they

@@ -34,11 +34,20 @@ void rsw_ns3_max_u64(uint64_t *v, size_t n);
 void rsw_ns3_min_u64(uint64_t *v, size_t n);
 /* Rank 0 receives the bytes of every rank in rank order (*out malloc'ed, lens[rank]). */
 void rsw_ns3_gather(const void *data, size_t len, char **out, size_t *lens);
+/* Every rank receives the bytes of every rank in rank order (*out malloc'ed, *out_len bytes).
+ * Returns 0, or -1. */
+int rsw_ns3_allgather(const void *data, size_t len, char **out, size_t *out_len);
 
 /* replay_mpi.c, called from the simulator */
 uint64_t rsw_mpi_next(void);
 int rsw_mpi_run_at(uint64_t t);
-void rsw_mpi_receive(const void *msg, size_t len);
+/* a frame from another rank onto the agenda: its arrival time */
+uint64_t rsw_mpi_receive(const void *msg, size_t len);
+/* the PFC deadlock grid (replay_part.h): its next point, whether this rank is armed, the point
+ * at t when any rank was */
+uint64_t rsw_mpi_dl_next(void);
+int rsw_mpi_dl_armed(void);
+void rsw_mpi_dl_at(uint64_t t, int armed);
 
 #ifdef __cplusplus
 }

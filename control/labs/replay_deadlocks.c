@@ -13,9 +13,9 @@ static const char *port_of(const struct rsw_zone *z, unsigned sw, unsigned port)
 	return rsw_switch_fib(z->sw[sw].sw)->ports[port].name;
 }
 
-static json_t *flow_json(const struct rsw_replay_result *r, const struct rsw_replay_dl_flow *df)
+static json_t *flow_json(const struct rsw_replay_dl_flow *df)
 {
-	const struct rsw_flow_key *k = &r->flow_key[df->flow];
+	const struct rsw_flow_key *k = &df->key; /* (a part numbers its flows apart) */
 	struct rsw_ip a = {.family = k->l3 == 2 ? 6 : 4}, b = a;
 	char sa[64], sb[64];
 	memcpy(a.a, k->src, 16);
@@ -40,7 +40,7 @@ json_t *rsw_replay_deadlocks_json(const struct rsw_zone *z, const struct rsw_rep
 				(json_int_t)m->frames, "bytes", (json_int_t)m->bytes));
 		}
 		for (unsigned k = 0; k < d->n_flow; k++)
-			json_array_append_new(fl, flow_json(r, &d->flow[k]));
+			json_array_append_new(fl, flow_json(&d->flow[k]));
 		json_object_set_new(o, "cycle", cyc);
 		json_object_set_new(o, "formed_ns", J(d->formed_ns));
 		json_object_set_new(o, "found_ns", J(d->found_ns));

@@ -124,6 +124,7 @@ struct rsw_replay_deadlock {
 	unsigned n_member;
 	struct rsw_replay_dl_flow {
 		uint32_t flow;        /* index in the result's flows */
+		struct rsw_flow_key key;
 		uint64_t frames;      /* of its frames, queued in the cycle's queues when found */
 	} *flow;
 	unsigned n_flow;

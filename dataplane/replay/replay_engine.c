@@ -6,6 +6,7 @@
 #include "dataplane/pkt/parse.h"
 #include "dataplane/tables/flow_cache.h"
 #include "dataplane/tm/shaper.h"
+#include "replay_deadlock.h"
 #include "replay_engine.h"
 
 /* ---- flows ---- */
@@ -368,6 +369,8 @@ __attribute__((noinline)) void rp_engine_run_one(struct replay *r)
 	r->wake_t = w.t;
 	r->wake_id = w.id;
 	r->wake_n = 0;
+	if (w.t >= r->dl_next_ns && !r->part) /* a part's carrier runs the grid (replay_part.h) */
+		rp_deadlock_grid(r, w.t);
 	if (r->log.f && r->sample_ns && w.t >= r->next_sample)
 		rp_engine_sample_to(r, w.t);
 	rp_log_wake(&r->log, w.t, w.id);

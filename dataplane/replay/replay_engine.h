@@ -135,7 +135,9 @@ struct replay {
 	int failed;
 	struct rp_coll *coll;        /* closed-loop hosts running a collective, or NULL */
 	struct rp_deadlock *dl;      /* the deadlock detector's graph (replay_deadlock.c) */
-	uint64_t dl_next_ns;         /* a PFC frame sent from then on runs the next check */
+	uint64_t dl_next_ns;         /* its next grid point (replay_deadlock.h) */
+	uint8_t dl_armed;            /* a PFC frame sent or a watchdog's action since its last */
+	uint8_t dl_watching;         /* its last check saw a cycle */
 	unsigned settle_sw;          /* switch and time of the settle running (watchdog log) */
 	uint64_t settle_t;
 	/* a part of a zone run apart (replay_part.h), or NULL: the whole zone */

@@ -81,6 +81,20 @@ void rp_log_samples(struct rp_log *log, uint64_t t)
 	start(log, t, 0);
 }
 
+/* after every sample line's number ((switch * RSW_MAX_PORTS + port) * 8 + queue) */
+#define CHECK_LINES 0x80000000u
+
+void rp_log_check(struct rp_log *log, uint64_t t)
+{
+	start(log, t, 0);
+	log->lines = CHECK_LINES;
+}
+
+void rp_log_end(struct rp_log *log)
+{
+	start(log, UINT64_MAX, 0);
+}
+
 void rp_log_close(struct rp_log *log)
 {
 	if (log->f)

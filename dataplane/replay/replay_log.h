@@ -34,6 +34,11 @@ struct rp_log {
 void rp_log_wake(struct rp_log *log, uint64_t t, uint32_t id);
 /* The queue-depth samples of the period starting at t follow, before every wake-up of t. */
 void rp_log_samples(struct rp_log *log, uint64_t t);
+/* The PFC deadlock check of t follows: after the queue-depth samples of t, before every
+ * wake-up of t. */
+void rp_log_check(struct rp_log *log, uint64_t t);
+/* The end of the run's lines follow, after every wake-up's. */
+void rp_log_end(struct rp_log *log);
 /* Numbers the next line of the wake-up running: in a part's log (keyed), its place among the
  * lines of that wake-up that other parts write (by default, one more than the last). */
 static inline void rp_log_number(struct rp_log *log, uint32_t n)

@@ -21,6 +21,9 @@ struct rsw_replay_part {
 	 * anyone reads of it (rp_mbuf) */
 	void (*send)(void *arg, unsigned dir, uint64_t t, const uint8_t *data, uint32_t held,
 		     uint32_t len, const struct rsw_flow_key *flow);
+	/* every part's len bytes (mine: this part's), in the order of their ranks, into *all
+	 * (malloc'ed, *all_len bytes); every part calls it alike. Returns 0, or -1. */
+	int (*gather)(void *arg, const void *mine, size_t len, char **all, size_t *all_len);
 	void *arg;
 };
 
@@ -47,6 +50,18 @@ uint64_t rsw_replay_part_last(const struct replay *r);
  * wake-ups may not reach: after its last one, its queues stay as they are. Before
  * rsw_replay_part_close, so that the event log holds what the sequential replay's does. */
 void rsw_replay_part_sample_to(struct replay *r, uint64_t t);
+/* The PFC deadlock detector's grid (docs/replay-parallel.md, "PFC deadlocks"), run by the
+ * carrier on every part alike: at each point, before any wake-up of its time, whether this part
+ * sent a PFC frame or its watchdog acted since the last point (armed); then the point, told
+ * whether any part was armed (rsw_replay_part_dl_at, see rp_deadlock_at: the run's points with
+ * sample 1, those of a cut run's end with upto the cut and sample 0); at the end of the run,
+ * before rsw_replay_part_close, the check at its cut or its last frame, the latest of any part.
+ * They exchange what each part reads through part->gather. Each returns 0, or -1 (out of
+ * memory, or the exchange failed). */
+uint64_t rsw_replay_part_dl_next(const struct replay *r);
+int rsw_replay_part_dl_armed(const struct replay *r);
+int rsw_replay_part_dl_at(struct replay *r, uint64_t at, int armed, uint64_t upto, int sample);
+int rsw_replay_part_dl_end(struct replay *r, uint64_t end);
 /* Ends the run (cut at until_ns if not 0): the part's results in res. Returns 0, or -1 with a
  * message (then res holds nothing). */
 int rsw_replay_part_close(struct replay *r, uint64_t cut_ns, int ok);

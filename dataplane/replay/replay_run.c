@@ -341,8 +341,12 @@ static void finish(struct replay *r)
 {
 	const struct rsw_replay_model *md = r->model;
 	struct rsw_replay_result *res = r->res;
-	rp_log_flush(&r->log); /* the last nanosecond's lines come before the end's */
-	rp_deadlock_check(r, res->cut_ns ? res->cut_ns : res->end_ns); /* held to the end? */
+	if (!r->part) { /* (a part's carrier ends its grid: replay_part.h) */
+		/* a cut run's grid runs to the cut, past its last wake-up; held to the end? */
+		while (res->cut_ns && r->dl_next_ns <= res->cut_ns && !r->oom)
+			rp_deadlock_at(r, r->dl_next_ns, r->dl_armed, res->cut_ns, 0);
+		rp_deadlock_end(r, res->cut_ns ? res->cut_ns : res->end_ns);
+	}
 	for (unsigned s = 0; s < md->n_sw; s++) {
 		struct sw_node *n = &r->sw[s];
 		rp_sw_fold(r, s);
@@ -484,6 +488,7 @@ struct replay *rsw_replay_part_open(const struct rsw_replay_model *model, const 
 			     .last_flow = NO_FLOW, .part = part, .trace = opts->trace, .opts = opts,
 			     .read_to = frame_read_to(opts)};
 	res->deadlock_hold_ns = opts->deadlock_ns ? opts->deadlock_ns : RSW_REPLAY_DEADLOCK_NS;
+	rp_deadlock_start(r);
 	res->queue_sample_ns = opts->events ? opts->sample_ns : 0;
 	if (rp_captures_init(&r->cap, opts->capture, err, errlen) < 0) {
 		free(r);

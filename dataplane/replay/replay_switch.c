@@ -248,7 +248,7 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 	uint16_t times[8];
 	if (rsw_tm_watchdog(n->tm, n->tc, p, t)) {
 		rp_ports_add(&n->dirty_tx, p);
-		rp_deadlock_check(r, t); /* a flush may have broken a cycle: when, exactly */
+		rp_deadlock_arm(r); /* a flush may have broken a cycle */
 	}
 	if (rsw_tm_pfc_due(n->tm, n->tc, p, t, &enable, times)) {
 		uint8_t f[RSW_PFC_FRAME_LEN];
@@ -264,7 +264,7 @@ static void control(struct replay *r, unsigned s, uint16_t p, uint64_t t)
 				     port_name(n, p), enable, times);
 		n->res->port[p].pfc_tx_frames++;
 		r->res->generated++;
-		rp_deadlock_poke(r, t);
+		rp_deadlock_arm(r);
 		if (n->port[p].tx_link >= 0) {
 			struct rte_mbuf *m = rp_mbuf(&r->mem, f, len, len, NO_FLOW, 0);
 			if (m)

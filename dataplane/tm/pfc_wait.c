@@ -45,11 +45,16 @@ static void close_switches(struct rsw_pfc_wait *g, unsigned sw)
 		g->first[++g->cur_sw] = g->n;
 }
 
-struct rsw_pfc_wait_node *rsw_pfc_wait_add(struct rsw_pfc_wait *g, const struct rsw_tm *tm,
-					   uint16_t sw, uint16_t port, uint8_t prio,
-					   uint16_t peer_sw, uint16_t peer_port)
+void rsw_pfc_wait_sources(struct rsw_pfc_wait_node *a, const struct rsw_tm *tm)
 {
-	close_switches(g, sw);
+	a->n_src = a->all_src = 0;
+	rsw_tm_queue_walk(tm, a->port, a->prio, add_src, a);
+}
+
+struct rsw_pfc_wait_node *rsw_pfc_wait_put(struct rsw_pfc_wait *g,
+					   const struct rsw_pfc_wait_node *a)
+{
+	close_switches(g, a->sw);
 	if (g->n == g->cap) {
 		unsigned cap = g->cap ? 2 * g->cap : 64;
 		void *x = realloc(g->node, cap * sizeof(*g->node));
@@ -58,11 +63,18 @@ struct rsw_pfc_wait_node *rsw_pfc_wait_add(struct rsw_pfc_wait *g, const struct 
 		g->node = x;
 		g->cap = cap;
 	}
-	struct rsw_pfc_wait_node *a = &g->node[g->n++];
-	*a = (struct rsw_pfc_wait_node){.sw = sw, .port = port, .prio = prio, .peer_sw = peer_sw,
-					.peer_port = peer_port};
-	rsw_tm_queue_walk(tm, port, prio, add_src, a);
-	return a;
+	g->node[g->n] = *a;
+	return &g->node[g->n++];
+}
+
+struct rsw_pfc_wait_node *rsw_pfc_wait_add(struct rsw_pfc_wait *g, const struct rsw_tm *tm,
+					   uint16_t sw, uint16_t port, uint8_t prio,
+					   uint16_t peer_sw, uint16_t peer_port)
+{
+	struct rsw_pfc_wait_node a = {.sw = sw, .port = port, .prio = prio, .peer_sw = peer_sw,
+				      .peer_port = peer_port};
+	rsw_pfc_wait_sources(&a, tm);
+	return rsw_pfc_wait_put(g, &a);
 }
 
 /* Does A wait on B: B, on A's peer switch, holds frames of the PG that pauses A? */

@@ -39,6 +39,12 @@ int rsw_pfc_wait_begin(struct rsw_pfc_wait *g, unsigned n_sw);
 struct rsw_pfc_wait_node *rsw_pfc_wait_add(struct rsw_pfc_wait *g, const struct rsw_tm *tm,
 					   uint16_t sw, uint16_t port, uint8_t prio,
 					   uint16_t peer_sw, uint16_t peer_port);
+/* The sources of the frames tm holds on a's queue (a->port, a->prio) into a. */
+void rsw_pfc_wait_sources(struct rsw_pfc_wait_node *a, const struct rsw_tm *tm);
+/* Adds a copy of a node read elsewhere (by another process, of its own switches); nodes are
+ * added in switch order. Returns the node, or NULL out of memory. */
+struct rsw_pfc_wait_node *rsw_pfc_wait_put(struct rsw_pfc_wait *g,
+					   const struct rsw_pfc_wait_node *a);
 /* Calls fn with every cycle a depth-first search closes (one or more per strongly connected set
  * of waits): the node indices in wait order, rotated so that the lowest (switch, port,
  * priority) comes first, which names a cycle once whatever node the search entered it by.

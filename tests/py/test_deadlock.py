@@ -187,9 +187,12 @@ class Deadlock(unittest.TestCase):
         self.assertIn(tuple(members(d)), rotations(list(self.expected[0])))
         self.assertEqual({m["priority"] for m in d["cycle"]}, {3})
         self.assertTrue(all(m["frames"] > 0 for m in d["cycle"]))
-        # reported once, after it was held for the hold time, and never broken
-        self.assertGreaterEqual(d["found_ns"] - d["formed_ns"], s["deadlock_hold_ns"])
+        # reported once, after it was held for the hold time, and never broken: checks run
+        # every hold / 8 while a cycle is seen, so at the first of those times (a multiple of
+        # 62.5 us) at or after formed + hold
         self.assertEqual(s["deadlock_hold_ns"], 500000)
+        step = 500000 // 8
+        self.assertEqual(d["found_ns"], -(-(d["formed_ns"] + 500000) // step) * step)
         self.assertIsNone(d["broken_ns"])
         self.assertEqual(sum(f["frames"] for f in d["flows"]),
                          sum(m["frames"] for m in d["cycle"]))
@@ -226,7 +229,7 @@ class Deadlock(unittest.TestCase):
                           for f in d["flows"]])
 
     def test_watchdog_breaks_it_with_its_own_drops(self):
-        s, ev, _, _ = replay("pfcwd", ALL, 2500000)
+        s, ev, _, out = replay("pfcwd", ALL, 2500000)
         self.assertGreaterEqual(len(s["deadlocks"]), 1)
         d = s["deadlocks"][0]
         self.assertIn(tuple(members(d)), rotations(list(self.expected[0])))
@@ -234,6 +237,12 @@ class Deadlock(unittest.TestCase):
         self.assertIsNotNone(d["broken_ns"])
         self.assertGreater(d["broken_ns"], d["found_ns"])
         self.assertLessEqual(d["broken_ns"] - d["formed_ns"], 2000000)
+        # ended at the first check after the watchdog's first flush (a check at a time sees
+        # the zone before that time's events): the next multiple of hold / 8
+        with open(os.path.join(out, "events.jsonl")) as f:
+            storm = min(e["t"] for e in map(json.loads, f) if e["event"] == "pfcwd")
+        step = s["deadlock_hold_ns"] // 8
+        self.assertEqual(d["broken_ns"], (storm // step + 1) * step)
         self.assertEqual(list(s["drops"]), ["pfcwd_drop"])
         self.assertEqual(s["conservation"]["lossless_drops"], s["drops"])
         self.assertEqual([e["event"] for e in ev[:2]], ["pfc_deadlock", "pfc_deadlock_end"])

@@ -99,15 +99,17 @@ class ReplayMpi(unittest.TestCase):
         same_tree(self, s, m)
         self.assertEqual(s_txt, m_txt)
 
-    def closed(self, tag, config, spec):
+    RUNS = (("seq", [ROCESW, "replay"]),
+            ("window", ["mpirun", "-np", "2", MPI, "--sync", "window"]),
+            ("null", ["mpirun", "-np", "2", MPI, "--sync", "null-messages"]))
+
+    def closed(self, tag, config, spec, *extra, runs=RUNS):
         """The sequential closed loop, then 2 ranks in both modes: the same outputs."""
         outs = []
-        for name, cmd in (("seq", [ROCESW, "replay"]),
-                          ("window", ["mpirun", "-np", "2", MPI, "--sync", "window"]),
-                          ("null", ["mpirun", "-np", "2", MPI, "--sync", "null-messages"])):
+        for name, cmd in runs:
             out = os.path.join(self.dir, f"{tag}-{name}")
-            r = subprocess.run([*cmd, "--config", config, "--collective", spec, "--out", out],
-                               capture_output=True, text=True, env=ENV, timeout=600)
+            r = subprocess.run([*cmd, "--config", config, "--collective", spec, *extra, "--out",
+                                out], capture_output=True, text=True, env=ENV, timeout=600)
             self.assertEqual(r.returncode, 0, r.stderr)
             outs.append((out, r.stdout.replace(out, "OUT")))
         for out, txt in outs[1:]:
@@ -352,6 +354,30 @@ class ReplayMpi(unittest.TestCase):
                 samples = [e for e in map(json.loads, f) if e["event"] == "queue_depth"]
             self.assertEqual({e["switch"] for e in samples}, {"sw1", "sw2"})
             self.assertTrue(all(e["t"] % 1000 == 0 for e in samples))
+
+    def test_deadlock_across_ranks(self):
+        """A PFC deadlock whose cycle spans ranks (docs/replay-parallel.md, "PFC deadlocks"):
+        the bounce zone of test_deadlock closes ctsw1 -> rtsw3 -> ctsw2 -> rtsw4, and with 2
+        ranks the CTSWs are dealt to ranks in turn, ctsw1 to rank 0 and ctsw2 to rank 1. 2
+        ranks in both modes and 3 ranks find it, report it after the hold time and, with the
+        watchdog, its end, as the sequential run does byte for byte; cut before the hold time
+        has passed, none reports it."""
+        zones = os.path.join(ROOT, "config", "zone-deadlock")
+        spec = "alltoall,size=64M,qps=4,ranks=h0:h1:h2:h3:h4:h5:h6:h7"
+        runs = self.RUNS + (("3-window", ["mpirun", "-np", "3", MPI, "--sync", "window"]),)
+        for variant, until, found in (("bounce", "3000000", True), ("pfcwd", "2500000", True),
+                                      ("bounce", "1000000", False)):
+            s, _ = self.closed(f"dl-{variant}-{until}", os.path.join(zones, variant, "zone.yaml"),
+                               spec, "--captures", "none", "--fail", "ctsw1|Ethernet0@0",
+                               "--fail", "ctsw2|Ethernet8@0", "--until", until, runs=runs)
+            dls = s["deadlocks"]
+            if not found:
+                self.assertEqual(dls, [])
+                continue
+            self.assertEqual(len(dls), 1)
+            cycle = {m["switch"] for m in dls[0]["cycle"]}
+            self.assertTrue({"ctsw1", "ctsw2"} <= cycle, cycle)
+            self.assertEqual(dls[0]["broken_ns"] is not None, variant == "pfcwd")
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
