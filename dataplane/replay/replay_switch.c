@@ -412,7 +412,6 @@ void rp_sw_rx_ahead(const struct replay *r, unsigned s, uint16_t port, unsigned 
 	if (!n->fib || !n->tm)
 		return;
 	tm_ahead(n);
-	__builtin_prefetch(&n->fib->ports[port].dscp_to_tc);
 	__builtin_prefetch(rsw_tm_port_read(n->tm, port));
 	/* where the port's last frame went: its flow's cache entry and egress queue */
 	const struct rp_rx_hint *h = &n->port[port].rx_hint;

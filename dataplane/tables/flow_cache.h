@@ -3,7 +3,8 @@
  * destination MAC, the source MAC's group bit, addresses, protocol, ports, TTL > 1, and where a
  * hash policy reads them the BTH opcode and destination QP, the flow label and the UDF bytes),
  * with the classifier's traffic class standing for what it reads (DSCP, BTH opcode and QP,
- * length: two rules and a map, cheaper than a key that grows with them), and on the identity
+ * length: two rules and a map, cheaper than a key that grows with them) where a rule may match,
+ * else the DSCP the port's map reads, and on the identity
  * of the compiled tables, so a commit (which publishes new tables) makes every entry miss.
  * An entry holds what rsw_ingress decided (drop reason, TC, PG, egress port, next hop, group,
  * hash, bucket, member). A decision that is not a function of the key is never kept: RANDOM
@@ -32,7 +33,8 @@
  * rest, in the entry's second line. */
 struct rsw_fc_key {
 	uint64_t fib;  /* rsw_fib.cache_id of the tables: never 0 */
-	uint64_t port; /* in_port, l3, flags, TC, IP protocol, TTL > 1, source-MAC bit, long, opcode */
+	uint64_t port; /* in_port, l3, flags, class (TC or DSCP), IP protocol, TTL > 1, source-MAC
+			* bit, long, opcode */
 	uint64_t dmac_sport;
 	uint64_t dport_qp; /* L4 destination port, BTH destination QP << 16, a short UDF << 40 */
 	uint64_t ip;     /* IPv4: source | destination << 32; IPv6: the source's first 8 bytes */
@@ -132,8 +134,11 @@ static inline uint64_t rsw_fc_udf_bytes(const struct rsw_fc_udf *u, const uint8_
 
 /* Key of a parsed data frame m (in_port set) on fib's tables, whose classifier gives it traffic
  * class tc (0 for a port the tables do not have). 0 when fib caches nothing. */
+/* The class in a key (rsw_flow_key's cls): a traffic class, or the DSCP with this bit. */
+#define RSW_FC_KEY_DSCP 0x40
+
 static inline int rsw_flow_key(const struct rsw_fib *fib, const uint8_t *frame,
-			       const struct rsw_pkt_meta *m, unsigned tc, struct rsw_fc_key *k)
+			       const struct rsw_pkt_meta *m, unsigned cls, struct rsw_fc_key *k)
 {
 	unsigned r = fib->cache_key;
 	if (r & RSW_FC_KEY_OFF)
@@ -142,7 +147,7 @@ static inline int rsw_flow_key(const struct rsw_fib *fib, const uint8_t *frame,
 	/* what the checks read: the port, TTL > 1, the source MAC's group bit; the hash the L3
 	 * kind, the flags (L4 present, later fragment), the protocol; the classifier's answer */
 	k->port = (uint64_t)m->in_port | (uint64_t)m->l3 << 16 | (uint64_t)m->flags << 24 |
-		  (uint64_t)tc << 32 | (uint64_t)m->ip_proto << 40 |
+		  (uint64_t)cls << 32 | (uint64_t)m->ip_proto << 40 |
 		  (uint64_t)((m->ttl > 1) | (frame[6] & 1) << 1) << 48 |
 		  (uint64_t)(r & RSW_FC_KEY_OPCODE ? m->bth_opcode : 0) << 56;
 	uint64_t dmac = 0;

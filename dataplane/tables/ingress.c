@@ -99,12 +99,11 @@ static int is_local(const struct rsw_fib *f, const struct rsw_pkt_meta *m)
 	return 0;
 }
 
-/* The classifier, when a rule matches, overrides the DSCP map. */
-static inline uint8_t classify_tc(const struct rsw_fib *fib, const struct rsw_pkt_meta *m)
+/* The TC of the classifier's first rule that matches m, or -1. */
+static inline int classify_rule(const struct rsw_fib *fib, const struct rsw_pkt_meta *m)
 {
-	const struct rsw_fib_port *port = &fib->ports[m->in_port];
 	if (!((fib->cls_dscp >> (m->dscp & 63)) & 1)) /* no rule matches its DSCP */
-		return port->dscp_to_tc[m->dscp];
+		return -1;
 	for (uint32_t i = 0; i < fib->n_cls; i++) {
 		const struct rsw_classifier_rule *r = &fib->cls[i];
 		if (((m->dscp ^ r->dscp) & r->dscp_mask) ||
@@ -117,7 +116,14 @@ static inline uint8_t classify_tc(const struct rsw_fib *fib, const struct rsw_pk
 			continue;
 		return r->tc;
 	}
-	return port->dscp_to_tc[m->dscp];
+	return -1;
+}
+
+/* The classifier, when a rule matches, overrides the DSCP map. */
+static inline uint8_t classify_tc(const struct rsw_fib *fib, const struct rsw_pkt_meta *m)
+{
+	int tc = classify_rule(fib, m);
+	return tc >= 0 ? (uint8_t)tc : fib->ports[m->in_port].dscp_to_tc[m->dscp];
 }
 
 void rsw_classify(const struct rsw_fib *fib, struct rsw_pkt_meta *m)
@@ -283,15 +289,19 @@ static inline void ingress_burst(const struct rsw_fib *fib, const uint8_t *const
 	}
 }
 
-/* The flow cache's key of m, when the thread keeps a cache and the tables can be cached. */
+/* The flow cache's key of m, when the thread keeps a cache and the tables can be cached. Its
+ * class: the TC of the classifier's rule that matches, else the DSCP (with RSW_FC_KEY_DSCP),
+ * which with the ingress port in the key decides the port's map; so a hit does not read the
+ * port's map, which a switch of many ports holds in a line of its own per port. */
 static inline int flow_key(const struct rsw_fib *fib, const uint8_t *frame,
 			   const struct rsw_pkt_meta *m, const struct rsw_ingress_ctx *ctx,
 			   struct rsw_fc_key *k)
 {
 	if (!ctx || !ctx->cache || !fib || m->drop || m->l2_kind != RSW_L2_DATA)
 		return 0;
-	unsigned tc = m->in_port < fib->n_ports ? classify_tc(fib, m) : 0;
-	return rsw_flow_key(fib, frame, m, tc, k);
+	int tc = classify_rule(fib, m);
+	unsigned cls = tc >= 0 ? (unsigned)tc : RSW_FC_KEY_DSCP | (m->dscp & 63);
+	return rsw_flow_key(fib, frame, m, cls, k);
 }
 
 void rsw_ingress(const struct rsw_fib *fib, const uint8_t *frame, struct rsw_pkt_meta *m,
