@@ -3,10 +3,10 @@
  * live zone (dataplane/tm/pfc_wait.h); this file builds the graph from replay's switches and
  * links and keeps what a run reports.
  *
- * Checked on a grid of virtual time, every hold / 8, never per frame: at a point when a switch
- * sent a PFC frame or a watchdog acted since the last point, or while the last check saw a
- * cycle; and once at the end of the run. A check at T sees the zone as the wake-ups before T
- * left it, so what it finds depends neither on the order of wake-ups within a nanosecond nor on
+ * Checked on a grid of virtual time, every hold / 8, never per frame (the engine's grid,
+ * rp_engine_grid_at): at a point when a switch sent a PFC frame or a watchdog acted since the
+ * last point, or while the last check saw a cycle; and once at the end of the run. A check at T
+ * sees the zone as the wake-ups before T left it, so what it finds depends neither on the order of wake-ups within a nanosecond nor on
  * which process holds which switch. A cycle is reported once, when it has been held for the
  * hold time, with the time it formed (the last member's pause began) and the flows of the
  * frames in its queues.
@@ -24,7 +24,6 @@
 #include "replay_deadlock.h"
 #include "replay_engine.h"
 #include "replay_node.h"
-#include "replay_part.h"
 
 /* What a switch reads of itself, handed to the other parts: a paused queue that holds frames
  * and the start of its pause; a port with PGs over XOFF. */
@@ -477,7 +476,7 @@ static void event_broken(struct replay *r, const struct rsw_replay_deadlock *dl)
 
 /* ---- the check ---- */
 
-static void check(struct replay *r, uint64_t t)
+void rp_deadlock_check(struct replay *r, uint64_t t)
 {
 	struct rp_deadlock *d = r->dl;
 	struct rsw_replay_result *res = r->res;
@@ -526,46 +525,6 @@ oom:
 	r->oom = 1;
 }
 
-static uint64_t step_ns(const struct replay *r)
-{
-	uint64_t s = r->res->deadlock_hold_ns / 8;
-	return s ? s : 1;
-}
-
-void rp_deadlock_start(struct replay *r)
-{
-	r->dl_next_ns = step_ns(r);
-}
-
-int rp_deadlock_at(struct replay *r, uint64_t at, int armed, uint64_t upto, int sample)
-{
-	uint64_t step = step_ns(r);
-	r->dl_armed = 0;
-	if (!armed && !r->dl_watching) { /* the points up to upto see what this one sees */
-		r->dl_next_ns = (upto / step + 1) * step;
-		return 0;
-	}
-	r->dl_next_ns = at + step;
-	if (sample)
-		rp_engine_sample_to(r, at); /* the period's samples come first */
-	rp_log_check(&r->log, at);
-	check(r, at);
-	return r->oom ? -1 : 0;
-}
-
-void rp_deadlock_grid(struct replay *r, uint64_t t)
-{
-	while (r->dl_next_ns <= t && !r->oom)
-		rp_deadlock_at(r, r->dl_next_ns, r->dl_armed, t, 1);
-}
-
-int rp_deadlock_end(struct replay *r, uint64_t end)
-{
-	rp_log_end(&r->log);
-	check(r, end);
-	return r->oom ? -1 : 0;
-}
-
 void rp_deadlock_free(struct replay *r)
 {
 	struct rp_deadlock *d = r->dl;
@@ -580,22 +539,3 @@ void rp_deadlock_free(struct replay *r)
 	r->dl = NULL;
 }
 
-uint64_t rsw_replay_part_dl_next(const struct replay *r)
-{
-	return r->dl_next_ns;
-}
-
-int rsw_replay_part_dl_armed(const struct replay *r)
-{
-	return r->dl_armed;
-}
-
-int rsw_replay_part_dl_at(struct replay *r, uint64_t at, int armed, uint64_t upto, int sample)
-{
-	return rp_deadlock_at(r, at, armed, upto, sample);
-}
-
-int rsw_replay_part_dl_end(struct replay *r, uint64_t end)
-{
-	return rp_deadlock_end(r, end);
-}

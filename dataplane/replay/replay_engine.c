@@ -6,7 +6,6 @@
 #include "dataplane/pkt/parse.h"
 #include "dataplane/tables/flow_cache.h"
 #include "dataplane/tm/shaper.h"
-#include "replay_deadlock.h"
 #include "replay_engine.h"
 
 /* ---- flows ---- */
@@ -354,6 +353,22 @@ void rp_engine_sample_to(struct replay *r, uint64_t t)
 	r->next_sample = last + r->sample_ns;
 }
 
+int rp_engine_grid_at(struct replay *r, uint64_t at, int armed, uint64_t upto, int sample)
+{
+	uint64_t step = r->dl_step_ns;
+	r->dl_armed = 0;
+	if (!armed && !r->dl_watching) { /* the points up to upto see what this one sees */
+		r->dl_next_ns = (upto / step + 1) * step;
+		return 0;
+	}
+	r->dl_next_ns = at + step;
+	if (sample)
+		rp_engine_sample_to(r, at); /* the period's samples come first */
+	rp_log_check(&r->log, at);
+	r->ops->deadlock(r, at);
+	return r->oom ? -1 : 0;
+}
+
 /* Out of line, so a profile can collect the event loop alone by this function's name
  * (docs/performance.md). */
 __attribute__((noinline)) void rp_engine_run_one(struct replay *r)
@@ -369,8 +384,8 @@ __attribute__((noinline)) void rp_engine_run_one(struct replay *r)
 	r->wake_t = w.t;
 	r->wake_id = w.id;
 	r->wake_n = 0;
-	if (w.t >= r->dl_next_ns && !r->part) /* a part's carrier runs the grid (replay_part.h) */
-		rp_deadlock_grid(r, w.t);
+	while (w.t >= r->dl_next_ns && !r->part && !r->oom) /* (a part's carrier runs it) */
+		rp_engine_grid_at(r, r->dl_next_ns, r->dl_armed, w.t, 1);
 	if (r->log.f && r->sample_ns && w.t >= r->next_sample)
 		rp_engine_sample_to(r, w.t);
 	rp_log_wake(&r->log, w.t, w.id);
@@ -395,6 +410,21 @@ uint64_t rsw_replay_part_last(const struct replay *r)
 void rsw_replay_part_sample_to(struct replay *r, uint64_t t)
 {
 	rp_engine_sample_to(r, t);
+}
+
+uint64_t rsw_replay_part_dl_next(const struct replay *r)
+{
+	return r->dl_next_ns;
+}
+
+int rsw_replay_part_dl_armed(const struct replay *r)
+{
+	return r->dl_armed;
+}
+
+int rsw_replay_part_dl_at(struct replay *r, uint64_t at, int armed, uint64_t upto, int sample)
+{
+	return rp_engine_grid_at(r, at, armed, upto, sample);
 }
 
 int rsw_replay_part_run_at(struct replay *r, uint64_t t)

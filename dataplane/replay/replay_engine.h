@@ -57,6 +57,8 @@ struct rp_node_ops {
 	void (*sw_ctrl)(struct replay *r, unsigned s, uint16_t port, uint64_t t);
 	/* queue-depth samples of every switch at each period start from `from` to `to` */
 	void (*sw_sample_all)(struct replay *r, uint64_t from, uint64_t to, uint64_t step);
+	/* the PFC deadlock check at t (rp_engine_grid_at) */
+	void (*deadlock)(struct replay *r, uint64_t t);
 	/* a frame whole at host h at t, from its link */
 	void (*host_rx)(struct replay *r, unsigned h, uint64_t t, struct rte_mbuf *m);
 	/* a frame that reached host h found no packet memory: dropped (no_mbuf) */
@@ -135,7 +137,8 @@ struct replay {
 	int failed;
 	struct rp_coll *coll;        /* closed-loop hosts running a collective, or NULL */
 	struct rp_deadlock *dl;      /* the deadlock detector's graph (replay_deadlock.c) */
-	uint64_t dl_next_ns;         /* its next grid point (replay_deadlock.h) */
+	uint64_t dl_step_ns;         /* its grid (rp_engine_grid_at) and the grid's next point */
+	uint64_t dl_next_ns;
 	uint8_t dl_armed;            /* a PFC frame sent or a watchdog's action since its last */
 	uint8_t dl_watching;         /* its last check saw a cycle */
 	unsigned settle_sw;          /* switch and time of the settle running (watchdog log) */
@@ -246,6 +249,13 @@ int rp_engine_init(struct replay *r);
 void rp_engine_run_one(struct replay *r);
 /* Queue-depth samples of every period start from the next one not sampled up to t. */
 void rp_engine_sample_to(struct replay *r, uint64_t t);
+/* The PFC deadlock detector's grid (docs/replay.md, "PFC deadlock"): the point at
+ * (r->dl_next_ns), no wake-up at or after it run yet; armed: a PFC frame was sent or a
+ * watchdog acted since the last point (in a part: in any part). Unless armed or a cycle was seen
+ * at the last check, the points up to upto see what this one sees and are passed; else the
+ * period's queue-depth samples (sample), then the check (ops->deadlock), its lines after the
+ * samples of its time. In a part, every part calls it alike. Returns 0, -1 out of memory. */
+int rp_engine_grid_at(struct replay *r, uint64_t at, int armed, uint64_t upto, int sample);
 static inline int rp_engine_failed(const struct replay *r)
 {
 	return r->failed || r->oom || r->cap.werr.err;

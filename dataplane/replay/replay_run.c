@@ -31,6 +31,7 @@ static const struct rp_node_ops node_ops = {
 	.sw_tx = rp_sw_tx,
 	.sw_ctrl = rp_sw_ctrl,
 	.sw_sample_all = rp_sw_sample,
+	.deadlock = rp_deadlock_check,
 	.host_rx = rp_host_rx,
 	.host_lost = rp_host_lost,
 	.due = rp_fault_due,
@@ -344,8 +345,8 @@ static void finish(struct replay *r)
 	if (!r->part) { /* (a part's carrier ends its grid: replay_part.h) */
 		/* a cut run's grid runs to the cut, past its last wake-up; held to the end? */
 		while (res->cut_ns && r->dl_next_ns <= res->cut_ns && !r->oom)
-			rp_deadlock_at(r, r->dl_next_ns, r->dl_armed, res->cut_ns, 0);
-		rp_deadlock_end(r, res->cut_ns ? res->cut_ns : res->end_ns);
+			rp_engine_grid_at(r, r->dl_next_ns, r->dl_armed, res->cut_ns, 0);
+		rsw_replay_part_dl_end(r, res->cut_ns ? res->cut_ns : res->end_ns);
 	}
 	for (unsigned s = 0; s < md->n_sw; s++) {
 		struct sw_node *n = &r->sw[s];
@@ -488,7 +489,8 @@ struct replay *rsw_replay_part_open(const struct rsw_replay_model *model, const 
 			     .last_flow = NO_FLOW, .part = part, .trace = opts->trace, .opts = opts,
 			     .read_to = frame_read_to(opts)};
 	res->deadlock_hold_ns = opts->deadlock_ns ? opts->deadlock_ns : RSW_REPLAY_DEADLOCK_NS;
-	rp_deadlock_start(r);
+	r->dl_step_ns = res->deadlock_hold_ns / 8 ? res->deadlock_hold_ns / 8 : 1;
+	r->dl_next_ns = r->dl_step_ns;
 	res->queue_sample_ns = opts->events ? opts->sample_ns : 0;
 	if (rp_captures_init(&r->cap, opts->capture, err, errlen) < 0) {
 		free(r);
@@ -504,6 +506,13 @@ struct replay *rsw_replay_part_open(const struct rsw_replay_model *model, const 
 fail:
 	rsw_replay_part_close(r, 0, 0);
 	return NULL;
+}
+
+int rsw_replay_part_dl_end(struct replay *r, uint64_t end)
+{
+	rp_log_end(&r->log);
+	rp_deadlock_check(r, end);
+	return r->oom ? -1 : 0;
 }
 
 int rsw_replay_part_close(struct replay *r, uint64_t cut_ns, int ok)
