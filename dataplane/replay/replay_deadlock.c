@@ -68,7 +68,7 @@ struct rp_deadlock {
 
 static void put(struct buf *b, const void *d, size_t len)
 {
-	if (b->oom)
+	if (b->oom || !len)
 		return;
 	if (b->n + len > b->cap) {
 		size_t cap = b->cap ? 2 * b->cap : 4096;
@@ -199,22 +199,27 @@ static int build(struct replay *r, struct rp_deadlock *d, const char *all, size_
 		if (grow((void **)&d->q, &d->q_cap, nq + n[0], sizeof(*d->q)) < 0 ||
 		    grow((void **)&d->x, &d->x_cap, d->n_x + n[1], sizeof(*d->x)) < 0)
 			return -1;
-		memcpy(d->q + nq, all + at, (size_t)n[0] * sizeof(*d->q));
+		if (n[0]) /* (no array yet when nothing was ever read) */
+			memcpy(d->q + nq, all + at, (size_t)n[0] * sizeof(*d->q));
 		at += (size_t)n[0] * sizeof(*d->q);
-		memcpy(d->x + d->n_x, all + at, (size_t)n[1] * sizeof(*d->x));
+		if (n[1])
+			memcpy(d->x + d->n_x, all + at, (size_t)n[1] * sizeof(*d->x));
 		at += (size_t)n[1] * sizeof(*d->x);
 		nq += n[0];
 		d->n_x += n[1];
 	}
-	qsort(d->q, nq, sizeof(*d->q), queue_cmp);
-	qsort(d->x, d->n_x, sizeof(*d->x), xoff_cmp);
+	if (nq)
+		qsort(d->q, nq, sizeof(*d->q), queue_cmp);
+	if (d->n_x)
+		qsort(d->x, d->n_x, sizeof(*d->x), xoff_cmp);
 	if (rsw_pfc_wait_begin(&d->g, r->model->n_sw) < 0)
 		return -1;
 	unsigned kept = 0;
 	for (unsigned i = 0; i < nq; i++) {
 		const struct rsw_pfc_wait_node *a = &d->q[i].node;
 		struct dl_xoff key = {.sw = a->peer_sw, .port = a->peer_port};
-		const struct dl_xoff *x = bsearch(&key, d->x, d->n_x, sizeof(*d->x), xoff_cmp);
+		const struct dl_xoff *x =
+			d->n_x ? bsearch(&key, d->x, d->n_x, sizeof(*d->x), xoff_cmp) : NULL;
 		if (!x || !((x->pgs >> a->prio) & 1))
 			continue; /* its peer does not hold it back any more */
 		if (!rsw_pfc_wait_put(&d->g, a))
@@ -423,7 +428,8 @@ static int fill_members(struct replay *r, struct rp_deadlock *d, const char *all
 	}
 	for (unsigned k = d->first_new; k < res->n_deadlock; k++) {
 		struct rsw_replay_deadlock *dl = &res->deadlock[k];
-		qsort(dl->flow, dl->n_flow, sizeof(*dl->flow), flow_cmp);
+		if (dl->n_flow)
+			qsort(dl->flow, dl->n_flow, sizeof(*dl->flow), flow_cmp);
 		for (unsigned i = 0; !r->part && i < dl->n_flow; i++) {
 			long f = rsw_flow_table_find_add(&r->flows, &dl->flow[i].key);
 			if (f < 0)
