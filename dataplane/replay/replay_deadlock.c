@@ -24,6 +24,7 @@
 #include "replay_deadlock.h"
 #include "replay_engine.h"
 #include "replay_node.h"
+#include "room.h"
 
 /* What a switch reads of itself, handed to the other parts: a paused queue that holds frames
  * and the start of its pause; a port with PGs over XOFF. */
@@ -57,9 +58,10 @@ struct buf {
 struct rp_deadlock {
 	struct rsw_pfc_wait g;
 	struct dl_queue *q;           /* the graph's nodes, with the start of their pauses */
-	unsigned q_cap;
+	size_t q_cap;
 	struct dl_xoff *x;
-	unsigned n_x, x_cap;
+	unsigned n_x;
+	size_t x_cap;
 	uint8_t *seen;                /* per reported deadlock: found by this check */
 	unsigned seen_cap;
 	unsigned first_new;           /* the reports of this check: deadlock[first_new..] */
@@ -70,35 +72,12 @@ static void put(struct buf *b, const void *d, size_t len)
 {
 	if (b->oom || !len)
 		return;
-	if (b->n + len > b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 4096;
-		while (cap < b->n + len)
-			cap *= 2;
-		void *x = realloc(b->b, cap);
-		if (!x) {
-			b->oom = 1;
-			return;
-		}
-		b->b = x;
-		b->cap = cap;
+	if (rp_room((void **)&b->b, &b->cap, b->n + len, 1) < 0) {
+		b->oom = 1;
+		return;
 	}
 	memcpy(b->b + b->n, d, len);
 	b->n += len;
-}
-
-static int grow(void **p, unsigned *cap, unsigned need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	unsigned c = *cap ? *cap : 64;
-	while (c < need)
-		c *= 2;
-	void *x = realloc(*p, (size_t)c * size);
-	if (!x)
-		return -1;
-	*p = x;
-	*cap = c;
-	return 0;
 }
 
 /* Every part's bytes, in rank order (one part: its own). Returns 0, -1 out of memory. */
@@ -141,7 +120,7 @@ static void read_mine(struct replay *r, struct rp_deadlock *d, uint64_t t)
 				continue; /* a host's link: a cycle through a host is not a deadlock */
 			const struct rsw_topo_end *to = &r->link[dir].to;
 			if (tp->xoff_pgs) {
-				if (grow((void **)&d->x, &d->x_cap, d->n_x + 1, sizeof(*d->x)) < 0)
+				if (rp_room((void **)&d->x, &d->x_cap, d->n_x + 1, sizeof(*d->x)) < 0)
 					b->oom = 1;
 				else
 					d->x[d->n_x++] = (struct dl_xoff){.sw = (uint16_t)s, .port = p,
@@ -196,8 +175,8 @@ static int build(struct replay *r, struct rp_deadlock *d, const char *all, size_
 		uint32_t n[2];
 		memcpy(n, all + at, sizeof(n));
 		at += sizeof(n);
-		if (grow((void **)&d->q, &d->q_cap, nq + n[0], sizeof(*d->q)) < 0 ||
-		    grow((void **)&d->x, &d->x_cap, d->n_x + n[1], sizeof(*d->x)) < 0)
+		if (rp_room((void **)&d->q, &d->q_cap, nq + n[0], sizeof(*d->q)) < 0 ||
+		    rp_room((void **)&d->x, &d->x_cap, d->n_x + n[1], sizeof(*d->x)) < 0)
 			return -1;
 		if (n[0]) /* (no array yet when nothing was ever read) */
 			memcpy(d->q + nq, all + at, (size_t)n[0] * sizeof(*d->q));
@@ -313,7 +292,8 @@ static int on_cycle(void *arg, const unsigned *cyc, unsigned len)
 struct flow_acc {
 	struct replay *r;
 	struct dl_flow_rec *f;
-	unsigned n, cap;
+	unsigned n;
+	size_t cap;
 	int oom;
 };
 
@@ -329,7 +309,7 @@ static int add_flow(void *arg, struct rte_mbuf *m)
 			fa->f[i].frames++;
 			return 0;
 		}
-	if (grow((void **)&fa->f, &fa->cap, fa->n + 1, sizeof(*fa->f)) < 0) {
+	if (rp_room((void **)&fa->f, &fa->cap, fa->n + 1, sizeof(*fa->f)) < 0) {
 		fa->oom = 1;
 		return 1;
 	}

@@ -3,29 +3,15 @@
 #include <string.h>
 
 #include "replay_log.h"
+#include "room.h"
 
 /* ---- lines held until their nanosecond ends ---- */
-
-static int room(void **p, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : 64;
-	while (c < need)
-		c *= 2;
-	void *grown = realloc(*p, c * size);
-	if (!grown)
-		return -1;
-	*p = grown;
-	*cap = c;
-	return 0;
-}
 
 /* One line (with its newline) of the wake-up running, held. */
 static void hold(struct rp_log *log, const char *s, size_t n)
 {
-	if (log->oom || room((void **)&log->held, &log->held_cap, log->held_len + n, 1) < 0 ||
-	    room((void **)&log->line, &log->line_cap, log->n_line + 1, sizeof(*log->line)) < 0) {
+	if (log->oom || rp_room((void **)&log->held, &log->held_cap, log->held_len + n, 1) < 0 ||
+	    rp_room((void **)&log->line, &log->line_cap, log->n_line + 1, sizeof(*log->line)) < 0) {
 		log->oom = 1;
 		return;
 	}
